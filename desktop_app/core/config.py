@@ -1,0 +1,142 @@
+"""Settings kept in ``<data-dir>/config.toml``; every field has a working default.
+
+Sections map to dataclasses so code reads ``cfg.retrieval.top_k``. Unknown keys in the file are
+kept (so a newer app's settings survive an older one) but ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+
+@dataclass
+class IndexConfig:
+    chunker: str = "semantic"  # "semantic" | "fixed"
+    chunk_size: int = 1000  # characters
+    chunk_overlap: int = 150
+    chroma_url: str = ""  # empty: embedded PersistentClient under <data-dir>/index
+    batch_size: int = 64
+
+
+@dataclass
+class EmbeddingConfig:
+    # "default" = the bundled offline model; a folder name under models/; "openai:<model>" for
+    # an OpenAI-compatible /v1/embeddings server at `url`.
+    model: str = "default"
+    url: str = ""
+    api_key: str = ""
+    device: str = "cpu"
+
+
+@dataclass
+class RetrievalConfig:
+    top_k: int = 5
+    coarse_k: int = 30
+    dense_weight: float = 0.5
+    keyword_weight: float = 0.5
+    rrf_k: int = 60
+    vector_threshold: float = 0.0  # floor on vector_score; 0 disables
+    reranker: str = "auto"  # "auto" (use models/ if present) | "none" | a folder name
+
+
+@dataclass
+class LLMConfig:
+    backend: str = "none"  # "none" | "openai" | "gguf"
+    url: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1
+    model: str = ""
+    api_key: str = ""
+    gguf: str = ""  # path or file name under models/
+    timeout: float = 60.0  # seconds for a whole request
+    connect_timeout: float = 5.0
+    context_window: int = 4096
+    max_tokens: int = 512
+    temperature: float = 0.2
+    agentic: bool = False
+
+
+@dataclass
+class RouterConfig:
+    mode: str = "auto"  # "auto" | "always" | "never"
+    timeout: float = 20.0
+    min_hit_score: float = 0.35  # heuristic: retrieval evidence threshold
+
+
+@dataclass
+class IdentifyConfig:
+    high: float = 0.80  # top score at or above: High
+    medium: float = 0.50  # at or above: Medium; below: Low
+    medium_retrieve_below: float = 0.65
+    unknown_retrieve_below: float = 0.75
+    gallery_k: int = 10
+
+
+@dataclass
+class UIConfig:
+    language: str = "en"  # "en" | "zh_CN"
+    theme: str = "system"
+
+
+@dataclass
+class Config:
+    index: IndexConfig = field(default_factory=IndexConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    router: RouterConfig = field(default_factory=RouterConfig)
+    identify: IdentifyConfig = field(default_factory=IdentifyConfig)
+    ui: UIConfig = field(default_factory=UIConfig)
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown sections, preserved
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        extra = d.pop("extra")
+        d.update(extra)
+        return d
+
+
+def _fill(obj: Any, values: dict[str, Any]) -> None:
+    known = {f.name: f for f in fields(obj)}
+    for key, value in values.items():
+        if key in known:
+            current = getattr(obj, key)
+            # Coerce to the default's type so "5" in a hand-edited file still works.
+            if isinstance(current, bool):
+                value = bool(value)
+            elif isinstance(current, int) and not isinstance(value, bool):
+                value = int(value)
+            elif isinstance(current, float):
+                value = float(value)
+            elif isinstance(current, str):
+                value = str(value)
+            setattr(obj, key, value)
+
+
+def load_config(path: Path) -> Config:
+    """Read config.toml; a missing file gives defaults, a broken one raises ValueError."""
+    cfg = Config()
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not valid TOML: {exc}") from exc
+        for name, values in data.items():
+            section = getattr(cfg, name, None) if name != "extra" else None
+            if section is not None and isinstance(values, dict):
+                _fill(section, values)
+            else:
+                cfg.extra[name] = values
+    return cfg
+
+
+def save_config(cfg: Config, path: Path) -> None:
+    """Write config.toml atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(cfg.to_dict()), encoding="utf-8")
+    os.replace(tmp, path)
