@@ -1,0 +1,247 @@
+"""BM25 keyword index beside the vector store (bm25s), persisted as per-chunk tokens.
+
+bm25s builds a static index, so we keep every chunk's tokens (plus doc id and scope) on disk
+and rebuild the bm25s model lazily on the first search after a change (a fraction of a second
+for 10k chunks). If the persisted file is missing, corrupt or written by another tokenizer
+version the index starts empty; the KnowledgeBase compares ``doc_ids()`` with its manifest and
+re-feeds what is missing.
+
+Tokenizer: English (and any other alphabetic script) lowercased, stopwords dropped, Snowball
+stemmed (PyStemmer); Chinese runs split into overlapping character bigrams (measured on CMRC
+2018 dev against jieba words, see docs/retrieval-benchmarks.md); mixed text is split into
+runs first, so "BM25算法的原理" gives ["bm25", "算法", "法的", "的原", "原理"].
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from desktop_app.core.documents import Chunk
+
+log = logging.getLogger(__name__)
+
+# Bump when tokenization changes: a persisted index with another version is rebuilt.
+TOKENIZER_VERSION = "en-snowball-sw2+cjk-bigram-1"
+FILE_NAME = "bm25.json"
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+
+# English stopwords (the common NLTK list, minus negations that carry meaning in claims).
+STOPWORDS_EN = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves""".split()
+)
+
+
+class Tokenizer:
+    """Text -> BM25 terms; the same function for chunks and queries."""
+
+    def __init__(self) -> None:
+        import Stemmer  # PyStemmer
+
+        self._stemmer = Stemmer.Stemmer("english")
+        self._cache: dict[str, str] = {}
+
+    def _stem(self, word: str) -> str:
+        stem = self._cache.get(word)
+        if stem is None:
+            stem = self._stemmer.stemWord(word)
+            if len(self._cache) < 500_000:
+                self._cache[word] = stem
+        return stem
+
+    def __call__(self, text: str) -> list[str]:
+        tokens: list[str] = []
+        for match in _TOKEN_RE.finditer(text.lower()):
+            run = match.group()
+            if _CJK_RE.match(run):
+                if len(run) == 1:
+                    tokens.append(run)
+                else:
+                    tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+            elif run not in STOPWORDS_EN:
+                tokens.append(self._stem(run))
+        return tokens
+
+
+_tokenizer: Tokenizer | None = None
+_tokenizer_lock = threading.Lock()
+
+
+def tokenize(text: str) -> list[str]:
+    """The shared tokenizer (PyStemmer objects are cheap, but the stem cache is worth sharing)."""
+    global _tokenizer
+    if _tokenizer is None:
+        with _tokenizer_lock:
+            if _tokenizer is None:
+                _tokenizer = Tokenizer()
+    return _tokenizer(text)
+
+
+def chunk_terms(chunk: Chunk) -> list[str]:
+    """Terms indexed for a chunk: its heading path (the document title for most files) + its text.
+
+    Headings name the subject of every chunk under them, so later chunks of a long document
+    still match a query on the title.
+    """
+    heading = " ".join(chunk.heading_path)
+    return tokenize(f"{heading}\n{chunk.text}" if heading else chunk.text)
+
+
+@dataclass
+class _Entry:
+    doc_id: str
+    scope: str
+    terms: list[str]
+
+
+class KeywordIndex:
+    """BM25 over chunks, persisted in ``directory/bm25.json``; not thread-safe for writers."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / FILE_NAME
+        self._entries: dict[str, _Entry] = {}  # chunk_id -> entry, insertion-ordered
+        self._by_doc: dict[str, list[str]] = {}
+        self._dirty = False  # changed since the last flush
+        self._model = None  # bm25s.BM25, rebuilt lazily
+        self._model_ids: list[str] = []
+        self._model_scopes: np.ndarray | None = None
+        self._lock = threading.RLock()
+        self.load_error: str | None = None  # why the persisted state was discarded, if it was
+        self._load()
+
+    # -- persistence -------------------------------------------------------------------------
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("tokenizer") != TOKENIZER_VERSION:
+                raise ValueError(f"tokenizer {data.get('tokenizer')!r} != {TOKENIZER_VERSION!r}")
+            for chunk_id, doc_id, scope, terms in data["chunks"]:
+                self._add(chunk_id, _Entry(doc_id, scope, terms.split(" ") if terms else []))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # Derived data: start empty, the KnowledgeBase re-feeds every document.
+            self.load_error = f"keyword index discarded ({exc}); it will be rebuilt"
+            log.warning("%s: %s", self.path, self.load_error)
+            self._entries.clear()
+            self._by_doc.clear()
+
+    def flush(self) -> None:
+        """Persist atomically (tmp file + os.replace); a no-op when nothing changed."""
+        with self._lock:
+            if not self._dirty and self.path.exists():
+                return
+            self.directory.mkdir(parents=True, exist_ok=True)
+            data = {
+                "tokenizer": TOKENIZER_VERSION,
+                "chunks": [[cid, e.doc_id, e.scope, " ".join(e.terms)] for cid, e in self._entries.items()],
+            }
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+            self._dirty = False
+
+    # -- updates -----------------------------------------------------------------------------
+    def _add(self, chunk_id: str, entry: _Entry) -> None:
+        self._entries[chunk_id] = entry
+        self._by_doc.setdefault(entry.doc_id, []).append(chunk_id)
+
+    def _drop_doc(self, doc_id: str) -> None:
+        for chunk_id in self._by_doc.pop(doc_id, []):
+            self._entries.pop(chunk_id, None)
+
+    def upsert(self, chunks: list[Chunk]) -> None:
+        """Index chunks, replacing every previously indexed chunk of their documents."""
+        if not chunks:
+            return
+        prepared = [(c.id, _Entry(c.doc_id, c.scope, chunk_terms(c))) for c in chunks]
+        with self._lock:
+            for doc_id in {c.doc_id for c in chunks}:
+                self._drop_doc(doc_id)
+            for chunk_id, entry in prepared:
+                if chunk_id in self._entries:  # same id under another doc: keep one copy
+                    old = self._entries[chunk_id]
+                    self._by_doc[old.doc_id].remove(chunk_id)
+                self._add(chunk_id, entry)
+            self._changed()
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        with self._lock:
+            removed = False
+            for doc_id in doc_ids:
+                if doc_id in self._by_doc:
+                    self._drop_doc(doc_id)
+                    removed = True
+            if removed:
+                self._changed()
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._model = None
+
+    def doc_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._by_doc)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # -- search ------------------------------------------------------------------------------
+    def _ensure_model(self) -> None:
+        if self._model is not None or not self._entries:
+            return
+        import bm25s
+
+        ids = list(self._entries)
+        model = bm25s.BM25()
+        # An empty token list would break bm25s' vocabulary; "" is its own empty token.
+        model.index([self._entries[c].terms or [""] for c in ids], show_progress=False)
+        self._model_ids = ids
+        self._model_scopes = np.array([self._entries[c].scope for c in ids], dtype=object)
+        self._model = model
+
+    def search(self, query: str, k: int, scopes: set[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk_id, BM25 score) best first; chunks sharing no term with the query are left out."""
+        terms = tokenize(query)
+        if k <= 0 or not terms:
+            return []
+        with self._lock:
+            self._ensure_model()
+            model = self._model
+            if model is None:
+                return []
+            term_ids = model.get_tokens_ids(terms)
+            if not term_ids:
+                return []
+            scores = np.asarray(model.get_scores_from_ids(term_ids), dtype=np.float32)
+            if scopes is not None:
+                mask = np.isin(self._model_scopes, list(scopes))
+                scores = np.where(mask, scores, 0.0)
+            ids = self._model_ids
+        candidates = np.flatnonzero(scores > 0)
+        if candidates.size > k:
+            top = np.argpartition(-scores[candidates], k - 1)[:k]
+            candidates = candidates[top]
+        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return [(ids[i], float(scores[i])) for i in order]

@@ -1,0 +1,167 @@
+"""KeywordIndex: tokenization, incremental updates, scopes, persistence and recovery."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from desktop_app.core.documents import Chunk
+from desktop_app.core.index.bm25 import FILE_NAME, KeywordIndex, tokenize
+
+
+def chunk(doc_id: str, i: int, text: str, scope: str = "shared", heading: list[str] | None = None) -> Chunk:
+    return Chunk(
+        id=f"{doc_id}-chunk-{i}",
+        doc_id=doc_id,
+        text=text,
+        source=f"{doc_id}.txt",
+        page=None,
+        heading_path=heading or [],
+        chunk_index=i,
+        total_chunks=1,
+        char_start=0,
+        char_end=len(text),
+        scope=scope,
+    )
+
+
+def fill(index: KeywordIndex) -> None:
+    index.upsert(
+        [
+            chunk("parrots", 0, "African grey parrots are known for their intelligence and mimicry."),
+            chunk("parrots", 1, "Macaws have long tails and bright red, blue and yellow feathers."),
+            chunk("cooking", 0, "Boil the pasta in salted water for ten minutes."),
+            chunk("zh", 0, "金刚鹦鹉的羽毛颜色鲜艳，尾巴很长。"),
+        ]
+    )
+
+
+def test_tokenize_stems_english_and_drops_stopwords():
+    assert tokenize("The parrots were flying") == ["parrot", "fli"]
+
+
+def test_tokenize_splits_chinese_into_bigrams_within_mixed_text():
+    assert tokenize("BM25算法的原理") == ["bm25", "算法", "法的", "的原", "原理"]
+    assert tokenize("鸟") == ["鸟"]
+    assert tokenize("  ,,, ") == []
+
+
+def test_search_ranks_matching_chunk_first_with_positive_scores(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    hits = index.search("which parrot mimics speech?", k=5)
+    assert hits[0][0] == "parrots-chunk-0"
+    assert all(score > 0 for _, score in hits)
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert index.search("金刚鹦鹉的尾巴", k=3)[0][0] == "zh-chunk-0"
+
+
+def test_search_leaves_out_chunks_without_any_query_term(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    assert [cid for cid, _ in index.search("pasta", k=10)] == ["cooking-chunk-0"]
+    assert index.search("submarine", k=10) == []
+    assert index.search("the of and", k=10) == []  # stopwords only
+
+
+def test_search_respects_k(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk(f"d{i}", 0, f"parrot number {i}") for i in range(20)])
+    assert len(index.search("parrot", k=7)) == 7
+
+
+def test_upsert_replaces_all_previous_chunks_of_a_document(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.upsert([chunk("parrots", 0, "Cockatoos raise their crest when excited.")])
+    assert index.search("macaw tails", k=5) == []
+    assert index.search("cockatoo crest", k=5)[0][0] == "parrots-chunk-0"
+    assert index.doc_ids() == {"parrots", "cooking", "zh"}
+    assert len(index) == 3
+
+
+def test_delete_docs_removes_their_chunks(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.delete_docs(["parrots", "unknown-doc"])
+    assert index.doc_ids() == {"cooking", "zh"}
+    assert index.search("parrot", k=5) == []
+
+
+def test_scopes_filter_search(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk("a", 0, "parrot shared notes")])
+    index.upsert([chunk("b", 0, "parrot notes of the vet", scope="vet")])
+    assert {c for c, _ in index.search("parrot", 5, scopes={"shared"})} == {"a-chunk-0"}
+    assert {c for c, _ in index.search("parrot", 5, scopes={"shared", "vet"})} == {"a-chunk-0", "b-chunk-0"}
+    assert {c for c, _ in index.search("parrot", 5)} == {"a-chunk-0", "b-chunk-0"}
+
+
+def test_heading_path_is_searchable_in_every_chunk(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk("d", 3, "they eat seeds and fruit", heading=["Kakapo"])])
+    assert index.search("kakapo", 5)[0][0] == "d-chunk-3"
+
+
+def test_flush_persists_and_a_new_instance_reloads(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    before = index.search("parrot intelligence", 5)
+    index.flush()
+    assert not list(tmp_path.glob("*.tmp"))
+    again = KeywordIndex(tmp_path)
+    assert again.load_error is None
+    assert again.doc_ids() == {"parrots", "cooking", "zh"}
+    assert again.search("parrot intelligence", 5) == before
+
+
+def test_changes_after_flush_are_not_persisted_until_next_flush(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.flush()
+    index.delete_docs(["cooking"])
+    assert "cooking" in KeywordIndex(tmp_path).doc_ids()
+    index.flush()
+    assert "cooking" not in KeywordIndex(tmp_path).doc_ids()
+
+
+def test_search_sees_updates_made_after_the_model_was_built(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    assert index.search("kiwi", 5) == []
+    index.upsert([chunk("kiwi", 0, "The kiwi is a flightless bird.")])
+    assert index.search("kiwi", 5)[0][0] == "kiwi-chunk-0"
+
+
+def test_corrupt_file_starts_empty_with_a_reason(tmp_path: Path):
+    (tmp_path / FILE_NAME).write_text("{not json", encoding="utf-8")
+    index = KeywordIndex(tmp_path)
+    assert index.doc_ids() == set()
+    assert index.load_error and "rebuilt" in index.load_error
+    fill(index)  # the KnowledgeBase re-feeds it
+    index.flush()
+    assert KeywordIndex(tmp_path).doc_ids() == {"parrots", "cooking", "zh"}
+
+
+def test_file_from_another_tokenizer_version_is_discarded(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.flush()
+    data = json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))
+    data["tokenizer"] = "old"
+    (tmp_path / FILE_NAME).write_text(json.dumps(data), encoding="utf-8")
+    assert KeywordIndex(tmp_path).doc_ids() == set()
+
+
+def test_missing_directory_and_empty_index_are_fine(tmp_path: Path):
+    index = KeywordIndex(tmp_path / "not" / "yet")
+    assert index.search("anything", 5) == []
+    index.flush()
+    assert (tmp_path / "not" / "yet" / FILE_NAME).exists()
+
+
+def test_chunk_with_no_terms_does_not_break_the_index(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk("empty", 0, "... !!!"), chunk("full", 0, "parrot")])
+    assert index.search("parrot", 5) == [("full-chunk-0", index.search("parrot", 5)[0][1])]
+    assert index.doc_ids() == {"empty", "full"}
