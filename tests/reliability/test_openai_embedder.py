@@ -146,3 +146,15 @@ def test_embeddings_url_accepts_what_users_type(given, expected):
 def test_empty_url_is_a_config_error():
     with pytest.raises(EmbeddingError, match="embedding.url"):
         OpenAICompatEmbedder("m", "")
+
+
+def test_config_openai_model_routes_to_this_client(embeddings_server, tmp_path):
+    from desktop_app.core.config import Config
+    from desktop_app.core.embeddings import make_embedder
+
+    cfg = Config()
+    cfg.embedding.model = "openai:hash"
+    cfg.embedding.url = embeddings_server.url + "/v1"
+    emb = make_embedder(cfg, tmp_path)
+    assert emb.name == f"openai:hash@127.0.0.1:{embeddings_server.port}"
+    assert emb.embed_queries(["q"]).shape == (1, 64)

@@ -187,3 +187,6 @@ class OpenAICompatEmbedder:
 def _snippet(resp: httpx.Response, limit: int = 200) -> str:
     text = resp.text.strip().replace("\n", " ")
     return text[:limit] + ("..." if len(text) > limit else "")
+
+
+OpenAIEmbedder = OpenAICompatEmbedder  # the name make_embedder() imports
