@@ -1,0 +1,172 @@
+"""The vector store: one Chroma collection per (embedding model, dimension), cosine space.
+
+Embedded `PersistentClient` under <data-dir>/index/chroma by default, or a Chroma server through
+`HttpClient` when `index.chroma_url` is set. Keying collections by model id and dimension means
+switching models never mixes vectors: the new model simply gets a new, empty collection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from desktop_app.core.documents import Chunk, Hit
+
+
+class StoreError(Exception):
+    """The vector store cannot be reached or used; the message says why."""
+
+
+def collection_name(prefix: str, model_id: str, dim: int) -> str:
+    """A Chroma-safe collection name (3-512 chars of [a-zA-Z0-9._-], alphanumeric ends)."""
+    slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._").lower() or "model"
+    return f"{prefix}__{slug[:150]}__{dim}"
+
+
+def make_client(index_dir: Path, chroma_url: str = ""):
+    """A Chroma client: HTTP when a server URL is configured, else embedded and persistent."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if chroma_url:
+        u = urlparse(chroma_url if "://" in chroma_url else f"http://{chroma_url}")
+        try:
+            return chromadb.HttpClient(
+                host=u.hostname or "127.0.0.1",
+                port=u.port or (443 if u.scheme == "https" else 8000),
+                ssl=u.scheme == "https",
+                settings=settings,
+            )
+        except Exception as exc:  # chromadb raises ValueError/ConnectionError variants
+            raise StoreError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
+    path = index_dir / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def _meta(chunk: Chunk) -> dict[str, Any]:
+    # Chroma metadata values cannot be None or lists: page -1 means "no page".
+    return {
+        "doc_id": chunk.doc_id,
+        "source": chunk.source,
+        "page": chunk.page if chunk.page is not None else -1,
+        "heading_path": " > ".join(chunk.heading_path),
+        "chunk_index": chunk.chunk_index,
+        "total_chunks": chunk.total_chunks,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "section_index": chunk.section_index,
+        "scope": chunk.scope,
+    }
+
+
+def hit_from(chunk_id: str, text: str, meta: dict[str, Any], distance: float | None = None) -> Hit:
+    page = int(meta.get("page", -1))
+    heading = str(meta.get("heading_path", "") or "")
+    vector_score = None if distance is None else float(1.0 - distance)
+    return Hit(
+        chunk_id=chunk_id,
+        doc_id=str(meta.get("doc_id", "")),
+        text=text or "",
+        source=str(meta.get("source", "")),
+        page=page if page >= 0 else None,
+        chunk_index=int(meta.get("chunk_index", 0)),
+        total_chunks=int(meta.get("total_chunks", 0)),
+        score=vector_score if vector_score is not None else 0.0,
+        vector_score=vector_score,
+        heading_path=heading.split(" > ") if heading else [],
+        scope=str(meta.get("scope", "shared")),
+    )
+
+
+def scope_filter(scope: str | None) -> dict[str, Any]:
+    """Shared chunks are visible everywhere; an assistant's own scope only to that assistant."""
+    if not scope or scope == "shared":
+        return {"scope": "shared"}
+    return {"scope": {"$in": ["shared", scope]}}
+
+
+class ChromaStore:
+    def __init__(self, client, name: str) -> None:
+        self.client = client
+        self.name = name
+        try:
+            self.collection = client.get_or_create_collection(
+                name,
+                metadata={"hnsw:space": "cosine", "hnsw:search_ef": 128, "hnsw:construction_ef": 128},
+                embedding_function=None,
+            )
+        except Exception as exc:
+            raise StoreError(f"cannot open the vector collection {name}: {exc}") from exc
+        try:
+            self.max_batch = int(client.get_max_batch_size())
+        except Exception:
+            self.max_batch = 1000
+
+    def count(self) -> int:
+        return self.collection.count()
+
+    def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
+        for start in range(0, len(chunks), self.max_batch):
+            part = chunks[start : start + self.max_batch]
+            self.collection.upsert(
+                ids=[c.id for c in part],
+                embeddings=np.asarray(embeddings[start : start + len(part)], dtype=np.float32),
+                documents=[c.text for c in part],
+                metadatas=[_meta(c) for c in part],
+            )
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        ids = sorted(set(doc_ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            self.collection.delete(where={"doc_id": {"$in": part}} if len(part) > 1 else {"doc_id": part[0]})
+
+    def doc_ids(self) -> set[str]:
+        """Every doc_id with at least one stored chunk (pages through the collection)."""
+        found: set[str] = set()
+        offset, page = 0, 5000
+        while True:
+            got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
+            metas = got.get("metadatas") or []
+            found.update(str(m.get("doc_id", "")) for m in metas if m)
+            if len(metas) < page:
+                return found
+            offset += page
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> list[Hit]:
+        if not doc_ids:
+            return []
+        where = {"doc_id": {"$in": list(doc_ids)}} if len(doc_ids) > 1 else {"doc_id": doc_ids[0]}
+        got = self.collection.get(where=where, include=["documents", "metadatas"])
+        hits = [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+        hits.sort(key=lambda h: (h.doc_id, h.chunk_index))
+        return hits
+
+    def get(self, chunk_ids: Sequence[str]) -> list[Hit]:
+        if not chunk_ids:
+            return []
+        got = self.collection.get(ids=list(chunk_ids), include=["documents", "metadatas"])
+        return [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+
+    def query(self, embeddings: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[list[Hit]]:
+        """Nearest chunks for each query vector, best first."""
+        n = self.count()
+        if n == 0 or len(embeddings) == 0:
+            return [[] for _ in range(len(embeddings))]
+        res = self.collection.query(
+            query_embeddings=np.asarray(embeddings, dtype=np.float32),
+            n_results=min(k, n),
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        out: list[list[Hit]] = []
+        for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
+            out.append([hit_from(i, d, m, dist) for i, d, m, dist in zip(ids, docs, metas, dists)])
+        return out

@@ -1,0 +1,629 @@
+"""KnowledgeBase: a folder of the user's documents turned into a searchable, persistent index.
+
+The knowledge folder (<data-dir>/knowledge) is the source of truth; everything under
+<data-dir>/index is derived and can be rebuilt. Change detection uses content hashes (sha256),
+with (size, mtime) as a shortcut that only ever skips hashing, never re-embedding.
+
+Crash safety: a manifest row goes to "pending" before any of its chunks are touched and to
+"indexed" only after every chunk is in the vector store; `sync` redoes pending rows and re-feeds
+the keyword index from the vector store when the two disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import threading
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from desktop_app.core.config import Config, load_config
+from desktop_app.core.documents import Chunk, DocumentInfo, Hit, ParseError
+from desktop_app.core.embeddings import Embedder, make_embedder
+from desktop_app.core.index.manifest import FAILED, INDEXED, PENDING, Entry, Manifest, now_iso
+from desktop_app.core.index.store import ChromaStore, collection_name, make_client, scope_filter
+from desktop_app.core.tasks import NullTask, TaskState, check
+
+log = logging.getLogger(__name__)
+
+# Files in the knowledge folder that are never indexed.
+_SKIP_NAMES = {"README.md", "readme.md"}
+_TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", "~")
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def changed(self) -> int:
+        return len(self.added) + len(self.updated) + len(self.removed)
+
+    def to_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": [{"name": n, "error": e} for n, e in self.failed],
+            "cancelled": self.cancelled,
+        }
+
+
+class DocumentHandler(Protocol):
+    """A plug-in that indexes one kind of file other than text (e.g. reference photos)."""
+
+    kind: str
+    suffixes: set[str]
+
+    def index(self, doc_id: str, path: Path, rel: str, scope: str) -> int: ...
+
+    def delete(self, doc_ids: Iterable[str]) -> None: ...
+
+    def stored_doc_ids(self) -> set[str]: ...
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def scope_of(rel: str) -> str:
+    """`@name/...` at the top of the knowledge folder is assistant `name`'s scope."""
+    first = rel.split("/", 1)[0]
+    return first[1:] if first.startswith("@") and len(first) > 1 and "/" in rel else "shared"
+
+
+def clean_name(name: str) -> str:
+    """A file name safe to create: no separators, control characters or newlines (emoji kept)."""
+    name = unicodedata.normalize("NFC", name)
+    name = "".join("_" if (unicodedata.category(ch)[0] == "C" or ch in "/\\:") else ch for ch in name)
+    name = name.strip().strip(".") or "unnamed"
+    return name[:200]
+
+
+class KnowledgeBase:
+    def __init__(
+        self,
+        data_dir: Path | str,
+        config: Config | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser().resolve()
+        self.knowledge_dir = self.data_dir / "knowledge"
+        self.index_dir = self.data_dir / "index"
+        self.knowledge_dir.mkdir(parents=True, exist_ok=True)
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        self.config = config if config is not None else load_config(self.data_dir / "config.toml")
+        self._embedder = embedder
+        self._lock = threading.RLock()  # one writer at a time (GUI watcher + user actions)
+        self._client = None
+        self._store: ChromaStore | None = None
+        self._manifest: Manifest | None = None
+        self._keyword = None
+        self._handlers: dict[str, DocumentHandler] | None = None
+
+    # ------------------------------------------------------------------ lazily built parts
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.config, self.data_dir)
+        return self._embedder
+
+    @property
+    def embedder_name(self) -> str:
+        if self._embedder is not None:
+            return self._embedder.name
+        from desktop_app.core.embeddings.default import DEFAULT_MODEL_ID
+
+        name = self.config.embedding.model.strip()
+        return DEFAULT_MODEL_ID if name in ("", "default") else name
+
+    def _embedder_dim(self) -> int:
+        """The dimension, cached on disk so listing documents never loads the model."""
+        cache = self.index_dir / "embedders.json"
+        try:
+            known = json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        name = self.embedder_name
+        if self._embedder is None and name in known:
+            return int(known[name])
+        dim = int(self.embedder.dim)
+        if known.get(name) != dim:
+            known[name] = dim
+            tmp = cache.with_suffix(".tmp")
+            tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
+            os.replace(tmp, cache)
+        return dim
+
+    @property
+    def collection(self) -> str:
+        return collection_name("chunks", self.embedder_name, self._embedder_dim())
+
+    @property
+    def chroma_client(self):
+        if self._client is None:
+            self._client = make_client(self.index_dir, self.config.index.chroma_url)
+        return self._client
+
+    @property
+    def store(self) -> ChromaStore:
+        if self._store is None:
+            self._store = ChromaStore(self.chroma_client, self.collection)
+        return self._store
+
+    @property
+    def collection_dir(self) -> Path:
+        """Per-collection derived state: manifest and keyword index."""
+        return self.index_dir / self.collection
+
+    @property
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = Manifest(self.collection_dir / "manifest.sqlite3")
+        return self._manifest
+
+    @property
+    def keyword(self):
+        if self._keyword is None:
+            from desktop_app.core.index.bm25 import KeywordIndex
+
+            self._keyword = KeywordIndex(self.collection_dir / "bm25")
+        return self._keyword
+
+    def _handler_for(self, suffix: str) -> DocumentHandler | None:
+        from desktop_app.core.parsers import IMAGE_SUFFIXES
+
+        if suffix not in IMAGE_SUFFIXES:
+            return None
+        if self._handlers is None:
+            self._handlers = {}
+            try:
+                from desktop_app.core.vision.gallery import GalleryHandler
+
+                handler = GalleryHandler(self)
+                self._handlers = {s: handler for s in handler.suffixes}
+            except ImportError as exc:
+                log.warning("image support unavailable: %s", exc)
+        return self._handlers.get(suffix)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._keyword is not None:
+                self._keyword.flush()
+            if self._manifest is not None:
+                self._manifest.close()
+                self._manifest = None
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the folder
+    def scan(self) -> dict[str, Path]:
+        """Every candidate file in the knowledge folder, by relative posix path.
+        Symlinked folders are not followed (no loops); hidden and temporary files are skipped."""
+        found: dict[str, Path] = {}
+        for root, dirs, files in os.walk(self.knowledge_dir, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            rel_root = Path(root).relative_to(self.knowledge_dir)
+            for name in sorted(files):
+                if name.startswith(".") or name.startswith("~$") or name.endswith(_TEMP_SUFFIXES):
+                    continue
+                rel = (rel_root / name).as_posix()
+                if rel in _SKIP_NAMES:
+                    continue
+                found[rel] = Path(root) / name
+        return found
+
+    def doc_id(self, rel: str) -> str:
+        from desktop_app.core.chunking import make_doc_id
+
+        return make_doc_id(rel)
+
+    # ------------------------------------------------------------------ public operations
+    def list_documents(self) -> list[DocumentInfo]:
+        return [e.info() for e in self.manifest.all().values()]
+
+    def sync(self, task: TaskState | None = None) -> SyncReport:
+        """Index new and changed files, drop removed ones. Unchanged files cost a stat call."""
+        with self._lock:
+            return self._sync(self.scan(), task or NullTask(), prune=True)
+
+    def reindex(self, task: TaskState | None = None) -> SyncReport:
+        """Rebuild this model's index from the knowledge folder."""
+        with self._lock:
+            entries = self.manifest.all()
+            self._drop([e.name for e in entries.values()], entries)
+            return self._sync(self.scan(), task or NullTask(), prune=True, force=True)
+
+    def add(
+        self, paths: Sequence[Path | str], scope: str = "shared", task: TaskState | None = None
+    ) -> SyncReport:
+        """Copy files or folders into the knowledge folder (under @scope/ for a non-shared scope)
+        and index them. Files already inside the knowledge folder are indexed in place."""
+        task = task or NullTask()
+        report = SyncReport()
+        targets: dict[str, Path] = {}
+        dest_root = (
+            self.knowledge_dir if scope in ("", "shared") else self.knowledge_dir / f"@{clean_name(scope)}"
+        )
+        with self._lock:
+            for raw in paths:
+                src = Path(raw).expanduser()
+                try:
+                    for rel, path in self._copy_in(src, dest_root):
+                        targets[rel] = path
+                except OSError as exc:
+                    report.failed.append((str(raw), f"cannot copy: {exc.strerror or exc}"))
+                except ValueError as exc:
+                    report.failed.append((str(raw), str(exc)))
+            sub = self._sync(targets, task, prune=False)
+        sub.failed[:0] = report.failed
+        return sub
+
+    def remove(self, names: Sequence[str]) -> list[str]:
+        """Delete documents (files and their chunks). Names are relative paths or folder prefixes."""
+        with self._lock:
+            entries = self.manifest.all()
+            doomed: list[str] = []
+            for name in names:
+                key = name.strip("/").replace("\\", "/")
+                if key in entries:
+                    doomed.append(key)
+                else:
+                    doomed.extend(n for n in entries if n.startswith(key + "/"))
+            doomed = sorted(set(doomed))
+            self._drop(doomed, entries)
+            for rel in doomed:
+                path = self.knowledge_dir / rel
+                try:
+                    if path.is_file() or path.is_symlink():
+                        path.unlink()
+                except OSError as exc:
+                    log.warning("could not delete %s: %s", path, exc)
+            self._prune_empty_dirs()
+            return doomed
+
+    def search(self, query: str, top_k: int | None = None, scope: str | None = None) -> list[Hit]:
+        """Best chunks for a query (see retrieval.py for the two-stage pipeline)."""
+        return self.search_many([query], top_k=top_k, scope=scope)
+
+    def search_many(
+        self, queries: Sequence[str], top_k: int | None = None, scope: str | None = None
+    ) -> list[Hit]:
+        """Several queries, one batched embedding call, merged and deduplicated (best score kept)."""
+        queries = [q for q in queries if q and q.strip()]
+        top_k = top_k or self.config.retrieval.top_k
+        if not queries or self.store.count() == 0:
+            return []
+        vectors = self.embedder.embed_queries(list(queries))
+        k = max(top_k, self.config.retrieval.coarse_k)
+        best: dict[str, Hit] = {}
+        for hits in self.store.query(vectors, k, where=scope_filter(scope)):
+            for h in hits:
+                if h.vector_score is not None and h.vector_score < self.config.retrieval.vector_threshold:
+                    continue
+                if h.chunk_id not in best or h.score > best[h.chunk_id].score:
+                    best[h.chunk_id] = h
+        return sorted(best.values(), key=lambda h: h.score, reverse=True)[:top_k]
+
+    def get_chunk(self, chunk_id: str) -> Hit | None:
+        got = self.store.get([chunk_id])
+        return got[0] if got else None
+
+    def chunks_of(self, doc_id: str) -> list[Hit]:
+        return self.store.chunks_of([doc_id])
+
+    # ------------------------------------------------------------------ internals
+    def _copy_in(self, src: Path, dest_root: Path) -> list[tuple[str, Path]]:
+        """Copy a file or folder under dest_root; returns (rel, path) of every file now there.
+        Never writes outside the knowledge folder; never follows symlinked folders."""
+        src_abs = Path(os.path.abspath(src))
+        if not src_abs.exists():
+            raise ValueError(f"not found: {src}")
+        kroot = self.knowledge_dir
+        try:  # already inside the knowledge folder: index in place
+            rel_in = src_abs.resolve().relative_to(kroot)
+        except ValueError:
+            rel_in = None
+        if rel_in is not None:
+            if src_abs.is_dir():
+                prefix = rel_in.as_posix()
+                return [
+                    (r, p)
+                    for r, p in self.scan().items()
+                    if prefix in (".", "") or r.startswith(prefix + "/")
+                ]
+            return [(rel_in.as_posix(), src_abs)]
+        out: list[tuple[str, Path]] = []
+        if src_abs.is_dir():
+            top = dest_root / clean_name(src_abs.name)
+            for root, dirs, files in os.walk(src_abs, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                rel_root = Path(root).relative_to(src_abs)
+                for name in sorted(files):
+                    if name.startswith("."):
+                        continue
+                    f = Path(root) / name
+                    if not f.is_file():  # broken link or special file
+                        continue
+                    parts = [clean_name(p) for p in rel_root.parts] + [clean_name(name)]
+                    dest = top.joinpath(*parts)
+                    out.append(self._copy_file(f, dest))
+        else:
+            out.append(self._copy_file(src_abs, dest_root / clean_name(src_abs.name)))
+        return out
+
+    def _copy_file(self, src: Path, dest: Path) -> tuple[str, Path]:
+        dest = Path(os.path.abspath(dest))
+        if not dest.is_relative_to(self.knowledge_dir):
+            raise ValueError(f"refusing to write outside the knowledge folder: {dest}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            if sha256_file(dest) == sha256_file(src):
+                return dest.relative_to(self.knowledge_dir).as_posix(), dest
+            stem, suffix, n = dest.stem, dest.suffix, 2
+            while dest.exists():  # same name, other content: keep both
+                dest = dest.with_name(f"{stem} ({n}){suffix}")
+                n += 1
+        tmp = dest.with_name(f".{dest.name}.kdesk-tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)
+        return dest.relative_to(self.knowledge_dir).as_posix(), dest
+
+    def _prune_empty_dirs(self) -> None:
+        for root, dirs, files in os.walk(self.knowledge_dir, topdown=False):
+            p = Path(root)
+            if p != self.knowledge_dir and not dirs and not files:
+                try:
+                    p.rmdir()
+                except OSError:
+                    pass
+
+    def _drop(self, names: list[str], entries: dict[str, Entry]) -> None:
+        """Remove documents' chunks everywhere, then their manifest rows (in that order)."""
+        if not names:
+            return
+        rows = [entries[n] for n in names if n in entries]
+        self.manifest.put_many([_with(e, status=PENDING) for e in rows])
+        text_ids = [e.doc_id for e in rows if e.kind == "text"]
+        if text_ids:
+            self.store.delete_docs(text_ids)
+            self.keyword.delete_docs(text_ids)
+            self.keyword.flush()
+        for e in rows:
+            if e.kind != "text":
+                handler = self._handler_for(Path(e.name).suffix.lower())
+                if handler is not None:
+                    handler.delete([e.doc_id])
+        self.manifest.delete([e.name for e in rows])
+
+    def _reconcile_keyword(self, entries: dict[str, Entry]) -> None:
+        """Make the keyword index hold exactly the indexed text documents (it may lag after a crash
+        or be missing): re-feed it from the vector store, never by re-embedding."""
+        want = {e.doc_id for e in entries.values() if e.status == INDEXED and e.kind == "text" and e.chunks}
+        have = self.keyword.doc_ids()
+        extra, missing = have - want, sorted(want - have)
+        if extra:
+            self.keyword.delete_docs(extra)
+        for start in range(0, len(missing), 200):
+            hits = self.store.chunks_of(missing[start : start + 200])
+            self.keyword.upsert([_chunk_from_hit(h) for h in hits])
+        if extra or missing:
+            self.keyword.flush()
+
+    def _sync(self, files: dict[str, Path], task: TaskState, prune: bool, force: bool = False) -> SyncReport:
+        from desktop_app.core.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+
+        report = SyncReport()
+        entries = self.manifest.all()
+        if prune:
+            gone = sorted(set(entries) - set(files))
+            self._drop(gone, entries)
+            report.removed.extend(gone)
+        self._reconcile_keyword(self.manifest.all())
+
+        todo: list[tuple[str, Path, os.stat_result, str]] = []
+        for rel, path in files.items():
+            try:
+                st = path.stat()
+            except OSError as exc:
+                report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
+                continue
+            old = entries.get(rel)
+            if (
+                not force
+                and old is not None
+                and old.status in (INDEXED, FAILED)
+                and old.size == st.st_size
+                and old.mtime_ns == st.st_mtime_ns
+            ):
+                report.unchanged.append(rel)
+                if old.status == FAILED:
+                    report.failed.append((rel, old.error or "failed"))
+                continue
+            try:
+                digest = sha256_file(path)
+            except OSError as exc:
+                report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
+                continue
+            if not force and old is not None and old.status in (INDEXED, FAILED) and old.sha256 == digest:
+                self.manifest.put(_with(old, size=st.st_size, mtime_ns=st.st_mtime_ns))
+                report.unchanged.append(rel)
+                if old.status == FAILED:
+                    report.failed.append((rel, old.error or "failed"))
+                continue
+            todo.append((rel, path, st, digest))
+
+        batch = _Batch(self)
+        total = len(todo)
+        try:
+            for i, (rel, path, st, digest) in enumerate(todo):
+                check(task)
+                task.progress(i, total, rel)
+                old = entries.get(rel)
+                suffix = path.suffix.lower()
+                kind = "image" if suffix in IMAGE_SUFFIXES else "text"
+                entry = Entry(
+                    name=rel,
+                    doc_id=self.doc_id(rel),
+                    sha256=digest,
+                    size=st.st_size,
+                    mtime_ns=st.st_mtime_ns,
+                    chunks=0,
+                    status=PENDING,
+                    error=None,
+                    indexed_at=None,
+                    kind=kind,
+                    scope=scope_of(rel),
+                )
+                self.manifest.put(entry)  # pending before any chunk is touched
+                if old is not None:
+                    self._delete_chunks(old)
+                (report.updated if old is not None else report.added).append(rel)
+                try:
+                    if kind == "image":
+                        handler = self._handler_for(suffix)
+                        if handler is None:
+                            raise ParseError(
+                                "image support is not installed (reference photos need torch and the classifier packages)"
+                            )
+                        n = handler.index(entry.doc_id, path, rel, entry.scope)
+                        self.manifest.put(_with(entry, chunks=n, status=INDEXED, indexed_at=now_iso()))
+                        continue
+                    if suffix not in SUPPORTED_SUFFIXES:
+                        raise ParseError(f"unsupported file type: {suffix or '(no extension)'}")
+                    chunks = self._chunk_file(path, rel, entry)
+                except ParseError as exc:
+                    self.manifest.put(_with(entry, status=FAILED, error=str(exc)))
+                    report.failed.append((rel, str(exc)))
+                    continue
+                except Exception as exc:  # a parser bug must not stop the batch
+                    log.exception("failed to index %s", rel)
+                    msg = f"could not read: {type(exc).__name__}: {exc}"
+                    self.manifest.put(_with(entry, status=FAILED, error=msg))
+                    report.failed.append((rel, msg))
+                    continue
+                batch.add(entry, chunks)
+                if batch.full():
+                    batch.flush()
+                    task.progress(i + 1, total, rel)
+            batch.flush()
+            task.progress(total, total, "")
+        except BaseException:
+            report.cancelled = True
+            # Keep what was fully embedded; the rest stays pending and is redone by the next sync.
+            batch.discard()
+            self.keyword.flush()
+            raise
+        self.keyword.flush()
+        return report
+
+    def _delete_chunks(self, old: Entry) -> None:
+        if old.kind == "text":
+            self.store.delete_docs([old.doc_id])
+            self.keyword.delete_docs([old.doc_id])
+        else:
+            handler = self._handler_for(Path(old.name).suffix.lower())
+            if handler is not None:
+                handler.delete([old.doc_id])
+
+    def _chunk_file(self, path: Path, rel: str, entry: Entry) -> list[Chunk]:
+        from desktop_app.core.chunking import chunk_sections
+        from desktop_app.core.parsers import parse_file
+
+        sections = parse_file(path)
+        cfg = self.config.index
+        size = min(cfg.chunk_size, getattr(self.embedder, "max_chars", cfg.chunk_size))
+        chunks = chunk_sections(
+            sections,
+            entry.doc_id,
+            rel,
+            strategy=cfg.chunker,
+            size=size,
+            overlap=min(cfg.chunk_overlap, size // 3),
+            scope=entry.scope,
+        )
+        if not chunks:
+            raise ParseError("empty document: no text")
+        return chunks
+
+    def embed_text(self, chunk: Chunk) -> str:
+        """What the encoder sees for a chunk (the stored text stays the raw chunk)."""
+        return chunk.text
+
+
+class _Batch:
+    """Chunks of several documents embedded together (the encoder is fastest in large batches);
+    documents are marked indexed only after their chunks are stored."""
+
+    def __init__(self, kb: KnowledgeBase, target: int = 256) -> None:
+        self.kb = kb
+        self.target = max(target, kb.config.index.batch_size)
+        self.entries: list[tuple[Entry, list[Chunk]]] = []
+        self.n = 0
+
+    def add(self, entry: Entry, chunks: list[Chunk]) -> None:
+        self.entries.append((entry, chunks))
+        self.n += len(chunks)
+
+    def full(self) -> bool:
+        return self.n >= self.target
+
+    def flush(self) -> None:
+        if not self.entries:
+            return
+        kb = self.kb
+        chunks = [c for _, cs in self.entries for c in cs]
+        vectors = kb.embedder.embed_documents([kb.embed_text(c) for c in chunks])
+        kb.store.upsert(chunks, vectors)
+        kb.keyword.upsert(chunks)
+        stamp = now_iso()
+        kb.manifest.put_many(
+            [_with(e, chunks=len(cs), status=INDEXED, indexed_at=stamp) for e, cs in self.entries]
+        )
+        self.entries, self.n = [], 0
+
+    def discard(self) -> None:
+        # Unflushed documents stay "pending" in the manifest and are redone by the next sync.
+        self.entries, self.n = [], 0
+
+
+def _with(e: Entry, **changes) -> Entry:
+    d = dict(e.__dict__)
+    d.update(changes)
+    return Entry(**d)
+
+
+def _chunk_from_hit(h: Hit) -> Chunk:
+    return Chunk(
+        id=h.chunk_id,
+        doc_id=h.doc_id,
+        text=h.text,
+        source=h.source,
+        page=h.page,
+        heading_path=h.heading_path,
+        chunk_index=h.chunk_index,
+        total_chunks=h.total_chunks,
+        char_start=0,
+        char_end=len(h.text),
+        scope=h.scope,
+    )
