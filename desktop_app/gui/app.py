@@ -1,0 +1,74 @@
+"""Entry point of the desktop app: ``run(data_dir, config) -> int`` (called by ``kdesk``)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+from desktop_app.core.config import Config
+from desktop_app.gui.context import AppContext
+from desktop_app.gui.i18n import set_language
+from desktop_app.gui.main_window import MainWindow
+
+# Colours come from the palette, so light and dark follow the system theme.
+STYLE_SHEET = """
+QLabel#panelTitle { font-size: 15px; font-weight: 600; padding: 2px 0 4px 0; }
+QLabel#placeholder { color: palette(placeholder-text); font-size: 15px; padding: 60px 30px; }
+QFrame#dropZone { border: 2px dashed palette(mid); border-radius: 10px; min-height: 44px; }
+QFrame#dropZone[active="true"] { border-color: palette(highlight); background: palette(alternate-base); }
+QFrame#userMessage { background: palette(highlight); border-radius: 12px; margin-left: 80px; }
+QFrame#userMessage QLabel { color: palette(highlighted-text); }
+QFrame#answerMessage { background: palette(alternate-base); border: 1px solid palette(midlight);
+    border-radius: 12px; margin-right: 40px; }
+QFrame#answerMessage QTextBrowser { background: transparent; }
+QFrame#identifyCard { background: palette(alternate-base); border: 1px solid palette(midlight);
+    border-radius: 12px; margin-right: 40px; }
+QLabel#cardTitle { font-size: 14px; font-weight: 600; }
+QLabel#decisionName { font-size: 16px; font-weight: 600; }
+QLabel#sectionTitle { font-weight: 600; margin-top: 6px; }
+QLabel#muted, QLabel#snippet { color: palette(placeholder-text); }
+QLabel#warning { color: #b26a00; }
+QLabel#followup { font-style: italic; }
+QLabel#photo { border-radius: 8px; background: palette(base); }
+QPushButton#citeChip { border: 1px solid palette(highlight); border-radius: 10px; padding: 2px 10px;
+    color: palette(highlight); background: palette(base); }
+QPushButton#citeChip:hover { background: palette(highlight); color: palette(highlighted-text); }
+QPushButton#sendButton { font-weight: 600; padding: 5px 16px; }
+QLineEdit#questionInput { padding: 6px 8px; border-radius: 6px; }
+QListWidget#errorList { color: #c62828; }
+QLabel#statusItem { padding: 0 8px; }
+QLabel#statusItem[missing="true"] { color: palette(placeholder-text); }
+QProgressBar#candidateBar { border-radius: 4px; text-align: center; }
+"""
+
+
+def create_window(data_dir: Path, config: Config, *, embedder: Any = None, load: bool = True) -> MainWindow:
+    """Build the main window (a QApplication must exist). Models load in the background."""
+    app = QApplication.instance()
+    if app is not None and not app.property("kdesk_styled"):
+        app.setStyleSheet(STYLE_SHEET)
+        app.setProperty("kdesk_styled", True)
+    set_language(config.ui.language)
+    ctx = AppContext(Path(data_dir), config, embedder=embedder)
+    window = MainWindow(ctx)
+    ctx.setParent(window)
+    if load:
+        ctx.start_loading()
+    return window
+
+
+def run(data_dir: Path, config: Config) -> int:
+    """Open the desktop app; returns the process exit code."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Knowledge Desk")
+    app.setOrganizationName("KnowledgeDesk")
+    if sys.platform.startswith("linux"):
+        app.setStyle("Fusion")  # follows the desktop's light/dark palette
+    window = create_window(Path(data_dir), config)
+    window.show()  # shown before any model loads
+    return int(app.exec())

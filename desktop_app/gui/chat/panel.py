@@ -1,0 +1,271 @@
+"""The chat panel: message list, input row (text, attach image, send, stop), drops.
+
+Questions run ``Assistant.ask`` on the task runner and stream events into an ``AnswerMessage``;
+photos (dropped or attached) run ``Assistant.identify`` into an ``IdentifyCard``. Documents dropped
+here are handed to the knowledge panel (``documents_dropped``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.gui.chat.messages import AnswerMessage, UserMessage
+from desktop_app.gui.context import AppContext
+from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.identify.card import IdentifyCard
+from desktop_app.gui.knowledge.panel import local_paths
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
+
+
+def is_image(path: Path) -> bool:
+    try:
+        from desktop_app.core.parsers import IMAGE_SUFFIXES as core_suffixes
+    except ImportError:
+        core_suffixes = IMAGE_SUFFIXES
+    return path.suffix.lower() in set(core_suffixes) | IMAGE_SUFFIXES
+
+
+class ChatPanel(QWidget):
+    citation_activated = Signal(object)  # events.Citation or a Hit
+    documents_dropped = Signal(list)  # list[Path]
+    answer_finished = Signal(object)  # AnswerMessage
+    identify_finished = Signal(object)  # IdentifyCard
+
+    def __init__(self, ctx: AppContext, scope_getter=None, parent=None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.scope_getter = scope_getter or (lambda: "shared")
+        self.setAcceptDrops(True)
+        self.conversation: list[dict[str, str]] = []
+        self.messages: list[QWidget] = []
+        self._queued: list[tuple[str, Any]] = []  # work waiting for the KB to open
+
+        self.placeholder = QLabel(alignment=Qt.AlignCenter, objectName="placeholder")
+        self.placeholder.setWordWrap(True)
+        self.list_widget = QWidget(objectName="messageList")
+        self.list_layout = QVBoxLayout(self.list_widget)
+        self.list_layout.setContentsMargins(12, 12, 12, 12)
+        self.list_layout.setSpacing(10)
+        self.list_layout.addWidget(self.placeholder)
+        self.list_layout.addStretch(1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.list_widget)
+        self.scroll.setFrameShape(QScrollArea.NoFrame)
+        self.scroll.verticalScrollBar().rangeChanged.connect(self._stick_to_bottom)
+
+        self.input = QLineEdit(objectName="questionInput")
+        self.input.returnPressed.connect(self.send)
+        self.attach_button = QPushButton()
+        self.attach_button.clicked.connect(self._choose_image)
+        self.send_button = QPushButton(objectName="sendButton")
+        self.send_button.setDefault(True)
+        self.send_button.clicked.connect(self.send)
+        self.stop_button = QPushButton()
+        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.setEnabled(False)
+
+        row = QHBoxLayout()
+        row.addWidget(self.attach_button)
+        row.addWidget(self.input, 1)
+        row.addWidget(self.send_button)
+        row.addWidget(self.stop_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 8)
+        lay.addWidget(self.scroll, 1)
+        input_box = QHBoxLayout()
+        input_box.setContentsMargins(10, 0, 10, 0)
+        input_box.addLayout(row)
+        lay.addLayout(input_box)
+
+        ctx.kb_ready.connect(self._run_queued)
+        ctx.runner.job_finished.connect(self._update_buttons)
+        on_language_changed(self.retranslate)
+        self.retranslate()
+
+    def retranslate(self, *_: object) -> None:
+        self.placeholder.setText(
+            tr("Ask a question about your documents, or drop a photo here to identify it.")
+        )
+        self.input.setPlaceholderText(tr("Ask a question…"))
+        self.attach_button.setText(tr("Photo…"))
+        self.attach_button.setToolTip(tr("Attach a photo to identify"))
+        self.send_button.setText(tr("Send"))
+        self.stop_button.setText(tr("Stop"))
+
+    # -- asking --------------------------------------------------------------------------------
+    def send(self) -> None:
+        question = self.input.text().strip()
+        if not question:
+            return
+        self.input.clear()
+        self.ask(question)
+
+    def ask(self, question: str) -> AnswerMessage:
+        self._add(UserMessage(question))
+        answer = AnswerMessage()
+        answer.citation_clicked.connect(self.citation_activated)
+        self._add(answer)
+        if self.ctx.kb is None:
+            answer.add_note(tr("Waiting for the knowledge base to open…"))
+            self._queued.append(("ask", (question, answer)))
+        else:
+            self._start_ask(question, answer)
+        return answer
+
+    def _start_ask(self, question: str, answer: AnswerMessage) -> None:
+        ctx = self.ctx
+        history = list(self.conversation)
+        mode = ctx.config.router.mode
+        scope = self.scope_getter()
+        kb = ctx.kb
+        assistant = ctx.assistant
+        if assistant is not None:
+
+            def work(state):
+                return ctx.call_ask(question, history, mode, scope, state)
+        else:
+            from desktop_app.gui.chat.fallback import passages_answer
+
+            answer.add_note(tr("The assistant is not available; showing the best passages."))
+            top_k = ctx.config.retrieval.top_k
+
+            def work(state):
+                return passages_answer(kb, question, scope, top_k)
+
+        self.conversation.append({"role": "user", "content": question})
+
+        def done() -> None:
+            answer.finish()
+            if answer.text:
+                self.conversation.append({"role": "assistant", "content": answer.text})
+            self._update_buttons()
+            self.answer_finished.emit(answer)
+
+        ctx.runner.run(
+            "ask",
+            work,
+            on_partial=answer.handle_event,
+            on_failure=lambda msg: answer.add_note(tr("Error: {message}").format(message=msg)),
+            on_cancelled=answer.mark_stopped,
+            on_finished=done,
+        )
+        self._update_buttons()
+
+    # -- identification ------------------------------------------------------------------------
+    def identify(self, image: Path) -> IdentifyCard:
+        card = IdentifyCard(image)
+        card.citation_clicked.connect(self.citation_activated)
+        self._add(card)
+        if self.ctx.kb is None:
+            self._queued.append(("identify", (image, card)))
+        else:
+            self._start_identify(image, card)
+        return card
+
+    def _start_identify(self, image: Path, card: IdentifyCard) -> None:
+        ctx = self.ctx
+        if ctx.assistant is None or not hasattr(ctx.assistant, "identify"):
+            card.show_error(tr("photo identification is not available in this build"))
+            self.identify_finished.emit(card)
+            return
+
+        def done() -> None:
+            card.finish()
+            name = (card.decision or {}).get("final_name") or (
+                card.candidates[0].get("name") if card.candidates else ""
+            )
+            if name:
+                self.conversation.append({"role": "assistant", "content": f"The photo shows: {name}"})
+            self._update_buttons()
+            self.identify_finished.emit(card)
+
+        ctx.runner.run(
+            "identify",
+            lambda state: ctx.call_identify(image, state),
+            on_partial=card.handle_event,
+            on_failure=card.show_error,
+            on_cancelled=card.mark_stopped,
+            on_finished=done,
+        )
+        self._update_buttons()
+
+    def _choose_image(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, tr("Choose a photo"), "", tr("Images") + " (*.jpg *.jpeg *.png *.bmp *.webp)"
+        )
+        if path:
+            self.identify(Path(path))
+
+    # -- drops ---------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasUrls() and local_paths(event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        paths = local_paths(event.mimeData().urls())
+        if not paths:
+            return
+        event.acceptProposedAction()
+        images = [p for p in paths if p.is_file() and is_image(p)]
+        documents = [p for p in paths if p not in images]
+        for image in images:
+            self.identify(image)
+        if documents:
+            self.documents_dropped.emit(documents)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self.ctx.runner.cancel("ask")
+        self.ctx.runner.cancel("identify")
+
+    def _add(self, widget: QWidget) -> None:
+        self.placeholder.hide()
+        self.messages.append(widget)
+        self.list_layout.insertWidget(self.list_layout.count() - 1, widget)
+        QTimer.singleShot(0, self._scroll_down)
+
+    def _scroll_down(self) -> None:
+        bar = self.scroll.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _stick_to_bottom(self, _min: int, _max: int) -> None:
+        self._scroll_down()
+
+    def _run_queued(self) -> None:
+        queued, self._queued = self._queued, []
+        for kind, args in queued:
+            if kind == "ask":
+                question, answer = args
+                answer.notes.setText("")
+                answer.notes.hide()
+                self._start_ask(question, answer)
+            else:
+                self._start_identify(*args)
+
+    def _update_buttons(self, *_: object) -> None:
+        busy = self.ctx.runner.is_busy("ask") or self.ctx.runner.is_busy("identify")
+        self.stop_button.setEnabled(busy)
+
+    def last_answer(self) -> AnswerMessage | None:
+        for widget in reversed(self.messages):
+            if isinstance(widget, AnswerMessage):
+                return widget
+        return None

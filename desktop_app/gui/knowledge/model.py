@@ -1,0 +1,74 @@
+"""Table model of the knowledge base's documents: name, status, chunks, size, error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from desktop_app.gui.i18n import tr
+
+COLUMNS = ("Document", "Status", "Chunks", "Size", "Error")
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+class DocumentsModel(QAbstractTableModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[Any] = []  # DocumentInfo
+
+    def set_documents(self, docs: list[Any]) -> None:
+        self.beginResetModel()
+        self.rows = sorted(docs, key=lambda d: (d.status != "failed", d.name.lower()))
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole):  # noqa: N802
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return tr(COLUMNS[section])
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        doc = self.rows[index.row()]
+        col = index.column()
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return doc.name if doc.scope == "shared" else f"{doc.name}"
+            if col == 1:
+                return tr(doc.status)
+            if col == 2:
+                return str(doc.chunks) if doc.status == "indexed" else ""
+            if col == 3:
+                return human_size(doc.size)
+            if col == 4:
+                return doc.error or ""
+        if role == Qt.ToolTipRole:
+            return doc.error or doc.name
+        if role == Qt.TextAlignmentRole and col in (2, 3):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == Qt.ForegroundRole and doc.status == "failed" and col in (1, 4):
+            return QBrush(QColor("#c62828"))
+        if role == Qt.UserRole:
+            return doc
+        return None
+
+    def retranslate(self) -> None:
+        self.headerDataChanged.emit(Qt.Horizontal, 0, len(COLUMNS) - 1)
+        if self.rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.rows) - 1, len(COLUMNS) - 1))

@@ -1,0 +1,396 @@
+"""The knowledge panel: documents table, drop zone, add/remove/re-index, scope selector, progress."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.gui.context import KB_LOCK, AppContext
+from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.knowledge.model import DocumentsModel
+from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
+
+_SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
+
+
+def local_paths(urls: list[QUrl]) -> list[Path]:
+    """Local files/folders from dropped URLs; remote URLs are ignored."""
+    return [Path(u.toLocalFile()) for u in urls if u.isLocalFile() and u.toLocalFile()]
+
+
+class DropZone(QFrame):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("dropZone")
+        self.setFrameShape(QFrame.StyledPanel)
+        self.label = QLabel(alignment=Qt.AlignCenter)
+        self.label.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 10, 12, 10)
+        lay.addWidget(self.label)
+        self.set_active(False)
+
+    def set_active(self, active: bool) -> None:
+        self.setProperty("active", active)
+        self.style().unpolish(self)
+        self.style().polish(self)
+
+
+class KnowledgePanel(QWidget):
+    """Everything about the user's documents. Files dropped anywhere on it are added."""
+
+    batch_finished = Signal(object)  # SyncReport, or None when cancelled/failed
+    documents_refreshed = Signal()
+
+    def __init__(self, ctx: AppContext, parent=None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setAcceptDrops(True)
+        self._pending: list[tuple[list[Path], str]] = []  # drops before the KB is ready
+        self._scopes: list[str] = ["shared"]
+        self.last_report: Any = None
+
+        self.title = QLabel(objectName="panelTitle")
+        self.scope_label = QLabel()
+        self.scope_combo = QComboBox()
+        self.new_scope_button = QPushButton()
+        self.new_scope_button.clicked.connect(self._new_scope)
+        self.drop_zone = DropZone()
+
+        self.model = DocumentsModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        for col in (1, 2, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(4, QHeaderView.Interactive)
+        header.resizeSection(4, 140)
+        self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+
+        self.add_button = QPushButton()
+        self.add_folder_button = QPushButton()
+        self.remove_button = QPushButton()
+        self.reindex_button = QPushButton()
+        self.open_folder_button = QPushButton()
+        self.add_button.clicked.connect(self._choose_files)
+        self.add_folder_button.clicked.connect(self._choose_folder)
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.reindex_button.clicked.connect(self.reindex)
+        self.open_folder_button.clicked.connect(self._open_folder)
+
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress_label = QLabel()
+        self.progress_label.setWordWrap(True)
+        self.cancel_button = QPushButton()
+        self.cancel_button.clicked.connect(self.cancel_batch)
+        self.result_label = QLabel()
+        self.result_label.setWordWrap(True)
+        self.errors = QListWidget(objectName="errorList")
+        self.errors.setMaximumHeight(90)
+
+        scope_row = QHBoxLayout()
+        scope_row.addWidget(self.scope_label)
+        scope_row.addWidget(self.scope_combo, 1)
+        scope_row.addWidget(self.new_scope_button)
+        buttons = QHBoxLayout()
+        for b in (self.add_button, self.add_folder_button, self.remove_button, self.reindex_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.open_folder_button)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress, 1)
+        progress_row.addWidget(self.cancel_button)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(10, 10, 10, 10)
+        lay.addWidget(self.title)
+        lay.addLayout(scope_row)
+        lay.addWidget(self.drop_zone)
+        lay.addWidget(self.table, 1)
+        lay.addLayout(buttons)
+        lay.addLayout(progress_row)
+        lay.addWidget(self.progress_label)
+        lay.addWidget(self.result_label)
+        lay.addWidget(self.errors)
+        self._set_busy(False)
+        self.result_label.hide()
+        self.errors.hide()
+
+        self.watcher = KnowledgeWatcher(self)
+        self.watcher.changed.connect(self.sync)
+        ctx.kb_ready.connect(self._kb_ready)
+        ctx.knowledge_changed.connect(self.refresh)
+        ctx.runner.job_finished.connect(self._job_finished)
+        on_language_changed(self.retranslate)
+        self.retranslate()
+        self._update_buttons()
+
+    # -- text --------------------------------------------------------------------------------
+    def retranslate(self, *_: object) -> None:
+        self.title.setText(tr("Knowledge"))
+        self.scope_label.setText(tr("Collection:"))
+        self.new_scope_button.setText(tr("New…"))
+        self.new_scope_button.setToolTip(tr("Create a collection for one assistant"))
+        self._fill_scopes()
+        self.drop_zone.label.setText(
+            tr("Drop files or folders here to add them to the knowledge base")
+            if self.ctx.kb is not None or not self.ctx.load_error
+            else tr("The knowledge base could not be opened: {error}").format(error=self.ctx.load_error)
+        )
+        self.add_button.setText(tr("Add files…"))
+        self.add_folder_button.setText(tr("Add folder…"))
+        self.remove_button.setText(tr("Remove"))
+        self.reindex_button.setText(tr("Re-index"))
+        self.open_folder_button.setText(tr("Open folder"))
+        self.open_folder_button.setToolTip(tr("Show the knowledge folder in your file manager"))
+        self.cancel_button.setText(tr("Cancel"))
+        self.model.retranslate()
+        if self.last_report is not None:
+            self._show_report(self.last_report)
+
+    def _fill_scopes(self) -> None:
+        current = self.current_scope()
+        self.scope_combo.blockSignals(True)
+        self.scope_combo.clear()
+        for scope in self._scopes:
+            label = tr("Shared") if scope == "shared" else f"@{scope}"
+            self.scope_combo.addItem(label, scope)
+        idx = self.scope_combo.findData(current)
+        self.scope_combo.setCurrentIndex(max(idx, 0))
+        self.scope_combo.blockSignals(False)
+
+    def current_scope(self) -> str:
+        data = self.scope_combo.currentData() if hasattr(self, "scope_combo") else None
+        return data or "shared"
+
+    def _new_scope(self) -> None:
+        name, ok = QInputDialog.getText(self, tr("New collection"), tr("Name (letters, digits, - and _):"))
+        name = name.strip().lstrip("@")
+        if ok and _SCOPE_NAME.match(name):
+            if name not in self._scopes:
+                self._scopes.append(name)
+            self._fill_scopes()
+            self.scope_combo.setCurrentIndex(self.scope_combo.findData(name))
+
+    # -- drag and drop -----------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasUrls() and local_paths(event.mimeData().urls()):
+            self.drop_zone.set_active(True)
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragLeaveEvent(self, event) -> None:  # noqa: N802
+        self.drop_zone.set_active(False)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        self.drop_zone.set_active(False)
+        paths = local_paths(event.mimeData().urls())
+        if paths:
+            event.acceptProposedAction()
+            self.add_paths(paths)
+
+    # -- operations ----------------------------------------------------------------------------
+    def add_paths(self, paths: list[Path], scope: str | None = None) -> None:
+        """Copy files/folders into the knowledge folder and index them in the background."""
+        scope = scope or self.current_scope()
+        if self.ctx.kb is None:
+            self._pending.append((paths, scope))
+            self.progress_label.setText(tr("Waiting for the knowledge base to open…"))
+            self.progress_label.show()
+            return
+        kb = self.ctx.kb
+        self._start_batch(
+            "add",
+            lambda state: kb.add(paths, scope=scope, task=state),
+            tr("Adding {n} item(s)…").format(n=len(paths)),
+        )
+
+    def sync(self) -> None:
+        """Index new/changed files and drop removed ones (the file watcher calls this)."""
+        if self.ctx.kb is None:
+            return
+        if self.ctx.runner.is_busy("add") or self.ctx.runner.is_busy("reindex"):
+            self.watcher.schedule()  # try again once the running batch is done
+            return
+        kb = self.ctx.kb
+        self._start_batch("sync", lambda state: kb.sync(task=state), tr("Checking for changes…"))
+
+    def reindex(self) -> None:
+        if self.ctx.kb is None:
+            return
+        kb = self.ctx.kb
+        self._start_batch("reindex", lambda state: kb.reindex(task=state), tr("Re-indexing…"))
+
+    def remove_selected(self) -> None:
+        names = [self.model.rows[i.row()].name for i in self.table.selectionModel().selectedRows()]
+        if not names or self.ctx.kb is None:
+            return
+        kb = self.ctx.kb
+        self.ctx.runner.run(
+            "remove",
+            lambda state: kb.remove(names),
+            on_success=lambda removed: self.ctx.knowledge_changed.emit(),
+            on_failure=self._show_error,
+            exclusive=False,
+            lock=KB_LOCK,
+        )
+
+    def refresh(self) -> None:
+        """Reload the documents table from the index (in the background)."""
+        if self.ctx.kb is None:
+            return
+        kb = self.ctx.kb
+        self.ctx.runner.run(
+            "list",
+            lambda state: kb.list_documents(),
+            on_success=self._set_documents,
+            on_failure=self._show_error,
+        )
+
+    def cancel_batch(self) -> None:
+        for kind in ("add", "sync", "reindex"):
+            self.ctx.runner.cancel(kind)
+        self.progress_label.setText(tr("Cancelling…"))
+
+    def _start_batch(self, kind: str, fn, message: str) -> None:
+        self._set_busy(True)
+        self.progress.setRange(0, 0)
+        self.progress_label.setText(message)
+        self.ctx.runner.run(
+            kind,
+            fn,
+            on_progress=self._on_progress,
+            on_success=self._batch_done,
+            on_failure=self._batch_failed,
+            on_cancelled=self._batch_cancelled,
+            exclusive=kind != "add",
+            lock=KB_LOCK,
+        )
+
+    # -- results (UI thread) ---------------------------------------------------------------------
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+            self.progress.setFormat(f"{done}/{total}")
+        if message:
+            self.progress_label.setText(message)
+
+    def _batch_done(self, report: Any) -> None:
+        self.last_report = report
+        self._show_report(report)
+        self.ctx.knowledge_changed.emit()
+        self.batch_finished.emit(report)
+
+    def _batch_failed(self, message: str) -> None:
+        self._show_error(message)
+        self.ctx.knowledge_changed.emit()
+        self.batch_finished.emit(None)
+
+    def _batch_cancelled(self) -> None:
+        self.result_label.setText(tr("Cancelled. Files already indexed are kept."))
+        self.result_label.show()
+        self.ctx.knowledge_changed.emit()
+        self.batch_finished.emit(None)
+
+    def _job_finished(self, job: Any) -> None:
+        if job.kind in ("add", "sync", "reindex") and not any(
+            self.ctx.runner.is_busy(k) for k in ("add", "sync", "reindex")
+        ):
+            self._set_busy(False)
+
+    def _show_report(self, report: Any) -> None:
+        parts = []
+        for label, items in (
+            (tr("added"), report.added),
+            (tr("updated"), report.updated),
+            (tr("removed"), report.removed),
+            (tr("failed"), report.failed),
+        ):
+            if items:
+                parts.append(f"{len(items)} {label}")
+        if not parts:
+            parts.append(tr("no changes"))
+        self.result_label.setText(", ".join(parts))
+        self.result_label.show()
+        self.errors.clear()
+        for name, error in report.failed:
+            self.errors.addItem(f"{name}: {error}")
+        self.errors.setVisible(bool(report.failed))
+
+    def _show_error(self, message: str) -> None:
+        self.result_label.setText(tr("Error: {message}").format(message=message))
+        self.result_label.show()
+
+    def _set_documents(self, docs: list[Any]) -> None:
+        self.model.set_documents(docs)
+        scopes = {"shared"} | {d.scope for d in docs}
+        for scope in sorted(scopes):
+            if scope not in self._scopes:
+                self._scopes.append(scope)
+        self._fill_scopes()
+        self._update_buttons()
+        self.documents_refreshed.emit()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.progress_label.setVisible(busy)
+
+    def _update_buttons(self, *_: object) -> None:
+        ready = self.ctx.kb is not None
+        for b in (self.add_button, self.add_folder_button, self.reindex_button):
+            b.setEnabled(ready)
+        self.remove_button.setEnabled(ready and self.table.selectionModel().hasSelection())
+
+    def _kb_ready(self) -> None:
+        self.watcher.watch(self.ctx.knowledge_dir)
+        self._update_buttons()
+        self.refresh()
+        pending, self._pending = self._pending, []
+        for paths, scope in pending:
+            self.add_paths(paths, scope)
+
+    def _choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, tr("Add files"))
+        if files:
+            self.add_paths([Path(f) for f in files])
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, tr("Add folder"))
+        if folder:
+            self.add_paths([Path(folder)])
+
+    def _open_folder(self) -> None:
+        self.ctx.knowledge_dir.mkdir(parents=True, exist_ok=True)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.ctx.knowledge_dir)))

@@ -1,0 +1,74 @@
+"""Watches the knowledge folder and asks for an incremental sync, debounced.
+
+Edits made outside the app (a file saved, copied or deleted in the folder) arrive as bursts of
+events; one sync runs after the folder has been quiet for ``delay_ms``. The folder tree is listed on
+a pool thread so a large library does not stall the UI.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+
+MAX_WATCHED_FILES = 4000  # inotify watches are a limited resource; folders are always watched
+
+
+def _scan(root: Path) -> tuple[list[str], list[str]]:
+    dirs, files = [str(root)], []
+    for current, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        dirs.extend(os.path.join(current, d) for d in subdirs)
+        if len(files) < MAX_WATCHED_FILES:
+            files.extend(os.path.join(current, n) for n in names if not n.startswith("."))
+    return dirs, files[:MAX_WATCHED_FILES]
+
+
+class KnowledgeWatcher(QObject):
+    changed = Signal()  # the folder has been quiet for delay_ms after a change
+
+    def __init__(self, panel, delay_ms: int = 1500) -> None:
+        super().__init__(panel)
+        self._runner = panel.ctx.runner
+        self.root: Path | None = None
+        self.fs = QFileSystemWatcher(self)
+        self.fs.directoryChanged.connect(self._on_event)
+        self.fs.fileChanged.connect(self._on_event)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(delay_ms)
+        self.timer.timeout.connect(self._fire)
+
+    def watch(self, root: Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._rescan()
+
+    def schedule(self) -> None:
+        """(Re)start the quiet-period timer."""
+        self.timer.start()
+
+    def _on_event(self, _path: str) -> None:
+        self.schedule()
+
+    def _fire(self) -> None:
+        self._rescan()  # new sub-folders need watches too
+        self.changed.emit()
+
+    def _rescan(self) -> None:
+        if self.root is None:
+            return
+        root = self.root
+        self._runner.run("watch-scan", lambda state: _scan(root), on_success=self._apply)
+
+    def _apply(self, result: tuple[list[str], list[str]]) -> None:
+        dirs, files = result
+        wanted = set(dirs) | set(files)
+        current = set(self.fs.directories()) | set(self.fs.files())
+        stale = [p for p in current if p not in wanted]
+        if stale:
+            self.fs.removePaths(stale)
+        new = [p for p in wanted if p not in current and os.path.exists(p)]
+        if new:
+            self.fs.addPaths(new)

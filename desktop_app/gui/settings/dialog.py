@@ -1,0 +1,275 @@
+"""Settings: LLM backend, router mode, retrieval, identification thresholds, data folder, language.
+
+Edits a copy of the config; Save writes ``<data-dir>/config.toml`` via ``save_config``. The
+language applies live while the dialog is open (and is reverted on Cancel). The theme follows the
+system palette, so there is nothing to choose.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.config import Config
+from desktop_app.gui.context import AppContext
+from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
+
+BACKENDS = (
+    ("none", "None (extractive answers)"),
+    ("openai", "OpenAI-compatible server"),
+    ("gguf", "Local GGUF model"),
+)
+ROUTER_MODES = (("auto", "Auto (the router decides)"), ("always", "Always search"), ("never", "Never search"))
+
+
+def _stored_key(cfg: Config) -> str:
+    try:
+        from desktop_app.core.secrets import get_api_key
+
+        return get_api_key(cfg, "llm.api_key")
+    except Exception:  # noqa: BLE001 - no keyring backend: the field starts empty
+        return cfg.llm.api_key
+
+
+def _spin(lo: int, hi: int, value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(lo, hi)
+    box.setValue(value)
+    return box
+
+
+def _dspin(lo: float, hi: float, value: float, step: float = 0.05) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(lo, hi)
+    box.setDecimals(2)
+    box.setSingleStep(step)
+    box.setValue(value)
+    return box
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, ctx: AppContext, parent=None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.config: Config = copy.deepcopy(ctx.config)
+        self._initial_language = current_language()
+        self.setMinimumWidth(520)
+        cfg = self.config
+
+        # General
+        self.language = QComboBox()
+        for code, name in LANGUAGES.items():
+            self.language.addItem(name, code)
+        self.language.setCurrentIndex(max(self.language.findData(current_language()), 0))
+        self.language.currentIndexChanged.connect(self._language_picked)
+        self.data_dir = QLineEdit(str(ctx.data_dir))
+        self.data_dir.setReadOnly(True)
+        self.open_data = QPushButton()
+        self.open_data.clicked.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(ctx.data_dir)))
+        )
+        self.data_hint = QLabel(objectName="muted")
+        self.data_hint.setWordWrap(True)
+        self.theme_note = QLabel(objectName="muted")
+        data_row = QHBoxLayout()
+        data_row.addWidget(self.data_dir, 1)
+        data_row.addWidget(self.open_data)
+        general = QWidget()
+        self.general_form = QFormLayout(general)
+        self.general_form.addRow("", self.language)
+        self.general_form.addRow("", data_row)
+        self.general_form.addRow("", self.data_hint)
+        self.general_form.addRow("", self.theme_note)
+
+        # Assistant (LLM and router)
+        self.backend = QComboBox()
+        self.url = QLineEdit(cfg.llm.url)
+        self.url.setPlaceholderText("http://127.0.0.1:11434/v1")
+        self.model = QLineEdit(cfg.llm.model)
+        self._initial_key = _stored_key(cfg)
+        self.api_key = QLineEdit(self._initial_key)
+        self.api_key.setEchoMode(QLineEdit.Password)
+        self.gguf = QLineEdit(cfg.llm.gguf)
+        self.gguf_browse = QPushButton()
+        self.gguf_browse.clicked.connect(self._choose_gguf)
+        gguf_row = QHBoxLayout()
+        gguf_row.addWidget(self.gguf, 1)
+        gguf_row.addWidget(self.gguf_browse)
+        self.router_mode = QComboBox()
+        self.backend.currentIndexChanged.connect(self._backend_changed)
+        assistant = QWidget()
+        self.llm_form = QFormLayout(assistant)
+        self.llm_form.addRow("", self.backend)
+        self.llm_form.addRow("", self.url)
+        self.llm_form.addRow("", self.model)
+        self.llm_form.addRow("", self.api_key)
+        self.llm_form.addRow("", gguf_row)
+        self.llm_form.addRow("", self.router_mode)
+
+        # Retrieval
+        r = cfg.retrieval
+        self.top_k = _spin(1, 50, r.top_k)
+        self.coarse_k = _spin(5, 500, r.coarse_k)
+        self.dense_weight = _dspin(0.0, 1.0, r.dense_weight)
+        self.keyword_weight = _dspin(0.0, 1.0, r.keyword_weight)
+        self.threshold = _dspin(0.0, 1.0, r.vector_threshold)
+        retrieval = QWidget()
+        self.retrieval_form = QFormLayout(retrieval)
+        for w in (self.top_k, self.coarse_k, self.dense_weight, self.keyword_weight, self.threshold):
+            self.retrieval_form.addRow("", w)
+
+        # Identification
+        i = cfg.identify
+        self.high = _dspin(0.0, 1.0, i.high)
+        self.medium = _dspin(0.0, 1.0, i.medium)
+        self.medium_below = _dspin(0.0, 1.0, i.medium_retrieve_below)
+        self.unknown_below = _dspin(0.0, 1.0, i.unknown_retrieve_below)
+        identify = QWidget()
+        self.identify_form = QFormLayout(identify)
+        for w in (self.high, self.medium, self.medium_below, self.unknown_below):
+            self.identify_form.addRow("", w)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(general, "")
+        self.tabs.addTab(assistant, "")
+        self.tabs.addTab(retrieval, "")
+        self.tabs.addTab(identify, "")
+        self.buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
+        lay.addWidget(self.buttons)
+
+        on_language_changed(self.retranslate)
+        self.retranslate()
+        self.backend.setCurrentIndex(max(self.backend.findData(cfg.llm.backend), 0))
+        self.router_mode.setCurrentIndex(max(self.router_mode.findData(cfg.router.mode), 0))
+        self._backend_changed()
+
+    # -- text ----------------------------------------------------------------------------------
+    def retranslate(self, *_: object) -> None:
+        self.setWindowTitle(tr("Settings"))
+        for idx, title in enumerate((tr("General"), tr("Assistant"), tr("Retrieval"), tr("Identification"))):
+            self.tabs.setTabText(idx, title)
+        self._set_labels(self.general_form, [tr("Language"), tr("Data folder"), "", tr("Theme")])
+        self.open_data.setText(tr("Open"))
+        self.data_hint.setText(tr("To use another data folder, start the app with: kdesk --data-dir FOLDER"))
+        self.theme_note.setText(tr("Light or dark, following the system"))
+        self._fill_combo(self.backend, BACKENDS)
+        self._fill_combo(self.router_mode, ROUTER_MODES)
+        self._set_labels(
+            self.llm_form,
+            [tr("Backend"), tr("Server URL"), tr("Model"), tr("API key"), tr("GGUF file"), tr("Router mode")],
+        )
+        self.gguf_browse.setText(tr("Browse…"))
+        self._set_labels(
+            self.retrieval_form,
+            [
+                tr("Results (top k)"),
+                tr("Candidates (coarse k)"),
+                tr("Dense weight"),
+                tr("Keyword weight"),
+                tr("Vector score threshold"),
+            ],
+        )
+        self._set_labels(
+            self.identify_form,
+            [
+                tr("High confidence at"),
+                tr("Medium confidence at"),
+                tr("Medium: search below"),
+                tr("No level: search below"),
+            ],
+        )
+        self.buttons.button(QDialogButtonBox.Save).setText(tr("Save"))
+        self.buttons.button(QDialogButtonBox.Cancel).setText(tr("Cancel"))
+
+    @staticmethod
+    def _set_labels(form: QFormLayout, labels: list[str]) -> None:
+        for row, text in enumerate(labels):
+            item = form.itemAt(row, QFormLayout.LabelRole)
+            if item is not None and item.widget() is not None:
+                item.widget().setText(text)
+
+    @staticmethod
+    def _fill_combo(combo: QComboBox, items: tuple[tuple[str, str], ...]) -> None:
+        current = combo.currentData()
+        combo.blockSignals(True)
+        combo.clear()
+        for code, label in items:
+            combo.addItem(tr(label), code)
+        combo.setCurrentIndex(max(combo.findData(current), 0))
+        combo.blockSignals(False)
+
+    def label_for(self, widget: QWidget) -> str:
+        """The form label text of a field (tests check translations through it)."""
+        for form in (self.general_form, self.llm_form, self.retrieval_form, self.identify_form):
+            label = form.labelForField(widget)
+            if label is not None:
+                return label.text()
+        return ""
+
+    # -- behaviour -----------------------------------------------------------------------------
+    def _language_picked(self) -> None:
+        set_language(self.language.currentData())
+
+    def _backend_changed(self, *_: object) -> None:
+        backend = self.backend.currentData()
+        for widget in (self.url, self.model, self.api_key):
+            self.llm_form.setRowVisible(widget, backend == "openai")
+        self.llm_form.setRowVisible(4, backend == "gguf")  # the GGUF file row
+
+    def _choose_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
+        if path:
+            self.gguf.setText(path)
+
+    def collect(self) -> Config:
+        """The edited config (also used by tests without showing the dialog)."""
+        cfg = self.config
+        cfg.ui.language = self.language.currentData()
+        cfg.llm.backend = self.backend.currentData()
+        cfg.llm.url = self.url.text().strip()
+        cfg.llm.model = self.model.text().strip()
+        cfg.llm.api_key = self.api_key.text().strip()
+        cfg.llm.gguf = self.gguf.text().strip()
+        cfg.router.mode = self.router_mode.currentData()
+        cfg.retrieval.top_k = self.top_k.value()
+        cfg.retrieval.coarse_k = self.coarse_k.value()
+        cfg.retrieval.dense_weight = self.dense_weight.value()
+        cfg.retrieval.keyword_weight = self.keyword_weight.value()
+        cfg.retrieval.vector_threshold = self.threshold.value()
+        cfg.identify.high = self.high.value()
+        cfg.identify.medium = self.medium.value()
+        cfg.identify.medium_retrieve_below = self.medium_below.value()
+        cfg.identify.unknown_retrieve_below = self.unknown_below.value()
+        return cfg
+
+    def accept(self) -> None:
+        cfg = self.collect()
+        key = cfg.llm.api_key
+        self.ctx.save_settings(cfg, api_key=key if key != self._initial_key else None)
+        super().accept()
+
+    def reject(self) -> None:
+        set_language(self._initial_language)
+        super().reject()

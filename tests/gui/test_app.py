@@ -1,0 +1,33 @@
+"""The window opens at once; models load in the background; the status bar says what is active."""
+
+from __future__ import annotations
+
+import time
+
+from desktop_app.core.config import Config
+from desktop_app.gui import app as gui_app
+
+
+def test_run_is_the_cli_entry_point():
+    assert callable(gui_app.run)
+    assert list(gui_app.run.__code__.co_varnames[:2]) == ["data_dir", "config"]
+
+
+def test_window_shows_within_two_seconds_and_loads_models_in_background(make_window, qtbot, screenshot):
+    started = time.monotonic()
+    window = make_window(Config(), wait=False, embedder=None)  # the real lazy model load
+    qtbot.waitExposed(window)
+    shown_after = time.monotonic() - started
+    assert window.isVisible()
+    assert shown_after < 2.0
+    screenshot(window, "01-empty")
+    with qtbot.waitSignal(window.ctx.kb_ready, timeout=60_000):
+        pass
+    status = window.status_text()
+    assert "MiniLM" in status["embedder"] or "minilm" in status["embedder"].lower()
+    # No LLM configured: the status bar says none, and why (tooltip).
+    assert "none" in status["llm"].lower()
+    assert "extractive" in status["llm"].lower()
+    # The reranker is missing here and the tooltip says why.
+    assert status["reranker"].startswith("○")
+    assert "(" in status["reranker"] and len(status["reranker"]) > 30

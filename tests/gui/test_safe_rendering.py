@@ -1,0 +1,63 @@
+"""Untrusted text (documents quoted in answers) renders as text: no HTML, no fetches, no file links."""
+
+from __future__ import annotations
+
+from desktop_app.core import events as ev
+from desktop_app.gui.chat.markdown import SafeTextBrowser, anchors_of, has_images
+from desktop_app.gui.chat.messages import AnswerMessage
+
+HOSTILE = """# Parrot care
+<script>alert('owned')</script>
+<img src="http://127.0.0.1:9/tracker.png"> <iframe src="http://127.0.0.1:9/"></iframe>
+[open me](file:///etc/passwd) and ![pixel](http://127.0.0.1:9/pixel.gif)
+<a href="javascript:alert(1)">click</a> <style>body{display:none}</style>
+Parrots need **fresh water** daily [1].
+"""
+
+
+def test_hostile_markdown_shows_as_text_with_only_citation_links(qtbot):
+    browser = SafeTextBrowser()
+    qtbot.addWidget(browser)
+    browser.set_markdown(HOSTILE, citations={1})
+    browser.show()
+    qtbot.wait(50)
+    text = browser.toPlainText()
+    # Raw HTML is visible as text, never interpreted.
+    assert "<script>alert('owned')</script>" in text
+    assert '<img src="http://127.0.0.1:9/tracker.png">' in text
+    assert "<style>" in text
+    # The only link left is our own citation anchor; file:, http:, javascript: are plain text.
+    assert anchors_of(browser.document()) == ["cite:1"]
+    assert not has_images(browser.document())
+    # Nothing was fetched: Qt never even asked for a remote or local resource.
+    assert browser.resource_requests == []
+    assert "fresh water" in text
+
+
+def test_clicking_a_foreign_link_does_nothing_and_citations_are_ours(qtbot):
+    browser = SafeTextBrowser()
+    qtbot.addWidget(browser)
+    clicked: list[int] = []
+    browser.citation_clicked.connect(clicked.append)
+    from PySide6.QtCore import QUrl
+
+    browser.anchorClicked.emit(QUrl("file:///etc/passwd"))
+    browser.anchorClicked.emit(QUrl("http://127.0.0.1:9/"))
+    browser.anchorClicked.emit(QUrl("cite:2"))
+    assert clicked == [2]
+    assert browser.source().isEmpty()  # openLinks is off: Qt navigated nowhere
+
+
+def test_streamed_answer_with_hostile_quote_renders_safely(qtbot):
+    message = AnswerMessage()
+    qtbot.addWidget(message)
+    for piece in HOSTILE.split(" "):
+        message.handle_event(ev.Token(piece + " "))
+    message.handle_event(
+        ev.Answer(text=HOSTILE, citations=[ev.Citation(n=1, source="care.md", page=None, text="x")])
+    )
+    message.show()
+    qtbot.wait(100)
+    assert anchors_of(message.body.document()) == ["cite:1"]
+    assert message.body.resource_requests == []
+    assert [c.text() for c in message.chips] == ["[1] care.md"]
