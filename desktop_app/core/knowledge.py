@@ -15,9 +15,7 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import threading
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,14 +84,6 @@ def scope_of(rel: str) -> str:
     """`@name/...` at the top of the knowledge folder is assistant `name`'s scope."""
     first = rel.split("/", 1)[0]
     return first[1:] if first.startswith("@") and len(first) > 1 and "/" in rel else "shared"
-
-
-def clean_name(name: str) -> str:
-    """A file name safe to create: no separators, control characters or newlines (emoji kept)."""
-    name = unicodedata.normalize("NFC", name)
-    name = "".join("_" if (unicodedata.category(ch)[0] == "C" or ch in "/\\:") else ch for ch in name)
-    name = name.strip().strip(".") or "unnamed"
-    return name[:200]
 
 
 class KnowledgeBase:
@@ -259,25 +249,31 @@ class KnowledgeBase:
     ) -> SyncReport:
         """Copy files or folders into the knowledge folder (under @scope/ for a non-shared scope)
         and index them. Files already inside the knowledge folder are indexed in place."""
-        task = task or NullTask()
-        report = SyncReport()
+        from desktop_app.core.fileops import import_paths, sanitize_component
+
+        prefix = "" if scope in ("", "shared") else "@" + sanitize_component(scope)
         targets: dict[str, Path] = {}
-        dest_root = (
-            self.knowledge_dir if scope in ("", "shared") else self.knowledge_dir / f"@{clean_name(scope)}"
-        )
+        outside: list[Path] = []
+        for raw in paths:
+            src = Path(raw).expanduser()
+            try:
+                rel_in = src.resolve().relative_to(self.knowledge_dir).as_posix()
+            except (ValueError, OSError):
+                outside.append(src)
+                continue
+            if src.is_dir():
+                targets.update(
+                    (r, p) for r, p in self.scan().items() if rel_in == "." or r.startswith(rel_in + "/")
+                )
+            else:
+                targets[rel_in] = src
         with self._lock:
-            for raw in paths:
-                src = Path(raw).expanduser()
-                try:
-                    for rel, path in self._copy_in(src, dest_root):
-                        targets[rel] = path
-                except OSError as exc:
-                    report.failed.append((str(raw), f"cannot copy: {exc.strerror or exc}"))
-                except ValueError as exc:
-                    report.failed.append((str(raw), str(exc)))
-            sub = self._sync(targets, task, prune=False)
-        sub.failed[:0] = report.failed
-        return sub
+            copied = import_paths(self.knowledge_dir, outside, prefix=prefix)
+            for dest in copied.copied:
+                targets[dest.resolve().relative_to(self.knowledge_dir).as_posix()] = dest
+            report = self._sync(targets, task or NullTask(), prune=False)
+        report.failed[:0] = list(copied.failed) + list(copied.skipped)
+        return report
 
     def remove(self, names: Sequence[str]) -> list[str]:
         """Delete documents (files and their chunks). Names are relative paths or folder prefixes."""
@@ -333,62 +329,6 @@ class KnowledgeBase:
         return self.store.chunks_of([doc_id])
 
     # ------------------------------------------------------------------ internals
-    def _copy_in(self, src: Path, dest_root: Path) -> list[tuple[str, Path]]:
-        """Copy a file or folder under dest_root; returns (rel, path) of every file now there.
-        Never writes outside the knowledge folder; never follows symlinked folders."""
-        src_abs = Path(os.path.abspath(src))
-        if not src_abs.exists():
-            raise ValueError(f"not found: {src}")
-        kroot = self.knowledge_dir
-        try:  # already inside the knowledge folder: index in place
-            rel_in = src_abs.resolve().relative_to(kroot)
-        except ValueError:
-            rel_in = None
-        if rel_in is not None:
-            if src_abs.is_dir():
-                prefix = rel_in.as_posix()
-                return [
-                    (r, p)
-                    for r, p in self.scan().items()
-                    if prefix in (".", "") or r.startswith(prefix + "/")
-                ]
-            return [(rel_in.as_posix(), src_abs)]
-        out: list[tuple[str, Path]] = []
-        if src_abs.is_dir():
-            top = dest_root / clean_name(src_abs.name)
-            for root, dirs, files in os.walk(src_abs, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                rel_root = Path(root).relative_to(src_abs)
-                for name in sorted(files):
-                    if name.startswith("."):
-                        continue
-                    f = Path(root) / name
-                    if not f.is_file():  # broken link or special file
-                        continue
-                    parts = [clean_name(p) for p in rel_root.parts] + [clean_name(name)]
-                    dest = top.joinpath(*parts)
-                    out.append(self._copy_file(f, dest))
-        else:
-            out.append(self._copy_file(src_abs, dest_root / clean_name(src_abs.name)))
-        return out
-
-    def _copy_file(self, src: Path, dest: Path) -> tuple[str, Path]:
-        dest = Path(os.path.abspath(dest))
-        if not dest.is_relative_to(self.knowledge_dir):
-            raise ValueError(f"refusing to write outside the knowledge folder: {dest}")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            if sha256_file(dest) == sha256_file(src):
-                return dest.relative_to(self.knowledge_dir).as_posix(), dest
-            stem, suffix, n = dest.stem, dest.suffix, 2
-            while dest.exists():  # same name, other content: keep both
-                dest = dest.with_name(f"{stem} ({n}){suffix}")
-                n += 1
-        tmp = dest.with_name(f".{dest.name}.kdesk-tmp")
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
-        return dest.relative_to(self.knowledge_dir).as_posix(), dest
-
     def _prune_empty_dirs(self) -> None:
         for root, dirs, files in os.walk(self.knowledge_dir, topdown=False):
             p = Path(root)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from desktop_app.core.index.manifest import FAILED, INDEXED, Entry, Manifest
-from desktop_app.core.knowledge import clean_name, scope_of
+from desktop_app.core.knowledge import scope_of
 
 
 def _entry(name: str, status: str = INDEXED, chunks: int = 3) -> Entry:
@@ -41,10 +41,3 @@ def test_scope_comes_from_the_at_folder():
     assert scope_of("@alice/notes.md") == "alice"
     assert scope_of("@alice") == "shared"  # a file named like that is not a folder
     assert scope_of("papers/a.pdf") == "shared"
-
-
-def test_clean_name_strips_separators_and_control_characters_but_keeps_emoji():
-    assert clean_name("a\nb.txt") == "a_b.txt"
-    assert clean_name("..") == "unnamed"
-    assert clean_name("🦜 notes.md") == "🦜 notes.md"
-    assert "/" not in clean_name("x/y")
