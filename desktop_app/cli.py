@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 # Feature modules that add subcommands; each exposes register(subparsers).
-COMMAND_MODULES: list[str] = ["desktop_app.commands.models"]
+COMMAND_MODULES: list[str] = ["desktop_app.commands.models", "desktop_app.commands.ask"]
 
 _EPILOG = """examples:
   kdesk                                   start the desktop app

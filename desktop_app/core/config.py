@@ -58,6 +58,7 @@ class LLMConfig:
     max_tokens: int = 512
     temperature: float = 0.2
     agentic: bool = False
+    threads: int = 0  # gguf: CPU threads for the in-process server; 0 = auto
 
 
 @dataclass

@@ -13,7 +13,8 @@ class RouteDecided:
     use_rag: bool
     search_query: str
     is_followup: bool
-    by: str  # "llm" | "heuristic" | "mode"
+    by: str  # "llm" | "heuristic" | "mode" | "agent"
+    reason: str = ""  # why: the heuristic's marker, or why the LLM router was not used
 
 
 @dataclass

@@ -1,0 +1,126 @@
+"""Router benchmark: accuracy of the LLM path and the heuristic path on a labelled JSONL set.
+
+Each line: {"message", "last_subject", "use_rag", "is_followup", "category", "lang"}. A route is
+correct when ``use_rag`` matches; ``is_followup`` accuracy is reported beside it. The LLM path is
+scored as the LLM answered: a reply that fails (timeout, unparseable JSON) counts as wrong and
+is also counted under ``llm_failures`` (in the app the heuristic would step in).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core.config import RouterConfig
+from desktop_app.core.llm.base import ChatModel, LLMError
+from desktop_app.core.router import RouteError, Router, heuristic_route
+
+SET_PATH = Path(__file__).with_name("router_set.jsonl")
+
+
+def load_set(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if "message" not in row or "use_rag" not in row:
+            raise ValueError(f"{path}:{i}: each line needs 'message' and 'use_rag'")
+        rows.append(row)
+    return rows
+
+
+class _Score:
+    def __init__(self) -> None:
+        self.n = self.rag_ok = self.followup_ok = self.failures = 0
+        self.by_group: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.ms: list[float] = []
+
+    def add(self, row: dict, use_rag: bool | None, followup: bool | None, ms: float) -> None:
+        ok = use_rag is not None and use_rag == bool(row["use_rag"])
+        self.n += 1
+        self.rag_ok += ok
+        self.followup_ok += followup is not None and followup == bool(row.get("is_followup", False))
+        self.failures += use_rag is None
+        self.ms.append(ms)
+        for key in (f"category:{row.get('category', '?')}", f"lang:{row.get('lang', '?')}"):
+            self.by_group[key][0] += ok
+            self.by_group[key][1] += 1
+
+    def report(self) -> dict[str, Any]:
+        n = max(1, self.n)
+        return {
+            "n": self.n,
+            "use_rag_accuracy": round(self.rag_ok / n, 3),
+            "is_followup_accuracy": round(self.followup_ok / n, 3),
+            "failures": self.failures,
+            "by_group": {k: round(v[0] / max(1, v[1]), 3) for k, v in sorted(self.by_group.items())},
+            "ms_p50": round(statistics.median(self.ms), 1) if self.ms else None,
+            "ms_max": round(max(self.ms), 1) if self.ms else None,
+        }
+
+
+def run_router_bench(
+    set_path: Path,
+    chat_model: ChatModel | None,
+    config: RouterConfig | None = None,
+    limit: int | None = None,
+    model_name: str = "",
+) -> dict[str, Any]:
+    """Accuracy of both paths; the heuristic path runs without retrieval evidence (no KB)."""
+    rows = load_set(set_path)[:limit]
+    config = config or RouterConfig()
+    heur, llm = _Score(), _Score()
+    router = Router(chat_model, config)
+    mistakes: list[dict[str, Any]] = []
+    for row in rows:
+        subject = row.get("last_subject") or None
+        t0 = time.perf_counter()
+        h = heuristic_route(row["message"], subject, None, config.min_hit_score)
+        heur.add(row, h.use_rag, h.is_followup, (time.perf_counter() - t0) * 1000)
+        if h.use_rag != bool(row["use_rag"]):
+            mistakes.append({"path": "heuristic", "message": row["message"], "expected": row["use_rag"]})
+        if chat_model is None:
+            continue
+        t0 = time.perf_counter()
+        try:
+            r = router.llm_route(row["message"], last_subject=subject)
+            use_rag, followup = r.use_rag, r.is_followup
+        except (LLMError, RouteError):
+            use_rag = followup = None
+        llm.add(row, use_rag, followup, (time.perf_counter() - t0) * 1000)
+        if use_rag != bool(row["use_rag"]):
+            mistakes.append(
+                {"path": "llm", "message": row["message"], "expected": row["use_rag"], "got": use_rag}
+            )
+    return {
+        "set": str(set_path),
+        "messages": len(rows),
+        "model": model_name or None,
+        "heuristic": heur.report(),
+        "llm": llm.report() if chat_model is not None else None,
+        "mistakes": mistakes,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    lines = [f"router benchmark: {report['messages']} messages from {report['set']}"]
+    for path in ("heuristic", "llm"):
+        r = report.get(path)
+        if not r:
+            lines.append(f"  {path:<9}  (not run: no language model)")
+            continue
+        lines.append(
+            f"  {path:<9}  use_rag accuracy {r['use_rag_accuracy']:.3f}   is_followup accuracy "
+            f"{r['is_followup_accuracy']:.3f}   failures {r['failures']}   p50 {r['ms_p50']} ms"
+        )
+        lines.append(
+            "             " + "  ".join(f"{k.split(':', 1)[1]} {v:.2f}" for k, v in r["by_group"].items())
+        )
+    if report.get("model"):
+        lines.append(f"  model: {report['model']}")
+    return "\n".join(lines)
