@@ -246,6 +246,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     parser.set_defaults(func=cmd_gui, data_dir=None, json=False, verbose=False)
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="index, search and answer in a temp folder, open the window, exit 0 if all work",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     parser._kdesk_common = common  # type: ignore[attr-defined]  # for feature modules
 
@@ -291,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if getattr(args, "self_test", False):
+        from desktop_app.selftest import run_self_test
+
+        return run_self_test()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
