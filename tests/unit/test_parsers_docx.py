@@ -113,6 +113,44 @@ def test_docx_with_damaged_document_xml_is_corrupt(tmp_path: Path) -> None:
         parse_file(bad)
 
 
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def test_password_protected_docx_asks_for_the_password(tmp_path: Path) -> None:
+    # Word stores an encrypted DOCX as an OLE compound file holding an "EncryptedPackage" stream.
+    path = tmp_path / "locked.docx"
+    path.write_bytes(OLE_MAGIC + bytes(1024) + "EncryptedPackage".encode("utf-16-le") + bytes(512))
+    with pytest.raises(ParseError, match="encrypted DOCX: a password is required"):
+        parse_file(path)
+
+
+def test_old_binary_doc_renamed_docx_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "old.docx"
+    path.write_bytes(OLE_MAGIC + bytes(1024) + "WordDocument".encode("utf-16-le") + bytes(512))
+    with pytest.raises(ParseError, match=r"old binary Word \(\.doc\)"):
+        parse_file(path)
+
+
+def test_macro_enabled_document_is_refused_without_leaking_the_full_path(tmp_path: Path) -> None:
+    source = tmp_path / "plain.docx"
+    document = docx.Document()
+    document.add_paragraph("text")
+    document.save(source)
+    target = tmp_path / "macro.docx"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "[Content_Types].xml":
+                data = data.replace(
+                    b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+                    b"application/vnd.ms-word.document.macroEnabled.main+xml",
+                )
+            dst.writestr(item, data)
+    with pytest.raises(ParseError, match="corrupt DOCX") as info:
+        parse_file(target)
+    assert str(tmp_path) not in str(info.value)
+
+
 # --------------------------------------------------------------------------- shared corpora
 
 

@@ -7,7 +7,6 @@ unwrapped) because python-docx's ``paragraphs``/``tables`` lists lose the interl
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,15 @@ _P, _TBL, _TR, _TC = f"{_W}p", f"{_W}tbl", f"{_W}tr", f"{_W}tc"
 # Wrappers whose children belong to the enclosing container (content controls, custom XML, ins/del marks).
 _WRAPPERS = frozenset({f"{_W}sdt", f"{_W}sdtContent", f"{_W}customXml", f"{_W}smartTag", f"{_W}ins"})
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")  # the stream name, in the OLE directory
 
 
-def _short(exc: BaseException, limit: int = 120) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+def _short(exc: BaseException, path: Path | None = None, limit: int = 120) -> str:
+    text = str(exc)
+    if path is not None:  # python-docx puts the full path in some messages; the name is enough
+        text = text.replace(str(path), path.name)
+    text = " ".join(text.split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -126,16 +130,25 @@ def parse_docx(path: Path) -> list[Section]:
     from docx.text.paragraph import Paragraph
 
     try:
+        with path.open("rb") as fh:
+            is_ole = fh.read(len(_OLE_MAGIC)) == _OLE_MAGIC
+            # An OLE compound file: Word encrypts DOCX into one, and old binary .doc files are one.
+            encrypted = is_ole and _OLE_ENCRYPTED in fh.read()
+    except OSError as exc:
+        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+    if encrypted:
+        raise ParseError("encrypted DOCX: a password is required")
+    if is_ole:
+        raise ParseError("corrupt DOCX: this is an old binary Word (.doc) file; save it as .docx")
+
+    try:
         document = docx.Document(str(path))
         body = document.element.body
     except PackageNotFoundError as exc:
         raise ParseError("corrupt DOCX: not a Word (zip) package") from exc
-    except zipfile.BadZipFile as exc:
-        raise ParseError(f"corrupt DOCX: {_short(exc)}") from exc
-    except ValueError as exc:  # e.g. a .docm/.dotx content type, or malformed XML
-        raise ParseError(f"corrupt DOCX: {_short(exc)}") from exc
     except (Exception, RecursionError) as exc:
-        raise ParseError(f"corrupt DOCX: {_short(exc)}") from exc
+        # BadZipFile, a .docm/.dotx content type (ValueError), malformed XML, missing parts...
+        raise ParseError(f"corrupt DOCX: {_short(exc, path)}") from exc
 
     # (heading_path, blocks, has_body) per section; the first has no heading.
     sections: list[tuple[list[str], list[str], bool]] = [([], [], False)]
@@ -168,7 +181,7 @@ def parse_docx(path: Path) -> list[Section]:
     except ParseError:
         raise
     except (Exception, RecursionError) as exc:
-        raise ParseError(f"corrupt DOCX: {_short(exc)}") from exc
+        raise ParseError(f"corrupt DOCX: {_short(exc, path)}") from exc
 
     with_body = [s for s in sections if s[2]]
     kept = with_body or [s for s in sections if s[1]]

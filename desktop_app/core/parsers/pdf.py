@@ -38,6 +38,8 @@ def parse_pdf(path: Path) -> list[Section]:
 
     try:
         reader = PdfReader(path, strict=False)
+    except OSError as exc:
+        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
     except (Exception, RecursionError) as exc:
         raise ParseError(f"corrupt PDF: {_short(exc)}") from exc
 
