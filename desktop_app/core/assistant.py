@@ -38,11 +38,12 @@ from desktop_app.core.tasks import Cancelled
 log = logging.getLogger(__name__)
 
 _CITE = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
-_TOPIC_DROP = re.compile(
-    r"^\s*(what|how|why|which|when|where|who|does|do|did|is|are|can|could|tell me( more)? about|"
-    r"describe|explain|give me|show me|list)\b|[?？!！。.]|请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢",
+_LEAD_WORDS = re.compile(
+    r"^\s*(what|how|why|which|when|where|who|does|do|did|is|are|was|were|can|could|should|would|tell|me|"
+    r"more|about|describe|explain|give|show|list|please|the|a|an)\b[\s,]*",
     re.I,
 )
+_ZH_DROP = re.compile(r"请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢")
 MAX_AGENT_ROUNDS = 3
 
 
@@ -74,8 +75,13 @@ class Conversation:
 
 def topic_of(query: str) -> str:
     """A query stripped of question words, kept as the subject of later follow-ups."""
-    topic = re.sub(r"\s+", " ", _TOPIC_DROP.sub(" ", query)).strip()
-    return topic or query.strip()
+    topic = _ZH_DROP.sub("", query).strip().strip("?？!！。.")
+    while True:
+        shorter = _LEAD_WORDS.sub("", topic, count=1)
+        if shorter == topic:
+            break
+        topic = shorter
+    return re.sub(r"\s+", " ", topic).strip() or query.strip()
 
 
 def parse_citations(text: str, blocks: Sequence[ContextBlock]) -> tuple[list[int], list[int]]:
