@@ -185,6 +185,24 @@ def test_html_declared_charset_is_honoured(tmp_path: Path) -> None:
     assert sections[0].text == "鸚鵡"
 
 
+def test_xml_declared_encoding_is_honoured(tmp_path: Path) -> None:
+    xml = '<?xml version="1.0" encoding="GBK"?><birds><bird>金刚鹦鹉</bird></birds>'
+    [section] = parse_file(_write(tmp_path, "birds.xml", xml.encode("gbk")))
+    assert section.text == xml
+
+
+def test_html_with_an_unclosed_skipped_element_still_shows_the_body(tmp_path: Path) -> None:
+    html = "<html><head><noscript><link rel=x><body><p>Visible text.</p></body></html>"
+    sections = parse_file(_write(tmp_path, "broken.html", html.encode()))
+    assert sections[0].text == "Visible text."
+
+
+def test_sixteen_bit_binary_data_is_not_taken_for_utf16(tmp_path: Path) -> None:
+    data = b"".join(i.to_bytes(2, "little") for i in range(1, 30)) * 100
+    with pytest.raises(ParseError, match="binary file"):
+        parse_file(_write(tmp_path, "samples.txt", data))
+
+
 @pytest.mark.parametrize(
     ("name", "content"),
     [

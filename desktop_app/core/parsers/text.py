@@ -69,9 +69,15 @@ def decode_bytes(data: bytes, *, declared: bool = False) -> tuple[str, str]:
     utf16 = _sniff_utf16(sample)
     if utf16:
         try:
-            return data.decode(utf16), utf16
+            text = data.decode(utf16)
         except UnicodeDecodeError:
-            pass  # not UTF-16 after all: the binary check below decides
+            text = None  # not UTF-16 after all: the binary check below decides
+        if text is not None:
+            # 16-bit binary data (small integers) also has a NUL in every other byte.
+            head = text[:8192]
+            if sum(1 for ch in head if ord(ch) in _CONTROL_BYTES) > 0.05 * len(head):
+                raise ParseError("binary file: not text")
+            return text, utf16
     if _looks_binary(sample):
         raise ParseError("binary file: not text")
 
@@ -310,6 +316,8 @@ class _HTMLText(HTMLParser):
         self._buf: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "body":
+            self._skip_depth = 0  # an unclosed <noscript> or <svg> in the head must not hide the page
         if tag in self._SKIP:
             self._skip_depth += 1
             return
