@@ -20,7 +20,7 @@ QLabel#panelTitle { font-size: 15px; font-weight: 600; padding: 2px 0 4px 0; }
 QLabel#placeholder { color: palette(placeholder-text); font-size: 15px; padding: 60px 30px; }
 QFrame#dropZone { border: 2px dashed palette(mid); border-radius: 10px; min-height: 44px; }
 QFrame#dropZone[active="true"] { border-color: palette(highlight); background: palette(alternate-base); }
-QFrame#userMessage { background: palette(highlight); border-radius: 12px; margin-left: 80px; }
+QFrame#userMessage { background: palette(highlight); border-radius: 12px; }
 QFrame#userMessage QLabel { color: palette(highlighted-text); }
 QFrame#answerMessage { background: palette(alternate-base); border: 1px solid palette(midlight);
     border-radius: 12px; margin-right: 40px; }

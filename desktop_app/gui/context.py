@@ -151,25 +151,22 @@ class AppContext(QObject):
         self.load_failed.emit(message)
 
     # -- assistant calls -----------------------------------------------------------------------
-    def call_ask(self, question: str, conversation: list[dict], mode: str, scope: str, state):
-        """Assistant.ask with the arguments its signature accepts (scope is optional)."""
-        kwargs: dict[str, Any] = {"conversation": conversation, "mode": mode, "cancel": state}
-        try:
-            params = inspect.signature(self.assistant.ask).parameters
-            if "scope" in params:
-                kwargs["scope"] = None if scope == "shared" else scope
-            kwargs = {k: v for k, v in kwargs.items() if k in params} if params else kwargs
-        except (TypeError, ValueError):
-            pass
-        return self.assistant.ask(question, **kwargs)
+    def call_ask(self, question: str, conversation: Any, mode: str, state):
+        """Assistant.ask on a pool thread (the conversation object keeps history and subject)."""
+        return self.assistant.ask(question, conversation=conversation, mode=mode, cancel=state)
 
-    def call_identify(self, image: Path, state):
-        kwargs: dict[str, Any] = {"cancel": state}
+    def new_conversation(self, scope: str) -> Any:
+        """A fresh Conversation for a collection (None: the shared one)."""
+        return self.assistant.new_conversation(None if scope == "shared" else scope)
+
+    def call_identify(self, image: Path, conversation: Any, state):
+        """Assistant.identify with the arguments its signature accepts."""
+        offered: dict[str, Any] = {"conversation": conversation, "cancel": state}
         try:
             params = inspect.signature(self.assistant.identify).parameters
-            kwargs = {k: v for k, v in kwargs.items() if k in params}
+            kwargs = {k: v for k, v in offered.items() if k in params}
         except (TypeError, ValueError):
-            pass
+            kwargs = {}
         return self.assistant.identify(image, **kwargs)
 
     # -- settings ------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ ZH_CN: dict[str, str] = {
     "Waiting for the knowledge base to open…": "正在等待知识库打开…",
     "Adding {n} item(s)…": "正在添加 {n} 项…",
     "Checking for changes…": "正在检查变更…",
+    "Indexing {name}": "正在索引 {name}",
     "Re-indexing…": "正在重建索引…",
     "added": "已添加",
     "updated": "已更新",

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter
 
+from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, set_language, tr
@@ -86,18 +87,21 @@ class MainWindow(QMainWindow):
             title = tr(ROLE_TITLES[role])
             if status.name:
                 label.setText(f"● {title}: {status.name}")
-                label.setToolTip(status.name)
+                label.setToolTip(plain_tooltip(status.name))
                 label.setProperty("missing", False)
             else:
                 label.setText(f"○ {title}: {tr('none')}")
-                label.setToolTip(status.reason or tr("not loaded"))
+                label.setToolTip(plain_tooltip(status.reason or tr("not loaded")))
                 label.setProperty("missing", True)
             label.style().unpolish(label)
             label.style().polish(label)
 
     def status_text(self) -> dict[str, str]:
         """role -> shown text and reason (tests)."""
-        return {r: f"{lbl.text()} ({lbl.toolTip()})" for r, lbl in self.status_labels.items()}
+        return {
+            r: f"{lbl.text()} ({self.ctx.status[r].reason or self.ctx.status[r].name})"
+            for r, lbl in self.status_labels.items()
+        }
 
     def open_citation(self, citation: Any) -> None:
         was_hidden = self.viewer.isHidden()

@@ -8,6 +8,7 @@ Citation markers ``[n]`` become ``cite:n`` anchors; clicks are handled by the ch
 
 from __future__ import annotations
 
+import html
 import re
 
 from PySide6.QtCore import QUrl, Signal
@@ -70,6 +71,11 @@ def strip_foreign_links(doc: QTextDocument) -> None:
                     cursor.setCharFormat(clean)
             it += 1
         block = block.next()
+
+
+def plain_tooltip(text: str) -> str:
+    """Tooltips guess rich text from content; escape it so document text stays text."""
+    return "<qt>" + html.escape(text) + "</qt>" if text else ""
 
 
 def is_cite_url(url: QUrl) -> bool:

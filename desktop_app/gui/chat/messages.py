@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
-from desktop_app.gui.chat.markdown import SafeTextBrowser
+from desktop_app.gui.chat.markdown import SafeTextBrowser, plain_tooltip
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.identify.card import plain_label
 
@@ -49,15 +49,22 @@ class AutoHeightBrowser(SafeTextBrowser):
         return QSize(400, int(self.document().size().height()) + 6)
 
 
-class UserMessage(QFrame):
+class UserMessage(QWidget):
+    """The user's question: a right-aligned bubble as wide as its text."""
+
     def __init__(self, text: str, parent=None) -> None:
         super().__init__(parent)
-        self.setObjectName("userMessage")
         self.text = text
+        self.bubble = QFrame(objectName="userMessage")
+        self.bubble.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
         label = plain_label(text)
+        inner = QHBoxLayout(self.bubble)
+        inner.setContentsMargins(12, 8, 12, 8)
+        inner.addWidget(label)
         lay = QHBoxLayout(self)
-        lay.setContentsMargins(12, 8, 12, 8)
-        lay.addWidget(label)
+        lay.setContentsMargins(80, 0, 0, 0)
+        lay.addStretch(1)
+        lay.addWidget(self.bubble)
 
 
 class AnswerMessage(QFrame):
@@ -75,6 +82,7 @@ class AnswerMessage(QFrame):
         self.answer: Any = None
         self.route: Any = None
         self.finished = False
+        self.events: list[Any] = []  # everything received, in order (tests, debugging)
 
         self.route_label = plain_label(object_name="muted")
         self.route_label.hide()
@@ -111,6 +119,7 @@ class AnswerMessage(QFrame):
 
     # -- events --------------------------------------------------------------------------------
     def handle_event(self, event: Any) -> None:
+        self.events.append(event)
         if isinstance(event, ev.RouteDecided):
             self.route = event
             self._show_route(event)
@@ -154,7 +163,9 @@ class AnswerMessage(QFrame):
         for citation in self.citations:
             chip = QPushButton(citation_label(citation), objectName="citeChip")
             chip.setCursor(Qt.PointingHandCursor)
-            chip.setToolTip(" ".join(citation.text.split())[:300] if citation.text else citation.source)
+            chip.setToolTip(
+                plain_tooltip(" ".join(citation.text.split())[:300] if citation.text else citation.source)
+            )
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
             self.chips_row.addWidget(chip)
             self.chips.append(chip)

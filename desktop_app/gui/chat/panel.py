@@ -51,7 +51,7 @@ class ChatPanel(QWidget):
         self.ctx = ctx
         self.scope_getter = scope_getter or (lambda: "shared")
         self.setAcceptDrops(True)
-        self.conversation: list[dict[str, str]] = []
+        self.conversation: Any = None  # the assistant's Conversation (history, last subject)
         self.messages: list[QWidget] = []
         self._queued: list[tuple[str, Any]] = []  # work waiting for the KB to open
 
@@ -130,15 +130,14 @@ class ChatPanel(QWidget):
 
     def _start_ask(self, question: str, answer: AnswerMessage) -> None:
         ctx = self.ctx
-        history = list(self.conversation)
         mode = ctx.config.router.mode
         scope = self.scope_getter()
         kb = ctx.kb
-        assistant = ctx.assistant
-        if assistant is not None:
+        if ctx.assistant is not None:
+            conversation = self._conversation_for(scope)
 
             def work(state):
-                return ctx.call_ask(question, history, mode, scope, state)
+                return ctx.call_ask(question, conversation, mode, state)
         else:
             from desktop_app.gui.chat.fallback import passages_answer
 
@@ -148,12 +147,8 @@ class ChatPanel(QWidget):
             def work(state):
                 return passages_answer(kb, question, scope, top_k)
 
-        self.conversation.append({"role": "user", "content": question})
-
         def done() -> None:
             answer.finish()
-            if answer.text:
-                self.conversation.append({"role": "assistant", "content": answer.text})
             self._update_buttons()
             self.answer_finished.emit(answer)
 
@@ -185,25 +180,29 @@ class ChatPanel(QWidget):
             self.identify_finished.emit(card)
             return
 
+        conversation = self._conversation_for(self.scope_getter())
+
         def done() -> None:
             card.finish()
-            name = (card.decision or {}).get("final_name") or (
-                card.candidates[0].get("name") if card.candidates else ""
-            )
-            if name:
-                self.conversation.append({"role": "assistant", "content": f"The photo shows: {name}"})
             self._update_buttons()
             self.identify_finished.emit(card)
 
         ctx.runner.run(
             "identify",
-            lambda state: ctx.call_identify(image, state),
+            lambda state: ctx.call_identify(image, conversation, state),
             on_partial=card.handle_event,
             on_failure=card.show_error,
             on_cancelled=card.mark_stopped,
             on_finished=done,
         )
         self._update_buttons()
+
+    def _conversation_for(self, scope: str) -> Any:
+        """The running conversation, or a new one when the collection changed."""
+        wanted = None if scope == "shared" else scope
+        if self.conversation is None or getattr(self.conversation, "scope", None) != wanted:
+            self.conversation = self.ctx.new_conversation(scope)
+        return self.conversation
 
     def _choose_image(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core import events as ev
+from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import on_language_changed, tr
 
 LEVEL_COLORS = {"High": "#2e7d32", "Medium": "#ef6c00", "Low": "#c62828"}
@@ -180,7 +181,7 @@ class IdentifyCard(QFrame):
             bar.setMaximumHeight(16)
             source = str(cand.get("source", ""))
             if source:
-                bar.setToolTip(source)
+                bar.setToolTip(plain_tooltip(source))
             self.candidates_box.addWidget(name, row, 0)
             self.candidates_box.addWidget(bar, row, 1)
         if self.level:

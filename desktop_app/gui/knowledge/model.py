@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import tr
 
 COLUMNS = ("Document", "Status", "Chunks", "Size", "Error")
@@ -59,7 +60,7 @@ class DocumentsModel(QAbstractTableModel):
             if col == 4:
                 return doc.error or ""
         if role == Qt.ToolTipRole:
-            return doc.error or doc.name
+            return plain_tooltip(doc.error or doc.name)
         if role == Qt.TextAlignmentRole and col in (2, 3):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ForegroundRole and doc.status == "failed" and col in (1, 4):

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -69,6 +69,10 @@ class KnowledgePanel(QWidget):
         self._pending: list[tuple[list[Path], str]] = []  # drops before the KB is ready
         self._scopes: list[str] = ["shared"]
         self.last_report: Any = None
+        # While a batch runs, the table refreshes now and then so files appear as they are indexed.
+        self.live_refresh = QTimer(self)
+        self.live_refresh.setInterval(1000)
+        self.live_refresh.timeout.connect(self.refresh)
 
         self.title = QLabel(objectName="panelTitle")
         self.scope_label = QLabel()
@@ -304,7 +308,7 @@ class KnowledgePanel(QWidget):
             self.progress.setValue(done)
             self.progress.setFormat(f"{done}/{total}")
         if message:
-            self.progress_label.setText(message)
+            self.progress_label.setText(tr("Indexing {name}").format(name=message))
 
     def _batch_done(self, report: Any) -> None:
         self.last_report = report
@@ -363,6 +367,10 @@ class KnowledgePanel(QWidget):
         self.documents_refreshed.emit()
 
     def _set_busy(self, busy: bool) -> None:
+        if busy:
+            self.live_refresh.start()
+        else:
+            self.live_refresh.stop()
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.progress_label.setVisible(busy)

@@ -51,6 +51,7 @@ class SourceViewer(QWidget):
         self.mode = ""  # "pdf" | "text" | ""
         self.highlighted = False
         self._loaded_pdf: Path | None = None
+        self.highlighted_text = ""  # the cited chunk as shown in a text document
 
         self.title = QLabel(objectName="panelTitle")
         self.title.setTextFormat(Qt.PlainText)
@@ -206,6 +207,7 @@ class SourceViewer(QWidget):
         selection.cursor = cursor
         self.text_view.setExtraSelections([selection])
         self.highlighted = end > start
+        self.highlighted_text = text[start:end]
         scroll = QTextCursor(self.text_view.document())
         scroll.setPosition(start)
         self.text_view.setTextCursor(scroll)
