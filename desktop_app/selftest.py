@@ -63,7 +63,8 @@ def _core(data_dir: Path, log: list[str]) -> tuple[Any, str]:
         extract = extractive_answer(QUESTION, blocks)
         if EXPECTED not in extract.text or not extract.cited:
             raise RuntimeError(f"the extractive answer misses {EXPECTED!r}: {extract.text!r}")
-        print(f"self-test: Q: {QUESTION}\nself-test: A: {extract.text.splitlines()[-1]}", file=sys.stderr)
+        answer = " ".join(line.strip() for line in extract.text.splitlines()[1:] if line.strip())
+        print(f"self-test: Q: {QUESTION}\nself-test: A: {answer}", file=sys.stderr)
         return kb.embedder, extract.text
     finally:
         kb.close()
