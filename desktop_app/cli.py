@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 # Feature modules that add subcommands; each exposes register(subparsers).
-COMMAND_MODULES: list[str] = ["desktop_app.commands.models", "desktop_app.commands.ask"]
+COMMAND_MODULES: list[str] = [
+    "desktop_app.commands.models",
+    "desktop_app.commands.ask",
+    "desktop_app.commands.identify",
+]
 
 _EPILOG = """examples:
   kdesk                                   start the desktop app
@@ -245,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common],
     )
-    parser.set_defaults(func=cmd_gui, data_dir=None, json=False, verbose=False)
+    parser.set_defaults(func=cmd_gui)
     parser.add_argument(
         "--self-test",
         action="store_true",
@@ -291,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    # Global options may come before or after the command. Their defaults are filled in here, not
+    # with set_defaults: parent parsers share Action objects, so a default set on the top-level
+    # parser would overwrite a value given before the subcommand.
+    for name, default in (("data_dir", None), ("json", False), ("verbose", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -303,6 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    # Libraries' own chatter (weight-loading bars, recoverable PDF warnings) is not for users;
+    # --verbose shows it.
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if not args.verbose:
+        for noisy in ("pypdf", "chromadb", "transformers", "sentence_transformers", "jieba"):
+            logging.getLogger(noisy).setLevel(logging.ERROR)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
