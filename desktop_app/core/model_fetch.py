@@ -273,8 +273,10 @@ def fetch_model(
     from huggingface_hub.utils import build_hf_headers
 
     fetched: list[FetchedFile] = []
+    # config.json last: folder scanners (the reranker's "auto") treat config + weights as a model.
+    files = sorted(spec.files, key=lambda f: Path(f.path).name == "config.json")
     with _online():
-        for f in spec.files:
+        for f in files:
             local = work / f.path
             # A file finished (and checked) by an earlier, interrupted run is kept.
             if not _file_ok(local, f.size, f.sha256):

@@ -337,6 +337,46 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
 
 
 def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir) -> RoleStatus:
+    """Ask the real loader's finder (desktop_app.core.rerank: file checks only) so this says what
+    retrieval will actually use; fall back to the manifest when that module is absent."""
+    chosen = cfg.retrieval.reranker.strip() or "auto"
+    if chosen.lower() in ("none", "off", "false") or not _module_installed("desktop_app.core.rerank"):
+        return _reranker_from_manifest(cfg, specs, avails, data_dir)
+    try:
+        from desktop_app.core.rerank import find_reranker
+
+        path, why = find_reranker(chosen, data_dir)
+    except Exception:  # noqa: BLE001 - someone else's module: never let it break `kdesk models`
+        return _reranker_from_manifest(cfg, specs, avails, data_dir)
+    first = _first(avails)
+    if path is None:
+        cmd = first.install_command if first and not first.installed else None
+        return RoleStatus("reranker", None, None, None, why, cmd, "", avails)
+    spec = _by_folder_or_id(specs, path.name)
+    if spec is None:
+        return RoleStatus(
+            "reranker", f"{path.name} (local folder)", path.name, str(path), why, None, "", avails
+        )
+    problem = check_folder(path, spec)
+    if problem:  # the loader will try it, but it is not the published model
+        return RoleStatus(
+            "reranker",
+            spec.id,
+            spec.id,
+            str(path),
+            f"{why}; warning: {problem}",
+            spec.install_command,
+            "",
+            avails,
+        )
+    return RoleStatus(
+        "reranker", spec.id, spec.id, str(path), f'retrieval.reranker = "{chosen}"', None, "", avails
+    )
+
+
+def _reranker_from_manifest(
+    cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir
+) -> RoleStatus:
     chosen = cfg.retrieval.reranker.strip() or "auto"
     first = _first(avails)
     if chosen == "none":
@@ -429,31 +469,31 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
                 avails,
             )
         name = cfg.llm.gguf.strip()
-        if name:
-            found = find_model(name, data_dir)
-            if found is not None and found.is_file():
-                return RoleStatus(
-                    "chat", found.name, name, str(found), 'llm.backend = "gguf"', None, "", avails
-                )
+        if not name:
+            hint = f"set {gguf_spec.enable}" if gguf_spec else ""
+            cmd = gguf.install_command if gguf and not gguf.installed else None
             return RoleStatus(
                 "chat",
                 None,
                 None,
                 None,
-                f'llm.gguf = "{name}" is not in any models folder; answers are extractive',
-                gguf.install_command if gguf else None,
-                "",
+                'llm.backend = "gguf" but llm.gguf names no file; answers are extractive',
+                cmd,
+                hint,
                 avails,
             )
-        if gguf and gguf.installed and gguf_spec:
-            path = str(Path(gguf.path or "") / gguf_spec.files[0].path)
-            return RoleStatus("chat", gguf.id, gguf.id, path, 'llm.backend = "gguf"', None, "", avails)
+        found = find_model(name, data_dir)
+        if found is not None and found.is_dir():  # a folder: the loader takes its first .gguf
+            ggufs = sorted(found.glob("*.gguf"))
+            found = ggufs[0] if ggufs else None
+        if found is not None and found.is_file():
+            return RoleStatus("chat", found.name, name, str(found), 'llm.backend = "gguf"', None, "", avails)
         return RoleStatus(
             "chat",
             None,
             None,
             None,
-            f"{gguf.reason if gguf else 'no GGUF in the manifest'}; answers are extractive",
+            f'llm.gguf = "{name}" is not in any models folder; answers are extractive',
             gguf.install_command if gguf else None,
             "",
             avails,
