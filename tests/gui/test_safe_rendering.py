@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from desktop_app.core import events as ev
 from desktop_app.gui.chat.markdown import SafeTextBrowser, anchors_of, has_images
 from desktop_app.gui.chat.messages import AnswerMessage
@@ -61,3 +63,34 @@ def test_streamed_answer_with_hostile_quote_renders_safely(qtbot):
     assert anchors_of(message.body.document()) == ["cite:1"]
     assert message.body.resource_requests == []
     assert [c.text() for c in message.chips] == ["[1] care.md"]
+
+
+def test_hostile_document_through_the_whole_app_stays_text(make_window, qtbot, drop, tmp_path):
+    """A document with HTML, remote images and file: links: indexed, cited, viewed, never executed."""
+    window = make_window()
+    hostile = tmp_path / "hostile.md"
+    hostile.write_text(
+        "# Cockatoo diet\n\n"
+        "<script>fetch('http://127.0.0.1:9/steal')</script> Cockatoos eat seeds, nuts and berries. "
+        '<img src="http://127.0.0.1:9/tracker.png"> [see the diet list](file:///etc/passwd) '
+        "![pixel](http://127.0.0.1:9/pixel.gif) <a href='javascript:alert(1)'>more about cockatoo diet</a>\n",
+        encoding="utf-8",
+    )
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=60_000):
+        drop(window.knowledge, [hostile])
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
+        window.chat.ask("What do cockatoos eat?")
+    answer = blocker.args[0]
+    assert answer.citations and answer.citations[0].source == "hostile.md"
+    # The answer quotes the document: its markup is text, its links are gone, nothing was loaded.
+    assert set(anchors_of(answer.body.document())) <= {f"cite:{c.n}" for c in answer.citations}
+    assert not has_images(answer.body.document())
+    assert answer.body.resource_requests == []
+    # Chip tooltips quote the chunk: escaped, so Qt's rich-text guess cannot render it.
+    tip = answer.chips[0].toolTip()
+    assert "<script>" not in tip and "&lt;script&gt;" in tip
+    # The source view is plain text: the raw markup is visible as characters.
+    with qtbot.waitSignal(window.ctx.runner.job_finished, timeout=10_000):
+        qtbot.mouseClick(answer.chips[0], Qt.LeftButton)
+    qtbot.waitUntil(lambda: "<script>" in window.viewer.text_view.toPlainText(), timeout=10_000)
+    assert "file:///etc/passwd" in window.viewer.text_view.toPlainText()

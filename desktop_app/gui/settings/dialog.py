@@ -94,10 +94,10 @@ class SettingsDialog(QDialog):
         data_row.addWidget(self.open_data)
         general = QWidget()
         self.general_form = QFormLayout(general)
-        self.general_form.addRow("", self.language)
-        self.general_form.addRow("", data_row)
-        self.general_form.addRow("", self.data_hint)
-        self.general_form.addRow("", self.theme_note)
+        self.general_form.addRow(QLabel(), self.language)
+        self.general_form.addRow(QLabel(), data_row)
+        self.general_form.addRow(QLabel(), self.data_hint)
+        self.general_form.addRow(QLabel(), self.theme_note)
 
         # Assistant (LLM and router)
         self.backend = QComboBox()
@@ -117,12 +117,12 @@ class SettingsDialog(QDialog):
         self.backend.currentIndexChanged.connect(self._backend_changed)
         assistant = QWidget()
         self.llm_form = QFormLayout(assistant)
-        self.llm_form.addRow("", self.backend)
-        self.llm_form.addRow("", self.url)
-        self.llm_form.addRow("", self.model)
-        self.llm_form.addRow("", self.api_key)
-        self.llm_form.addRow("", gguf_row)
-        self.llm_form.addRow("", self.router_mode)
+        self.llm_form.addRow(QLabel(), self.backend)
+        self.llm_form.addRow(QLabel(), self.url)
+        self.llm_form.addRow(QLabel(), self.model)
+        self.llm_form.addRow(QLabel(), self.api_key)
+        self.llm_form.addRow(QLabel(), gguf_row)
+        self.llm_form.addRow(QLabel(), self.router_mode)
 
         # Retrieval
         r = cfg.retrieval
@@ -134,7 +134,7 @@ class SettingsDialog(QDialog):
         retrieval = QWidget()
         self.retrieval_form = QFormLayout(retrieval)
         for w in (self.top_k, self.coarse_k, self.dense_weight, self.keyword_weight, self.threshold):
-            self.retrieval_form.addRow("", w)
+            self.retrieval_form.addRow(QLabel(), w)
 
         # Identification
         i = cfg.identify
@@ -145,7 +145,7 @@ class SettingsDialog(QDialog):
         identify = QWidget()
         self.identify_form = QFormLayout(identify)
         for w in (self.high, self.medium, self.medium_below, self.unknown_below):
-            self.identify_form.addRow("", w)
+            self.identify_form.addRow(QLabel(), w)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(general, "")

@@ -1,0 +1,61 @@
+"""Settings: every section edits config.toml; the language switches live, labels included."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from desktop_app.core.config import load_config
+from desktop_app.gui.i18n import set_language
+
+
+def test_language_switches_live_and_settings_are_saved(make_window, qtbot, screenshot):
+    window = make_window()
+    dialog = window.open_settings()
+    qtbot.waitExposed(dialog)
+    assert dialog.label_for(dialog.language) == "Language"
+    assert window.chat.send_button.text() == "Send"
+    screenshot(dialog, "06-settings")
+
+    dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
+    # Everything already on screen is retranslated at once, the dialog itself too.
+    assert dialog.label_for(dialog.language) == "语言"
+    assert dialog.windowTitle() == "设置"
+    assert window.chat.send_button.text() == "发送"
+    assert window.knowledge.title.text() == "知识库"
+    assert window.knowledge.model.headerData(0, Qt.Horizontal) == "文档"
+    screenshot(window, "07-main-window-zh")
+    screenshot(dialog, "08-settings-zh")
+
+    dialog.backend.setCurrentIndex(dialog.backend.findData("openai"))
+    assert dialog.llm_form.isRowVisible(dialog.url) and not dialog.llm_form.isRowVisible(4)
+    dialog.url.setText("http://127.0.0.1:11434/v1")
+    dialog.model.setText("qwen2.5:0.5b")
+    dialog.router_mode.setCurrentIndex(dialog.router_mode.findData("always"))
+    dialog.top_k.setValue(7)
+    dialog.keyword_weight.setValue(0.3)
+    dialog.high.setValue(0.9)
+    with qtbot.waitSignal(window.ctx.runner.job_finished, timeout=10_000):
+        dialog.accept()
+    window.ctx.runner.wait_idle(30_000)
+
+    saved = load_config(window.ctx.data_dir / "config.toml")
+    assert saved.ui.language == "zh_CN"
+    assert saved.llm.backend == "openai"
+    assert saved.llm.url == "http://127.0.0.1:11434/v1"
+    assert saved.llm.model == "qwen2.5:0.5b"
+    assert saved.router.mode == "always"
+    assert saved.retrieval.top_k == 7
+    assert abs(saved.retrieval.keyword_weight - 0.3) < 1e-9
+    assert abs(saved.identify.high - 0.9) < 1e-9
+    assert window.ctx.config.router.mode == "always"  # live, no restart
+    set_language("en")
+
+
+def test_cancel_reverts_a_live_language_change(make_window, qtbot):
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
+    assert window.chat.send_button.text() == "发送"
+    dialog.reject()
+    assert window.chat.send_button.text() == "Send"
+    assert not (window.ctx.data_dir / "config.toml").exists()
