@@ -25,7 +25,7 @@ from desktop_app.core.config import Config, load_config
 from desktop_app.core.documents import Chunk, DocumentInfo, Hit, ParseError
 from desktop_app.core.embeddings import Embedder, make_embedder
 from desktop_app.core.index.manifest import FAILED, INDEXED, PENDING, Entry, Manifest, now_iso
-from desktop_app.core.index.store import ChromaStore, collection_name, make_client, scope_filter
+from desktop_app.core.index.store import ChromaStore, collection_name, make_client
 from desktop_app.core.tasks import NullTask, TaskState, check
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,7 @@ class KnowledgeBase:
         self._manifest: Manifest | None = None
         self._keyword = None
         self._handlers: dict[str, DocumentHandler] | None = None
+        self._retriever = None  # retrieval.Retriever, built on the first search
 
     # ------------------------------------------------------------------ lazily built parts
     @property
@@ -306,20 +307,20 @@ class KnowledgeBase:
         self, queries: Sequence[str], top_k: int | None = None, scope: str | None = None
     ) -> list[Hit]:
         """Several queries, one batched embedding call, merged and deduplicated (best score kept)."""
-        queries = [q for q in queries if q and q.strip()]
-        top_k = top_k or self.config.retrieval.top_k
-        if not queries or self.store.count() == 0:
-            return []
-        vectors = self.embedder.embed_queries(list(queries))
-        k = max(top_k, self.config.retrieval.coarse_k)
-        best: dict[str, Hit] = {}
-        for hits in self.store.query(vectors, k, where=scope_filter(scope)):
-            for h in hits:
-                if h.vector_score is not None and h.vector_score < self.config.retrieval.vector_threshold:
-                    continue
-                if h.chunk_id not in best or h.score > best[h.chunk_id].score:
-                    best[h.chunk_id] = h
-        return sorted(best.values(), key=lambda h: h.score, reverse=True)[:top_k]
+        return self.retriever.search_many(queries, top_k=top_k, scope=scope)
+
+    @property
+    def retriever(self):
+        """The two-stage retriever (retrieval.py): dense + BM25 fused, then the reranker if installed."""
+        if self._retriever is None:
+            from desktop_app.core.rerank import load_reranker
+            from desktop_app.core.retrieval import Retriever
+
+            reranker = load_reranker(self.config.retrieval.reranker, self.data_dir, self.config.embedding.device)
+            self._retriever = Retriever(
+                self.store, self.keyword, self.embedder, self.config.retrieval, reranker=reranker
+            )
+        return self._retriever
 
     def get_chunk(self, chunk_id: str) -> Hit | None:
         got = self.store.get([chunk_id])

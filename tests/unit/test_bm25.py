@@ -168,3 +168,13 @@ def test_chunk_with_no_terms_does_not_break_the_index(tmp_path: Path):
     index.upsert([chunk("empty", 0, "... !!!"), chunk("full", 0, "parrot")])
     assert index.search("parrot", 5) == [("full-chunk-0", index.search("parrot", 5)[0][1])]
     assert index.doc_ids() == {"empty", "full"}
+
+
+def test_score_chunks_gives_scores_for_named_chunks_only(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    top = dict(index.search("parrot intelligence", 5))
+    got = index.score_chunks("parrot intelligence", ["parrots-chunk-0", "cooking-chunk-0", "nope"])
+    assert got["parrots-chunk-0"] == top["parrots-chunk-0"]
+    assert got["cooking-chunk-0"] == 0.0
+    assert "nope" not in got

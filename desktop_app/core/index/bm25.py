@@ -135,6 +135,7 @@ class KeywordIndex:
         self._dirty = False  # changed since the last flush
         self._model = None  # bm25s.BM25, rebuilt lazily
         self._model_ids: list[str] = []
+        self._model_pos: dict[str, int] = {}
         self._model_scopes: np.ndarray | None = None
         self._lock = threading.RLock()
         self.load_error: str | None = None  # why the persisted state was discarded, if it was
@@ -231,6 +232,7 @@ class KeywordIndex:
         # An empty token list would break bm25s' vocabulary; "" is its own empty token.
         model.index([self._entries[c].terms or [""] for c in ids], show_progress=False)
         self._model_ids = ids
+        self._model_pos = {c: i for i, c in enumerate(ids)}
         self._model_scopes = np.array([self._entries[c].scope for c in ids], dtype=object)
         self._model = model
 
@@ -258,3 +260,18 @@ class KeywordIndex:
             candidates = candidates[top]
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         return [(ids[i], float(scores[i])) for i in order]
+
+    def score_chunks(self, query: str, chunk_ids: Iterable[str]) -> dict[str, float]:
+        """BM25 scores of given chunks for a query (0.0 when no term matches; unknown ids left out)."""
+        terms = tokenize(query)
+        with self._lock:
+            self._ensure_model()
+            model = self._model
+            if model is None:
+                return {}
+            pos = [(c, self._model_pos[c]) for c in chunk_ids if c in self._model_pos]
+            term_ids = model.get_tokens_ids(terms) if terms else []
+            if not term_ids:
+                return {c: 0.0 for c, _ in pos}
+            scores = model.get_scores_from_ids(term_ids)
+        return {c: float(scores[i]) for c, i in pos}
