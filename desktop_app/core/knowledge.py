@@ -122,6 +122,11 @@ class KnowledgeBase:
         from desktop_app.core.embeddings.default import DEFAULT_MODEL_ID
 
         name = self.config.embedding.model.strip()
+        if name.startswith("openai:") and self.config.embedding.url:
+            # Must equal the loaded embedder's name, or manifest and store pick different collections.
+            from desktop_app.core.embeddings.openai_compat import openai_embedder_name
+
+            return openai_embedder_name(name.split(":", 1)[1], self.config.embedding.url)
         return DEFAULT_MODEL_ID if name in ("", "default") else name
 
     def _embedder_dim(self) -> int:

@@ -140,3 +140,144 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# -- generated inputs ------------------------------------------------------------------------------
+
+
+def _pdf_escape(s: str) -> bytes:
+    return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1", "replace")
+
+
+def write_text_pdf(path, pages: list[list[str]]) -> None:
+    """A minimal valid PDF with one text content stream per page (Helvetica, WinAnsi): enough for a
+    real text layer that pypdf extracts, without a PDF library."""
+    objects: list[bytes] = []  # object i+1
+
+    def add(body: bytes) -> int:
+        objects.append(body)
+        return len(objects)
+
+    catalog = add(b"")  # filled in below
+    pages_id = add(b"")
+    font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    kids = []
+    for lines in pages:
+        ops = [b"BT /F1 11 Tf 14 TL 50 790 Td"]
+        for line in lines:
+            ops.append(b"(" + _pdf_escape(line) + b") Tj T*")
+        ops.append(b"ET")
+        stream = b"\n".join(ops)
+        content = add(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        kids.append(
+            add(
+                b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >> >> "
+                b"/Contents %d 0 R >>" % (pages_id, font, content)
+            )
+        )
+    objects[catalog - 1] = b"<< /Type /Catalog /Pages %d 0 R >>" % pages_id
+    objects[pages_id - 1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+        b" ".join(b"%d 0 R" % k for k in kids),
+        len(kids),
+    )
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        catalog,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+
+
+# -- the real CLI in a subprocess --------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    rc: int
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_mb: float  # peak resident memory of the kdesk process itself (wait4 rusage)
+
+    def json(self) -> dict:
+        return json.loads(self.stdout)
+
+
+class Kdesk:
+    """`python -m desktop_app.cli --data-dir DIR ...` with a config the test controls."""
+
+    def __init__(self, data_dir, embeddings_url: str, **config: dict) -> None:
+        import tomli_w
+
+        self.data_dir = data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        cfg: dict = {"embedding": {"model": "openai:hash", "url": embeddings_url}}
+        for section, values in config.items():
+            cfg.setdefault(section, {}).update(values)
+        (data_dir / "config.toml").write_text(tomli_w.dumps(cfg), encoding="utf-8")
+
+    def argv(self, *args: str) -> list[str]:
+        import sys
+
+        return [sys.executable, "-m", "desktop_app.cli", "--data-dir", str(self.data_dir), *args]
+
+    def popen(self, *args: str, **kw):
+        import os
+        import subprocess
+
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+        return subprocess.Popen(
+            self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, **kw
+        )
+
+    def run(self, *args: str, timeout: float = 600) -> RunResult:
+        """Run to completion; measure the child's own peak RSS (not the test process's)."""
+        import os
+        import tempfile
+
+        t0 = time.monotonic()
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            import subprocess
+
+            env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+            p = subprocess.Popen(self.argv(*args), stdout=out, stderr=err, env=env, text=True)
+            timer = threading.Timer(timeout, p.kill)
+            timer.start()
+            try:
+                _, status, usage = os.wait4(p.pid, 0)
+            finally:
+                timer.cancel()
+            p.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            return RunResult(
+                rc=p.returncode,
+                stdout=out.read(),
+                stderr=err.read(),
+                seconds=time.monotonic() - t0,
+                max_rss_mb=usage.ru_maxrss / 1024,  # Linux: kilobytes
+            )
+
+
+@pytest.fixture
+def kdesk_factory(tmp_path, shared_embeddings_server):
+    """Make a Kdesk over a fresh data dir; extra config sections as keyword dicts."""
+
+    def make(name: str = "data", **config: dict) -> Kdesk:
+        return Kdesk(tmp_path / name, shared_embeddings_server.url, **config)
+
+    return make
+
+
+@pytest.fixture
+def make_pdf():
+    """write_text_pdf(path, pages: list[list[str]]) as a fixture."""
+    return write_text_pdf

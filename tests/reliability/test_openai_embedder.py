@@ -158,3 +158,23 @@ def test_config_openai_model_routes_to_this_client(embeddings_server, tmp_path):
     emb = make_embedder(cfg, tmp_path)
     assert emb.name == f"openai:hash@127.0.0.1:{embeddings_server.port}"
     assert emb.embed_queries(["q"]).shape == (1, 64)
+
+
+def test_kb_with_openai_embedder_finds_what_it_indexed(embeddings_server, tmp_path):
+    """Manifest, vector store and search must agree on one collection before and after the model loads."""
+    from desktop_app.core.config import Config
+    from desktop_app.core.knowledge import KnowledgeBase
+
+    cfg = Config()
+    cfg.embedding.model = "openai:hash"
+    cfg.embedding.url = embeddings_server.url
+    with KnowledgeBase(tmp_path / "data", config=cfg) as kb:
+        before = kb.embedder_name
+        (kb.knowledge_dir / "birds.md").write_text("# Birds\nRainbow lorikeets drink nectar.\n")
+        report = kb.sync()
+        assert report.added == ["birds.md"]
+        assert kb.embedder_name == before == kb.embedder.name
+        assert kb.store.count() == 1
+    with KnowledgeBase(tmp_path / "data", config=cfg) as kb:  # a fresh process-like instance
+        hits = kb.search("lorikeets nectar")
+        assert hits and hits[0].source == "birds.md"

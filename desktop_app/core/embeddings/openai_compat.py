@@ -40,6 +40,11 @@ def embeddings_url(base_url: str) -> str:
     return url + "/v1/embeddings"
 
 
+def openai_embedder_name(model: str, url: str) -> str:
+    """The ``name`` an OpenAICompatEmbedder for (model, url) will have, without building one."""
+    return f"openai:{model}@{urlsplit(embeddings_url(url)).netloc}"
+
+
 class OpenAICompatEmbedder:
     """An Embedder over HTTP. ``dim`` is learnt from the first response (probing once if asked early)."""
 
@@ -86,7 +91,7 @@ class OpenAICompatEmbedder:
     # -- Embedder protocol -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return f"openai:{self.model}@{self._host}"
+        return openai_embedder_name(self.model, self.url)
 
     @property
     def dim(self) -> int:
