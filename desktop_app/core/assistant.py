@@ -242,7 +242,9 @@ class Assistant:
         messages.append({"role": "user", "content": question})
         parts: list[str] = []
         try:
-            for piece in self.chat_model.stream(messages, cancel=cancel):
+            for piece in self.chat_model.stream(
+                messages, max_tokens=self.config.llm.max_tokens, cancel=cancel
+            ):
                 parts.append(piece)
                 yield Token(piece)
             if not "".join(parts).strip():

@@ -29,31 +29,26 @@ ROUTE_SCHEMA = {
 
 ROUTER_SYSTEM = {
     "en": (
-        "You route messages for a knowledge assistant that can search the user's documents.\n"
-        "Reply with one JSON object only: "
-        '{"is_followup": bool, "use_rag": bool, "search_query": string}.\n'
-        "- use_rag is true when answering needs facts from documents (questions about things, "
-        "species, products, procedures, what a document says). It is false for greetings, thanks, "
-        "small talk, arithmetic, translation, rewriting or other tasks that need no documents.\n"
-        "- is_followup is true when the message refers back to the conversation (it, they, this, "
-        "that one) or to last_subject.\n"
-        "- search_query: a short standalone search query with pronouns replaced by the subject "
-        '(use last_subject for follow-ups); "" when use_rag is false.'
+        "Route messages for an assistant that can search the user's documents. Reply with JSON only: "
+        '{"is_followup":bool,"use_rag":bool,"search_query":string}. '
+        "use_rag: true if answering needs facts from documents; false for greetings, thanks, small talk, "
+        "arithmetic, translation or writing tasks. is_followup: true if the message refers back (it, they, "
+        "this) to last_subject or earlier messages. search_query: a short standalone query, pronouns "
+        'replaced by the subject; "" if use_rag is false.'
     ),
     "zh": (
-        "你为一个可以检索用户文档的知识助手做路由判断。\n"
-        '只回复一个 JSON 对象：{"is_followup": bool, "use_rag": bool, "search_query": string}。\n'
-        "- 回答需要文档中的事实（物种、产品、步骤、文档内容等问题）时 use_rag 为 true；"
-        "问候、感谢、闲聊、算术、翻译、改写等不需要文档的任务为 false。\n"
-        "- 消息指代前文（它、它们、这个、那种）或 last_subject 时 is_followup 为 true。\n"
-        "- search_query：独立完整的简短检索语句，代词替换为具体对象（追问时使用 last_subject）；"
-        'use_rag 为 false 时为 ""。'
+        "为能检索用户文档的助手判断消息路由。只回复 JSON："
+        '{"is_followup":bool,"use_rag":bool,"search_query":string}。'
+        "use_rag：回答需要文档中的事实时为 true；问候、感谢、闲聊、算术、翻译、写作任务为 false。"
+        "is_followup：消息指代 last_subject 或前文（它、它们、这种）时为 true。"
+        'search_query：简短独立的检索语句，代词换成具体对象；use_rag 为 false 时为 ""。'
     ),
 }
 
-# (message, last_subject, expected route) — shown to the model as prior turns.
+# (message, last_subject, expected route) — shown to the model as prior turns. Few and short on
+# purpose: every prompt token is evaluated on each call, and small CPU models pay ~20 ms each.
 ROUTER_FEWSHOT: list[tuple[str, str, dict]] = [
-    ("Hi there, how are you?", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
+    ("Hi, how are you?", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
     (
         "What do African grey parrots eat?",
         "",
@@ -61,24 +56,26 @@ ROUTER_FEWSHOT: list[tuple[str, str, dict]] = [
     ),
     (
         "How long do they live?",
-        "African grey parrot",
-        {"is_followup": True, "use_rag": True, "search_query": "African grey parrot lifespan"},
+        "scarlet macaw",
+        {"is_followup": True, "use_rag": True, "search_query": "scarlet macaw lifespan"},
     ),
-    ("What is 17 * 23?", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
-    ("你好，今天过得怎么样？", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
+    ("计算 17 乘以 23", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
     ("它吃什么？", "金刚鹦鹉", {"is_followup": True, "use_rag": True, "search_query": "金刚鹦鹉 食物"}),
-    ("把“早上好”翻译成英文", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
-    (
-        "文档里关于保修期是怎么规定的？",
-        "",
-        {"is_followup": False, "use_rag": True, "search_query": "保修期 规定"},
-    ),
 ]
 
 
+def _compact(obj: dict) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
 def router_user(message: str, last_subject: str | None, recent: list[str]) -> str:
-    payload = {"last_subject": last_subject or "", "recent_user_messages": recent[-3:], "message": message}
-    return json.dumps(payload, ensure_ascii=False)
+    lines = []
+    if recent:
+        lines.append("earlier: " + " / ".join(m[:120] for m in recent[-2:]))
+    if last_subject:
+        lines.append(f"last_subject: {last_subject}")
+    lines.append(f"message: {message}")
+    return "\n".join(lines)
 
 
 def router_messages(message: str, last_subject: str | None, recent: list[str]) -> list[dict]:
@@ -86,7 +83,7 @@ def router_messages(message: str, last_subject: str | None, recent: list[str]) -
     msgs: list[dict] = [{"role": "system", "content": ROUTER_SYSTEM[lang]}]
     for q, subject, out in ROUTER_FEWSHOT:
         msgs.append({"role": "user", "content": router_user(q, subject, [])})
-        msgs.append({"role": "assistant", "content": json.dumps(out, ensure_ascii=False)})
+        msgs.append({"role": "assistant", "content": _compact(out)})
     msgs.append({"role": "user", "content": router_user(message, last_subject, recent)})
     return msgs
 
