@@ -21,6 +21,7 @@ COMMAND_MODULES: list[str] = [
     "desktop_app.commands.models",
     "desktop_app.commands.ask",
     "desktop_app.commands.identify",
+    "desktop_app.commands.bench_ui",
 ]
 
 _EPILOG = """examples:

@@ -92,11 +92,14 @@ class KnowledgePanel(QWidget):
         self.table.setShowGrid(False)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
+        # Fixed widths, not ResizeToContents: that re-measures every row on each refresh, which
+        # stalls the UI once the library has thousands of documents.
         header.setSectionResizeMode(0, QHeaderView.Stretch)
-        for col in (1, 2, 3):
-            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.Interactive)
-        header.resizeSection(4, 140)
+        for col, width in ((1, 70), (2, 60), (3, 70), (4, 150)):
+            header.setSectionResizeMode(col, QHeaderView.Interactive)
+            header.resizeSection(col, width)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
 
         self.add_button = QPushButton()
