@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if not args.verbose:
-        for noisy in ("pypdf", "chromadb", "transformers", "sentence_transformers", "jieba"):
+        for noisy in ("pypdf", "chromadb", "transformers", "sentence_transformers", "jieba", "bm25s"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
     try:
         return int(args.func(args) or 0)
