@@ -22,6 +22,8 @@ class IndexConfig:
     chunk_overlap: int = 150
     chroma_url: str = ""  # empty: embedded PersistentClient under <data-dir>/index
     batch_size: int = 64
+    # Larger documents fail with "too large" instead of hours of CPU embedding; 0 = no limit.
+    max_document_mb: float = 20.0  # MB of text (the file size for plain text, extracted text otherwise)
 
 
 @dataclass

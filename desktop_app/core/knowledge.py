@@ -496,7 +496,12 @@ class KnowledgeBase:
         from desktop_app.core.chunking import chunk_sections
         from desktop_app.core.parsers import parse_file
 
+        limit = self.config.index.max_document_mb
+        if limit > 0 and path.suffix.lower() not in (".pdf", ".docx"):
+            _check_size(entry.size, limit)  # plain text: refuse before reading it into memory
         sections = parse_file(path)
+        if limit > 0:
+            _check_size(sum(len(s.text.encode("utf-8")) for s in sections), limit)
         cfg = self.config.index
         size = min(cfg.chunk_size, getattr(self.embedder, "max_chars", cfg.chunk_size))
         chunks = chunk_sections(
@@ -551,6 +556,14 @@ class _Batch:
     def discard(self) -> None:
         # Unflushed documents stay "pending" in the manifest and are redone by the next sync.
         self.entries, self.n = [], 0
+
+
+def _check_size(nbytes: int, limit_mb: float) -> None:
+    if nbytes / 1e6 > limit_mb:
+        raise ParseError(
+            f"too large: {nbytes / 1e6:.1f} MB of text > limit {limit_mb:g} MB (index.max_document_mb); "
+            "split the file or raise the limit"
+        )
 
 
 def _with(e: Entry, **changes) -> Entry:
