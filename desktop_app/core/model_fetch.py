@@ -24,6 +24,7 @@ import os
 import shutil
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -180,6 +181,7 @@ def _download_file(
                     attempts += 1
                     if attempts > RETRIES:
                         raise ConnectionError(f"download of {label} kept failing: {exc}") from exc
+                    time.sleep(min(0.5 * attempts, 5.0))  # let a flapping network settle
                     continue
                 if have < size:  # the body ended early without an error: ask for the rest
                     attempts += 1
