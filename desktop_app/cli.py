@@ -22,6 +22,7 @@ COMMAND_MODULES: list[str] = [
     "desktop_app.commands.ask",
     "desktop_app.commands.identify",
     "desktop_app.commands.bench_ui",
+    "desktop_app.commands.bench_retrieval",
 ]
 
 _EPILOG = """examples:

@@ -11,7 +11,9 @@ PyPI, so nothing is downloaded at run time). Three rules keep the outputs right:
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import os
 import threading
 from dataclasses import dataclass, field
@@ -133,7 +135,8 @@ class Classifier:
         want = self._num_threads or max(1, min(4, os.cpu_count() or 1))
         if torch.get_num_threads() > want:
             torch.set_num_threads(want)
-        model = EfficientNet.from_pretrained(MODEL_NAME, weights_path=str(path), num_classes=1000)
+        with contextlib.redirect_stdout(io.StringIO()):  # the library prints "Loaded pretrained weights"
+            model = EfficientNet.from_pretrained(MODEL_NAME, weights_path=str(path), num_classes=1000)
         model.eval()
         self._model = model
         return model

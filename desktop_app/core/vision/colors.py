@@ -129,7 +129,7 @@ def subject_weights(rgb: np.ndarray, saliency: np.ndarray | None = None) -> np.n
     sample = border[np.linspace(0, len(border) - 1, num=min(64, len(border))).astype(int)]
     dist = np.sqrt(((lab.reshape(-1, 1, 3) - sample[None]) ** 2).sum(-1)).min(-1).reshape(hgt, wid)
     background = 1.0 - np.clip(dist / 20.0, 0.0, 1.0)  # within ~20 Lab units of a border colour
-    return prior * (1.0 - 0.8 * background)
+    return prior * (1.0 - 0.95 * background)
 
 
 def colour_profile(img: Image.Image, saliency: np.ndarray | None = None) -> ColourProfile:
