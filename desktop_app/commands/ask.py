@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +102,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
     conv = Conversation(scope=args.scope, last_subject=args.subject)
     code = 0
     streamed = False
+    timing: dict[str, float] = {}
+    t0 = time.perf_counter()
+
+    def mark(name: str) -> None:
+        timing.setdefault(name, round((time.perf_counter() - t0) * 1000, 1))
+
     try:
         assistant = Assistant(kb, choice.model, cfg)
         for ev in assistant.ask(args.question, conv, mode=args.mode):
+            mark(f"{type(ev).__name__.lower()}_ms")
             if isinstance(ev, RouteDecided):
                 out["route"] = {
                     "use_rag": ev.use_rag,
@@ -136,6 +144,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if choice.model is not None:
             choice.model.close()
         kb.close()
+    # Milliseconds from the question to each first event of a kind (model start-up included).
+    out["timing"] = {
+        k.replace("routedecided", "route").replace("token", "first_token"): v for k, v in timing.items()
+    }
     if args.json:
         emit_json(out)
         return code
