@@ -36,7 +36,7 @@ def apply_llm_flags(cfg: Any, args: argparse.Namespace) -> Any:
         cfg.llm.model = args.llm_model
     if getattr(args, "llm_timeout", None):
         cfg.llm.timeout = args.llm_timeout
-        cfg.router.timeout = min(cfg.router.timeout, args.llm_timeout)
+        cfg.router.timeout = args.llm_timeout
     return cfg
 
 
