@@ -42,6 +42,8 @@ class ServerScript:
     requests: list[dict] = field(default_factory=list)
     headers: list[dict] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    delay: float = 0.0  # seconds added to every answer (widens kill windows in crash tests)
+    keep_requests: bool = True
 
     def next_fault(self) -> str | None:
         with self.lock:
@@ -69,9 +71,12 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
             self._send(404, b'{"error": "not found"}')
             return
         payload = json.loads(raw)
-        with self.script.lock:
-            self.script.requests.append(payload)
-            self.script.headers.append(dict(self.headers))
+        if self.script.keep_requests:
+            with self.script.lock:
+                self.script.requests.append(payload)
+                self.script.headers.append(dict(self.headers))
+        if self.script.delay:
+            time.sleep(self.script.delay)
         fault = self.script.next_fault()
         if fault == "drop":
             # Abort the connection without any response: the client sees a reset / remote close.
@@ -108,6 +113,8 @@ class EmbeddingsServer:
         handler = type("Handler", (_EmbeddingsHandler,), {"script": self.script})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
+        # Clients killed mid-request (crash tests) reset the connection: expected, not worth a traceback.
+        self.httpd.handle_error = lambda request, client_address: None
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
@@ -131,6 +138,7 @@ def embeddings_server() -> Iterator[EmbeddingsServer]:
 def shared_embeddings_server() -> Iterator[EmbeddingsServer]:
     """One fault-free server for the subprocess tests that only need cheap vectors."""
     with EmbeddingsServer() as server:
+        server.script.keep_requests = False  # long sessions: do not grow without bound
         yield server
 
 
@@ -281,3 +289,17 @@ def kdesk_factory(tmp_path, shared_embeddings_server):
 def make_pdf():
     """write_text_pdf(path, pages: list[list[str]]) as a fixture."""
     return write_text_pdf
+
+
+@pytest.fixture(scope="module")
+def slow_embeddings_server() -> Iterator[EmbeddingsServer]:
+    """A server that takes 50 ms per request: indexing lasts long enough to be killed mid-batch."""
+    with EmbeddingsServer() as server:
+        server.script.keep_requests = False
+        server.script.delay = 0.05
+        yield server
+
+
+@pytest.fixture(scope="session")
+def kdesk_cls() -> type[Kdesk]:
+    return Kdesk
