@@ -71,6 +71,8 @@ class GGUFServer:
             params.n_parallel = 1
             params.cpuparams.n_threads = self.threads
             params.cpuparams_batch.n_threads = self.threads
+            # llama.cpp logs every request to stderr; keep it for `kdesk -v` only (-1 silences it).
+            params.verbosity = 3 if logging.getLogger().isEnabledFor(logging.INFO) else -1
             t0 = time.monotonic()
             try:
                 server = xlc.Server(params)
