@@ -26,6 +26,19 @@ log = logging.getLogger(__name__)
 KB_LOCK = "kb-write"  # add / sync / reindex / remove run one at a time
 
 
+def _remember_subject(events, conversation: Any):
+    """Pass events through; the identified name becomes the subject of follow-up questions."""
+    from desktop_app.core.events import Classified, Decision
+
+    for event in events:
+        if conversation is not None:
+            if isinstance(event, Decision) and event.decision.get("final_name"):
+                conversation.last_subject = str(event.decision["final_name"])
+            elif isinstance(event, Classified) and event.candidates and not event.low_confidence:
+                conversation.last_subject = str(event.candidates[0].get("name", "")) or None
+        yield event
+
+
 @dataclass
 class ComponentStatus:
     """One status-bar entry: the active model's name, or None and why it is missing."""
@@ -59,6 +72,7 @@ class AppContext(QObject):
         self.kb: Any = None
         self.assistant: Any = None
         self.load_error = ""
+        self._identifier: Any = None  # the vision flow, built on first use (loads the classifier)
         self.status: dict[str, ComponentStatus] = {
             role: ComponentStatus(role, None, tr("loading…"))
             for role in ("embedder", "reranker", "llm", "classifier")
@@ -159,15 +173,34 @@ class AppContext(QObject):
         """A fresh Conversation for a collection (None: the shared one)."""
         return self.assistant.new_conversation(None if scope == "shared" else scope)
 
-    def call_identify(self, image: Path, conversation: Any, state):
-        """Assistant.identify with the arguments its signature accepts."""
-        offered: dict[str, Any] = {"conversation": conversation, "cancel": state}
+    def can_identify(self) -> bool:
+        if self.kb is None:
+            return False
+        if self.assistant is not None and hasattr(self.assistant, "identify"):
+            return True
         try:
-            params = inspect.signature(self.assistant.identify).parameters
-            kwargs = {k: v for k, v in offered.items() if k in params}
-        except (TypeError, ValueError):
-            kwargs = {}
-        return self.assistant.identify(image, **kwargs)
+            from desktop_app.core.vision.identify import Identifier  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    def call_identify(self, image: Path, conversation: Any, scope: str, state):
+        """The identify flow's events: Assistant.identify when it exists, else the vision Identifier."""
+        scope_arg = None if scope == "shared" else scope
+        if self.assistant is not None and hasattr(self.assistant, "identify"):
+            offered: dict[str, Any] = {"conversation": conversation, "cancel": state, "scope": scope_arg}
+            try:
+                params = inspect.signature(self.assistant.identify).parameters
+                kwargs = {k: v for k, v in offered.items() if k in params}
+            except (TypeError, ValueError):
+                kwargs = {}
+            return self.assistant.identify(image, **kwargs)
+        from desktop_app.core.vision.identify import Identifier
+
+        if self._identifier is None:
+            self._identifier = Identifier(self.kb, getattr(self.assistant, "chat_model", None), self.config)
+        events = self._identifier.run(image, scope=scope_arg, cancel=state)
+        return _remember_subject(events, conversation)
 
     # -- settings ------------------------------------------------------------------------------
     def save_settings(self, config: Config, api_key: str | None = None) -> None:

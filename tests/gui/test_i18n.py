@@ -34,7 +34,7 @@ def test_every_tr_string_has_a_chinese_translation():
     wanted = _tr_literals()
     wanted |= set(COLUMNS) | set(ROLE_TITLES.values())
     wanted |= {label for _, label in BACKENDS + ROUTER_MODES}
-    wanted |= {"indexed", "failed", "pending", "High", "Medium", "Low"}
+    wanted |= {"indexed", "failed", "pending", "indexing", "processed", "High", "Medium", "Low"}
     assert len(wanted) > 100
     missing = sorted(s for s in wanted if s not in ZH_CN)
     assert missing == []

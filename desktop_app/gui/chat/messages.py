@@ -2,51 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
-from desktop_app.gui.chat.markdown import SafeTextBrowser, plain_tooltip
+from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import on_language_changed, tr
-from desktop_app.gui.identify.card import plain_label
+from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_label
 
 RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
-
-
-def citation_label(citation: Any) -> str:
-    where = Path(citation.source).name
-    if citation.page:
-        where += f" · p. {citation.page}"
-    return f"[{citation.n}] {where}"
-
-
-class AutoHeightBrowser(SafeTextBrowser):
-    """A text browser as tall as its content, so messages stack in the scroll area."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-        self.document().contentsChanged.connect(self._fit)
-        self.document().setDocumentMargin(2)
-
-    def _fit(self) -> None:
-        self.document().setTextWidth(self.viewport().width())
-        height = int(self.document().size().height()) + 6
-        if height != self.height():
-            self.setFixedHeight(height)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._fit()
-
-    def sizeHint(self) -> QSize:  # noqa: D102
-        return QSize(400, int(self.document().size().height()) + 6)
 
 
 class UserMessage(QWidget):

@@ -175,12 +175,13 @@ class ChatPanel(QWidget):
 
     def _start_identify(self, image: Path, card: IdentifyCard) -> None:
         ctx = self.ctx
-        if ctx.assistant is None or not hasattr(ctx.assistant, "identify"):
+        if not ctx.can_identify():
             card.show_error(tr("photo identification is not available in this build"))
             self.identify_finished.emit(card)
             return
 
-        conversation = self._conversation_for(self.scope_getter())
+        scope = self.scope_getter()
+        conversation = self._conversation_for(scope) if ctx.assistant is not None else None
 
         def done() -> None:
             card.finish()
@@ -189,7 +190,7 @@ class ChatPanel(QWidget):
 
         ctx.runner.run(
             "identify",
-            lambda state: ctx.call_identify(image, conversation, state),
+            lambda state: ctx.call_identify(image, conversation, scope, state),
             on_partial=card.handle_event,
             on_failure=card.show_error,
             on_cancelled=card.mark_stopped,

@@ -25,21 +25,10 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core import events as ev
 from desktop_app.gui.chat.markdown import plain_tooltip
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import current_language, on_language_changed, tr
+from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_label
 
 LEVEL_COLORS = {"High": "#2e7d32", "Medium": "#ef6c00", "Low": "#c62828"}
-
-
-def plain_label(text: str = "", *, wrap: bool = True, object_name: str = "") -> QLabel:
-    """A label that never interprets its text as HTML (untrusted content)."""
-    label = QLabel()
-    label.setTextFormat(Qt.PlainText)
-    label.setWordWrap(wrap)
-    label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-    if object_name:
-        label.setObjectName(object_name)
-    label.setText(text)
-    return label
 
 
 def load_thumbnail(path: Path, size: int = 160) -> QPixmap:
@@ -55,7 +44,7 @@ def load_thumbnail(path: Path, size: int = 160) -> QPixmap:
 class IdentifyCard(QFrame):
     """One identification result in the chat."""
 
-    citation_clicked = Signal(object)  # a Hit used as evidence
+    citation_clicked = Signal(object)  # a Hit used as evidence, or a Citation of the summary
 
     def __init__(self, image: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,11 +78,18 @@ class IdentifyCard(QFrame):
         self.queries_label = plain_label(object_name="muted")
         self.evidence_title = plain_label(object_name="sectionTitle")
         self.evidence_box = QVBoxLayout()
+        self.summary_title = plain_label(object_name="sectionTitle")
+        self.summary = AutoHeightBrowser()
+        self.summary.citation_clicked.connect(self._cite_number)
+        self.summary_chips = QHBoxLayout()
+        self.answer: Any = None
         self.decision_title = plain_label(object_name="sectionTitle")
         self.decision_name = plain_label(object_name="decisionName")
         self.reasoning = plain_label()
         self.followup = plain_label(object_name="followup")
         for w in (
+            self.summary_title,
+            self.summary,
             self.queries_title,
             self.queries_label,
             self.evidence_title,
@@ -128,15 +124,19 @@ class IdentifyCard(QFrame):
         lay.addWidget(self.decision_name)
         lay.addWidget(self.reasoning)
         lay.addWidget(self.followup)
+        lay.addWidget(self.summary_title)
+        lay.addWidget(self.summary)
+        lay.addLayout(self.summary_chips)
         on_language_changed(self.retranslate)
         self.retranslate()
         self.status.setText(tr("Identifying…"))
 
     def retranslate(self, *_: object) -> None:
         self.title.setText(tr("Photo identification"))
-        self.queries_title.setText(tr("Feature queries"))
+        self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
         self.evidence_title.setText(tr("Evidence from your documents"))
         self.decision_title.setText(tr("Decision"))
+        self.summary_title.setText(tr("About it"))
         if self.level:
             self.level_badge.setText(tr("{level} confidence").format(level=tr(self.level)))
         if self.decision is not None:
@@ -148,6 +148,7 @@ class IdentifyCard(QFrame):
             self.set_candidates(event.candidates, event.confidence_level)
         elif isinstance(event, ev.FeatureQueries):
             self.queries = list(event.queries)
+            self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
             lines = [f"• {q}" for q in event.queries]
             if event.visual_description:
                 lines.insert(0, tr("Seen: {description}").format(description=event.visual_description))
@@ -156,6 +157,8 @@ class IdentifyCard(QFrame):
             self.queries_label.show()
         elif isinstance(event, ev.Retrieved):
             self.add_evidence(event.hits)
+        elif isinstance(event, ev.Answer):
+            self.show_answer(event)
         elif isinstance(event, ev.Decision):
             self.decision = dict(event.decision)
             self._show_decision(self.decision)
@@ -173,7 +176,8 @@ class IdentifyCard(QFrame):
                 item.widget().deleteLater()
         for row, cand in enumerate(self.candidates[:5]):
             score = float(cand.get("score", 0.0))
-            name = plain_label(str(cand.get("name", "?")), wrap=False)
+            shown = cand.get("zh") if current_language() == "zh_CN" and cand.get("zh") else cand.get("name")
+            name = plain_label(str(shown or "?"), wrap=False)
             bar = QProgressBar(objectName="candidateBar")
             bar.setRange(0, 100)
             bar.setValue(round(max(0.0, min(score, 1.0)) * 100))
@@ -226,6 +230,27 @@ class IdentifyCard(QFrame):
         self.followup.setText(advice)
         self.followup.setVisible(bool(advice))
         self.status.setText("")
+
+    def show_answer(self, answer: Any) -> None:
+        """The flow's cited summary of the species, rendered as safe Markdown with chips."""
+        self.answer = answer
+        if not answer.text.strip():
+            return
+        self.summary_title.show()
+        self.summary.show()
+        self.summary.set_markdown(answer.text, {c.n for c in answer.citations})
+        for citation in answer.citations:
+            chip = QPushButton(citation_label(citation), objectName="citeChip")
+            chip.setCursor(Qt.PointingHandCursor)
+            chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
+            self.summary_chips.addWidget(chip)
+        self.summary_chips.addStretch(1)
+
+    def _cite_number(self, n: int) -> None:
+        for citation in getattr(self.answer, "citations", []):
+            if citation.n == n:
+                self.citation_clicked.emit(citation)
+                return
 
     def show_error(self, message: str) -> None:
         self.status.setText(tr("Identification failed: {message}").format(message=message))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from desktop_app.core.documents import DocumentInfo
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import tr
 
@@ -32,6 +34,22 @@ class DocumentsModel(QAbstractTableModel):
         self.rows = sorted(docs, key=lambda d: (d.status != "failed", d.name.lower()))
         self.endResetModel()
 
+    def mark_progress(self, name: str) -> None:
+        """A batch reached ``name``: show it as indexing, the previous one as processed."""
+        for row, doc in enumerate(self.rows):
+            if doc.status == "indexing" and doc.name != name:
+                self.rows[row] = replace(doc, status="processed")
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+        for row, doc in enumerate(self.rows):
+            if doc.name == name:
+                self.rows[row] = replace(doc, status="indexing", error=None)
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+                return
+        placeholder = DocumentInfo(name=name, doc_id="", sha256="", size=0, chunks=0, status="indexing")
+        self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
+        self.rows.append(placeholder)
+        self.endInsertRows()
+
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.rows)
 
@@ -56,7 +74,7 @@ class DocumentsModel(QAbstractTableModel):
             if col == 2:
                 return str(doc.chunks) if doc.status == "indexed" else ""
             if col == 3:
-                return human_size(doc.size)
+                return human_size(doc.size) if doc.doc_id else ""
             if col == 4:
                 return doc.error or ""
         if role == Qt.ToolTipRole:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -69,10 +69,6 @@ class KnowledgePanel(QWidget):
         self._pending: list[tuple[list[Path], str]] = []  # drops before the KB is ready
         self._scopes: list[str] = ["shared"]
         self.last_report: Any = None
-        # While a batch runs, the table refreshes now and then so files appear as they are indexed.
-        self.live_refresh = QTimer(self)
-        self.live_refresh.setInterval(1000)
-        self.live_refresh.timeout.connect(self.refresh)
 
         self.title = QLabel(objectName="panelTitle")
         self.scope_label = QLabel()
@@ -312,6 +308,9 @@ class KnowledgePanel(QWidget):
             self.progress.setFormat(f"{done}/{total}")
         if message:
             self.progress_label.setText(tr("Indexing {name}").format(name=message))
+            # Rows come from the progress itself: no extra index reads while the batch runs (a
+            # periodic list_documents() competed with indexing for the GIL and stalled the UI).
+            self.model.mark_progress(message)
 
     def _batch_done(self, report: Any) -> None:
         self.last_report = report
@@ -370,10 +369,6 @@ class KnowledgePanel(QWidget):
         self.documents_refreshed.emit()
 
     def _set_busy(self, busy: bool) -> None:
-        if busy:
-            self.live_refresh.start()
-        else:
-            self.live_refresh.stop()
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.progress_label.setVisible(busy)

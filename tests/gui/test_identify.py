@@ -1,0 +1,34 @@
+"""A photo dropped on the chat becomes an identification card: photo, candidates, level, decision."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QProgressBar
+
+
+@pytest.mark.slow
+def test_dropped_photo_shows_an_identification_card(make_window, qtbot, drop, shared_data, screenshot):
+    window = make_window()
+    if not window.ctx.can_identify():
+        pytest.skip("the vision identify flow is not installed in this tree")
+    photo = shared_data / "images" / "coral" / "parrot.jpg"  # a scarlet macaw
+    with qtbot.waitSignal(window.chat.identify_finished, timeout=240_000) as blocker:
+        drop(window.chat, [photo])
+    card = blocker.args[0]
+    assert card.image == photo
+    assert card.photo.pixmap() is not None and not card.photo.pixmap().isNull()
+    # Candidates with bars, best first, and a confidence level badge.
+    assert card.candidates and card.candidates[0]["name"].lower() == "macaw"
+    bars = card.findChildren(QProgressBar, "candidateBar")
+    assert len(bars) == min(5, len(card.candidates))
+    assert bars[0].value() == round(card.candidates[0]["score"] * 100)
+    assert card.level in ("High", "Medium", "Low")
+    assert card.level_badge.isVisible() and card.level in card.level_badge.text()
+    # The final decision with its reasoning.
+    assert card.decision is not None and card.decision["final_name"].lower() == "macaw"
+    assert card.decision_name.text().lower() == "macaw"
+    assert card.reasoning.text()
+    assert "failed" not in card.status.text().lower()
+    # Nothing was added to the knowledge base: a photo on the chat is a question, not a document.
+    assert not any(p.is_file() for p in window.ctx.knowledge_dir.rglob("*.jpg"))
+    screenshot(window, "05-identification-card")
