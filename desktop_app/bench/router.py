@@ -74,7 +74,7 @@ def run_router_bench(
     """Accuracy of both paths; the heuristic path runs without retrieval evidence (no KB)."""
     rows = load_set(set_path)[:limit]
     config = config or RouterConfig()
-    heur, llm = _Score(), _Score()
+    heur, llm, hybrid = _Score(), _Score(), _Score()
     router = Router(chat_model, config)
     mistakes: list[dict[str, Any]] = []
     for row in rows:
@@ -92,7 +92,13 @@ def run_router_bench(
             use_rag, followup = r.use_rag, r.is_followup
         except (LLMError, RouteError):
             use_rag = followup = None
-        llm.add(row, use_rag, followup, (time.perf_counter() - t0) * 1000)
+            r = None
+        ms = (time.perf_counter() - t0) * 1000
+        llm.add(row, use_rag, followup, ms)
+        # What the app does in auto mode: the LLM's route, no-document markers overriding it,
+        # the heuristic when the LLM failed.
+        final = router.overridden(r, row["message"]) if r is not None else h
+        hybrid.add(row, final.use_rag, final.is_followup, ms)
         if use_rag != bool(row["use_rag"]):
             mistakes.append(
                 {"path": "llm", "message": row["message"], "expected": row["use_rag"], "got": use_rag}
@@ -103,19 +109,20 @@ def run_router_bench(
         "model": model_name or None,
         "heuristic": heur.report(),
         "llm": llm.report() if chat_model is not None else None,
+        "llm_with_markers": hybrid.report() if chat_model is not None else None,
         "mistakes": mistakes,
     }
 
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [f"router benchmark: {report['messages']} messages from {report['set']}"]
-    for path in ("heuristic", "llm"):
+    for path in ("heuristic", "llm", "llm_with_markers"):
         r = report.get(path)
         if not r:
-            lines.append(f"  {path:<9}  (not run: no language model)")
+            lines.append(f"  {path:<16}  (not run: no language model)")
             continue
         lines.append(
-            f"  {path:<9}  use_rag accuracy {r['use_rag_accuracy']:.3f}   is_followup accuracy "
+            f"  {path:<16}  use_rag accuracy {r['use_rag_accuracy']:.3f}   is_followup accuracy "
             f"{r['is_followup_accuracy']:.3f}   failures {r['failures']}   p50 {r['ms_p50']} ms"
         )
         lines.append(

@@ -68,6 +68,7 @@ class RouterConfig:
     mode: str = "auto"  # "auto" | "always" | "never"
     timeout: float = 20.0
     min_hit_score: float = 0.35  # heuristic: retrieval evidence threshold
+    markers_override: bool = True  # small talk / arithmetic / translation markers beat the LLM's use_rag
 
 
 @dataclass

@@ -169,6 +169,9 @@ def heuristic_route(
 
 
 # ---------------------------------------------------------------------------- router
+NO_DOC_REASONS = ("small talk", "arithmetic", "translation or writing task")
+
+
 class RouteError(Exception):
     """The LLM's routing answer was unusable."""
 
@@ -223,13 +226,24 @@ class Router:
             return Route(True, query, followup, "mode", "mode=always")
         if self.chat_model is not None:
             try:
-                return self.llm_route(message, last_subject=last_subject, recent=recent, cancel=cancel)
+                route = self.llm_route(message, last_subject=last_subject, recent=recent, cancel=cancel)
             except (LLMError, RouteError) as exc:
                 log.info("router LLM path failed, using heuristics: %s", exc)
                 route = self.heuristic(message, last_subject)
                 route.reason = f"LLM router failed ({exc}); {route.reason}"
                 return route
+            return self.overridden(route, message) if self.config.markers_override else route
         return self.heuristic(message, last_subject)
+
+    def overridden(self, route: Route, message: str) -> Route:
+        """Small CPU models send almost everything to retrieval (docs/chat-benchmarks.md); the
+        no-documents markers are precise, so when one matches it wins over the LLM's use_rag."""
+        if not route.use_rag:
+            return route
+        marker = heuristic_route(message)
+        if marker.use_rag or marker.reason not in NO_DOC_REASONS:
+            return route
+        return Route(False, "", False, "heuristic", f"{marker.reason} marker overrides the LLM's use_rag")
 
     def heuristic(self, message: str, last_subject: str | None = None) -> Route:
         return heuristic_route(message, last_subject, self.probe, self.config.min_hit_score)

@@ -155,3 +155,19 @@ def test_router_set_is_labelled_in_both_languages_and_heuristics_score_it():
     # An LLM that always says "retrieve" is right exactly on the retrieval rows.
     expected = sum(r["use_rag"] for r in rows) / len(rows)
     assert report["llm"]["use_rag_accuracy"] == pytest.approx(expected, abs=0.001)
+
+
+def test_no_document_markers_override_an_llm_that_retrieves_for_everything():
+    always = '{"is_followup": false, "use_rag": true, "search_query": "x"}'
+    route = Router(ScriptedModel(always)).route("What is 17 * 23?")
+    assert (route.use_rag, route.by) == (False, "heuristic") and "overrides" in route.reason
+    assert Router(ScriptedModel(always)).route("What do parrots eat?").by == "llm"
+    trusting = Router(ScriptedModel(always), RouterConfig(markers_override=False))
+    assert trusting.route("What is 17 * 23?").use_rag is True
+
+
+def test_bench_reports_the_llm_path_with_marker_overrides():
+    report = run_router_bench(
+        SET_PATH, ScriptedModel('{"is_followup": false, "use_rag": true, "search_query": "x"}')
+    )
+    assert report["llm_with_markers"]["use_rag_accuracy"] > report["llm"]["use_rag_accuracy"]
