@@ -190,6 +190,23 @@ class Assistant:
         except Cancelled:
             yield Warning("stopped")
 
+    def identify(
+        self,
+        image: Any,
+        question: str | None = None,
+        conversation: Conversation | None = None,
+        cancel: Cancellable | None = None,
+    ) -> Iterator[Event]:
+        """Identify a photo (vision/identify.py): Classified, FeatureQueries, Retrieved, Decision,
+        Answer. A confident name becomes the conversation's ``last_subject``."""
+        from desktop_app.core.vision.identify import assistant_identify
+
+        conv = conversation if conversation is not None else self.conversation
+        try:
+            yield from assistant_identify(self, image, question, conv, cancel)
+        except Cancelled:
+            yield Warning("stopped")
+
     def retrieve(self, query: str, scope: str | None = None) -> tuple[list[Hit], Warning | None]:
         """Hits for ``query``; a search failure becomes a Warning and no hits, never an exception."""
         if self._probe_cache and self._probe_cache[:2] == (query, scope):

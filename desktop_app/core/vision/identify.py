@@ -713,3 +713,31 @@ def identify_image(
     return Identifier(None, chat_model, config, search=search, gallery=gallery).identify(
         image, question, scope
     )
+
+
+def assistant_identify(
+    assistant: Any,
+    image: ImageSource,
+    question: str | None = None,
+    conversation: Any = None,
+    cancel: Any = None,
+) -> Iterator[Event]:
+    """``Assistant.identify``: the identify flow in a conversation. A confident final name becomes
+    the conversation's ``last_subject`` so "what does it eat?" resolves to the species."""
+    ident = getattr(assistant, "_identifier", None)
+    if ident is None or ident.kb is not assistant.kb or ident.chat_model is not assistant.chat_model:
+        ident = Identifier(assistant.kb, assistant.chat_model, assistant.config)
+        assistant._identifier = ident  # keeps the gallery handle between photos
+    scope = getattr(conversation, "scope", None)
+    final = None
+    answer = ""
+    for event in ident.run(image, question=question, scope=scope, cancel=cancel):
+        if isinstance(event, Decision):
+            final = event.decision.get("final_name")
+        elif isinstance(event, Answer):
+            answer = event.text
+        yield event
+    if conversation is not None and final and final != UNCERTAIN:
+        conversation.last_subject = _pretty(final)
+        label = getattr(image, "name", None) or "photo"
+        conversation.add_turn(question or f"[photo: {label}] What is this?", answer)
