@@ -259,10 +259,30 @@ class Kdesk:
             p = subprocess.Popen(self.argv(*args), stdout=out, stderr=err, env=env, text=True)
             timer = threading.Timer(timeout, p.kill)
             timer.start()
+            # ru_maxrss from wait4 is polluted on Linux: exec keeps the forking parent's (this test
+            # session's, torch loaded) high-water mark. The child's own VmHWM is exact; poll it.
+            hwm = [0]
+            done = threading.Event()
+
+            def poll() -> None:
+                while not done.is_set():
+                    try:
+                        with open(f"/proc/{p.pid}/status") as f:
+                            for line in f:
+                                if line.startswith("VmHWM:"):
+                                    hwm[0] = max(hwm[0], int(line.split()[1]))
+                    except (OSError, ValueError):
+                        pass
+                    done.wait(0.05)
+
+            poller = threading.Thread(target=poll, daemon=True)
+            poller.start()
             try:
                 _, status, usage = os.wait4(p.pid, 0)
             finally:
                 timer.cancel()
+                done.set()
+                poller.join()
             p.returncode = os.waitstatus_to_exitcode(status)
             out.seek(0)
             err.seek(0)
@@ -271,7 +291,7 @@ class Kdesk:
                 stdout=out.read(),
                 stderr=err.read(),
                 seconds=time.monotonic() - t0,
-                max_rss_mb=usage.ru_maxrss / 1024,  # Linux: kilobytes
+                max_rss_mb=(hwm[0] or usage.ru_maxrss) / 1024,  # kilobytes
             )
 
 
