@@ -130,14 +130,20 @@ def _print_report(report, as_json: bool) -> int:
     return 0
 
 
-def cmd_add(args: argparse.Namespace) -> int:
+def _run_indexing(args: argparse.Namespace, label: str, op) -> Any:
+    """Run a KnowledgeBase indexing operation with a progress bar; always closes the KB."""
     kb = open_kb(args)
-    task = CliTask("indexing")
+    task = CliTask(label)
     try:
-        report = kb.add([Path(p) for p in args.paths], scope=args.scope, task=task)
+        return op(kb, task)
     finally:
         task.close()
         kb.close()
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths]
+    report = _run_indexing(args, "indexing", lambda kb, t: kb.add(paths, scope=args.scope, task=t))
     _print_report(report, args.json)
     # Per-file failures do not fail the batch; only "nothing could be added at all" does.
     ok = report.added or report.updated or report.unchanged
@@ -145,25 +151,11 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    kb = open_kb(args)
-    task = CliTask("syncing")
-    try:
-        report = kb.sync(task=task)
-    finally:
-        task.close()
-        kb.close()
-    return _print_report(report, args.json)
+    return _print_report(_run_indexing(args, "syncing", lambda kb, t: kb.sync(task=t)), args.json)
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    kb = open_kb(args)
-    task = CliTask("re-indexing")
-    try:
-        report = kb.reindex(task=task)
-    finally:
-        task.close()
-        kb.close()
-    return _print_report(report, args.json)
+    return _print_report(_run_indexing(args, "re-indexing", lambda kb, t: kb.reindex(task=t)), args.json)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -308,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    from desktop_app.core.secrets import install_log_redaction
+
+    install_log_redaction()  # API keys never reach a log line, whatever logs them
     if getattr(args, "self_test", False):
         from desktop_app.selftest import run_self_test
 
