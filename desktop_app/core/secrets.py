@@ -29,7 +29,7 @@ _KEY_PATTERNS = [
     re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+    re.compile(r"(?i)((?:api[_-]?key|authorization|token|[?&]key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}&]{6,}"),
 ]
 
 _known: set[str] = set()

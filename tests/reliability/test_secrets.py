@@ -128,3 +128,34 @@ def test_redacted_config_dict_masks_keys():
     d = secrets.redacted_config_dict(cfg)
     assert d["llm"]["api_key"] == secrets.MASK and KEY not in repr(d)
     assert d["embedding"]["api_key"] == ""
+
+
+def test_kdesk_models_and_a_failing_verbose_ask_never_print_the_key(
+    tmp_path, kdesk_cls, shared_embeddings_server
+):
+    """The real CLI, verbose, with the key in config.toml and an LLM server that refuses it."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    kd = kdesk_cls(
+        tmp_path / "data",
+        shared_embeddings_server.url,
+        llm={"backend": "openai", "url": dead, "model": "m", "api_key": KEY, "timeout": 2.0},
+        embedding={"api_key": KEY},
+    )
+    (tmp_path / "a.md").write_text("# A\nKeys must not leak.\n")
+    outputs = []
+    for args in (
+        ("models", "--json"),
+        ("models",),
+        ("add", str(tmp_path / "a.md"), "-v", "--json"),
+        ("ask", "do keys leak?", "-v", "--json"),
+    ):
+        res = kd.run(*args, timeout=300)
+        assert res.rc in (0, 1), (args, res.stderr[-1000:])
+        outputs.append(res.stdout + res.stderr)
+    everything = "\n".join(outputs)
+    assert "do keys leak?" in everything  # the commands really ran
+    assert KEY not in everything and "TOPSECRET" not in everything
