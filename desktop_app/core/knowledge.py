@@ -518,7 +518,13 @@ class KnowledgeBase:
         return chunks
 
     def embed_text(self, chunk: Chunk) -> str:
-        """What the encoder sees for a chunk (the stored text stays the raw chunk)."""
+        """What the encoder sees for a chunk (the stored text stays the raw chunk): the heading
+        path first unless the chunk already starts with it, so every chunk of a long document
+        carries its title (retrieval.py / docs/retrieval-benchmarks.md)."""
+        if chunk.heading_path:
+            last = chunk.heading_path[-1]
+            if last and last not in chunk.text[: len(last) + 16]:
+                return " > ".join(chunk.heading_path) + "\n" + chunk.text
         return chunk.text
 
 

