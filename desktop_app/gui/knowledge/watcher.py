@@ -53,6 +53,9 @@ class KnowledgeWatcher(QObject):
         self.schedule()
 
     def _fire(self) -> None:
+        if any(self._runner.is_busy(kind) for kind in ("add", "sync", "reindex")):
+            self.schedule()  # a batch is writing the folder: wait until it is done
+            return
         self._rescan()  # new sub-folders need watches too
         self.changed.emit()
 
