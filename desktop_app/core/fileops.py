@@ -42,7 +42,8 @@ def sanitize_component(name: str) -> str:
     name = _CONTROL.sub("", _BREAKS.sub(" ", name)).replace("/", "_").replace("\\", "_")
     if os.name == "nt":
         name = _WINDOWS_RESERVED.sub("_", name)
-    name = re.sub(r" {2,}", " ", name).strip().rstrip(".")  # Windows drops trailing dots anyway
+    # No leading dots (a hidden file is never indexed), no trailing ones (Windows drops them anyway).
+    name = re.sub(r" {2,}", " ", name).strip().strip(".").strip()
     if name in ("", ".", ".."):
         return ""
     return _truncate(name)
@@ -191,9 +192,10 @@ def _import_folder(knowledge_dir: Path, folder: Path, dest_for, report: ImportRe
     top = folder.resolve()
     name = sanitize_component(top.name) or "folder"
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        dirnames.sort()
+        # Hidden folders and files (.git, .DS_Store) are never indexed: do not copy them either.
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
-        for fname in sorted(filenames):
+        for fname in sorted(f for f in filenames if not f.startswith(".")):
             src = here / fname
             rel_in = src.relative_to(top).as_posix()
             try:

@@ -63,6 +63,7 @@ def test_newlines_and_control_chars_are_removed_but_emoji_kept(kdir, tmp_path):
 
 def test_sanitize_helpers():
     assert sanitize_component("..") == "" and sanitize_component(" . ") == ""
+    assert sanitize_component("..hidden..txt") == "hidden..txt"  # a dropped file must not become hidden
     assert sanitize_component("a/b\\c") == "a_b_c"
     assert sanitize_relpath("/../x/./y/../z.txt") == "x/y/z.txt"
     long = sanitize_component("🦜" * 100 + ".pdf")
@@ -187,3 +188,12 @@ def test_copy_preserves_bytes_and_mtime(kdir, tmp_path):
     out = safe_copy_into(kdir, src)
     assert out.read_bytes() == src.read_bytes()
     assert int(out.stat().st_mtime) == 1_600_000_000
+
+
+def test_hidden_files_and_folders_in_a_dropped_folder_are_not_copied(kdir, tmp_path):
+    top = tmp_path / "proj"
+    _write(top / "README.md", "r")
+    _write(top / ".git" / "objects" / "ab" / "cdef", "blob")
+    _write(top / ".DS_Store", "x")
+    report = import_paths(kdir, [top])
+    assert _files_under(kdir) == {"proj/README.md"} and not report.failed
