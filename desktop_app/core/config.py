@@ -79,9 +79,9 @@ class IdentifyConfig:
     unknown_retrieve_below: float = 0.75
     gallery_k: int = 10
     # Gallery calibration (similarity -> probability, see docs/identify-benchmarks.md).
-    temperature: float = 0.07
-    reject_similarity: float = 0.725  # similarity of the implicit "none of these" option
-    vote_margin: float = 0.15  # no-LLM vote: below this lead the decision is "uncertain"
+    temperature: float = 0.05
+    reject_similarity: float = 0.70  # similarity of the implicit "none of these" option
+    vote_margin: float = 0.05  # no-LLM vote: below this lead the decision is "uncertain"
     vision_llm: bool = False  # the chat model accepts images: let it write the visual description
 
 

@@ -41,8 +41,8 @@ _TRAILING_NUMBER = re.compile(r"[\s_\-.()（）#]*\d+[\s_\-.()（）]*$")
 
 # Calibration of similarity -> probability (see docs/identify-benchmarks.md): softmax temperature
 # and the similarity of the implicit "not in the gallery" option.
-TEMPERATURE = 0.07
-REJECT_SIMILARITY = 0.725
+TEMPERATURE = 0.05
+REJECT_SIMILARITY = 0.70
 
 
 def label_for(rel: str, photo_folder: bool = True) -> str:

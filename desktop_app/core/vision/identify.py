@@ -586,9 +586,9 @@ def rank_candidates(
     profile: ColourProfile,
     hits: Sequence[Hit],
     prior_weight: float = 1.0,
-    evidence_weight: float = 2.0,
+    evidence_weight: float = 3.0,
     reject: float | None = None,
-    reject_match: float = 0.3,
+    reject_match: float = -1.0,
 ) -> list[tuple[dict[str, Any], float, float | None, set[str], list[Hit]]]:
     """Score the leading candidates by how well their documents match the observed colours.
 
@@ -633,7 +633,7 @@ def evidence_vote(
     candidates: Sequence[dict[str, Any]],
     profile: ColourProfile,
     hits: Sequence[Hit],
-    margin: float = 0.15,
+    margin: float = 0.05,
     rows: list | None = None,
 ) -> dict[str, Any]:
     """The no-LLM decision: the candidate whose documents best match the observed colours (see

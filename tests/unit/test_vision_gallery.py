@@ -1,0 +1,138 @@
+"""Reference gallery: labels from paths, calibrated neighbours, and change detection through the KB."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+
+import numpy as np
+import pytest
+
+from desktop_app.core.vision.classifier import get_classifier
+from desktop_app.core.vision.gallery import (
+    COLLECTION,
+    GalleryHandler,
+    GalleryMatch,
+    gallery_for,
+    label_for,
+    label_probabilities,
+)
+
+
+class HashEmbedder:
+    """A tiny deterministic text embedder (bag of hashed words): no model needed for text notes."""
+
+    name = "test-hash"
+    dim = 64
+    max_chars = 2000
+
+    def _embed(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+        out /= np.linalg.norm(out, axis=1, keepdims=True) + 1e-9
+        return out
+
+    def embed_documents(self, texts):
+        return self._embed(texts)
+
+    def embed_queries(self, texts):
+        return self._embed(texts)
+
+
+def test_label_comes_from_the_folder_or_the_file_stem():
+    assert label_for("parrots/photos/Scarlet Macaw/1.jpg") == "Scarlet Macaw"
+    assert label_for("金刚鹦鹉_2.jpg") == "金刚鹦鹉"
+    assert label_for("parrots/金刚鹦鹉_2.jpg", photo_folder=False) == "金刚鹦鹉"
+    assert label_for("parrots/photos/kea_01.png") == "kea"
+    assert label_for("@zoo/Kea/IMG 3.jpg") == "Kea"
+    assert label_for("Scarlet Macaw (3).png") == "Scarlet Macaw"
+    assert label_for("parrots/photos/12.jpg") == "parrots"
+
+
+def test_probabilities_aggregate_per_label_and_keep_room_for_none_of_these():
+    matches = [
+        GalleryMatch("a", "Galah", "", 0.90),
+        GalleryMatch("b", "Galah", "", 0.80),
+        GalleryMatch("c", "Kea", "", 0.70),
+    ]
+    scores, reject = label_probabilities(matches, temperature=0.05, reject_similarity=0.7)
+    assert [s.label for s in scores] == ["Galah", "Kea"]
+    assert scores[0].photos == 2 and scores[0].similarity == pytest.approx(0.90)
+    assert scores[0].probability > 0.9
+    assert sum(s.probability for s in scores) + reject == pytest.approx(1.0)
+    # far from every reference photo: "none of these" takes almost all the mass
+    scores, reject = label_probabilities([GalleryMatch("c", "Kea", "", 0.3)], 0.05, 0.7)
+    assert reject > 0.99 and scores[0].probability < 0.01
+    assert label_probabilities([]) == ([], 1.0)
+
+
+@pytest.fixture
+def photo_kb(tmp_path, shared_data):
+    from desktop_app.core.knowledge import KnowledgeBase
+
+    get_classifier().load()
+    kb = KnowledgeBase(tmp_path / "data", embedder=HashEmbedder())
+    src = shared_data / "images" / "parrots"
+    photos = kb.knowledge_dir / "parrots" / "photos"
+    for label, folder in (("Scarlet Macaw", "ara_macao"), ("African Grey", "jako_grey")):
+        (photos / label).mkdir(parents=True)
+        shutil.copy(src / folder / "1.jpg", photos / label / "1.jpg")
+    (kb.knowledge_dir / "parrots" / "notes.md").write_text("# Scarlet Macaw\n\nRed, yellow and blue.\n")
+    yield kb, src
+    kb.close()
+
+
+def test_sync_indexes_photos_in_their_own_collection_and_follows_changes(photo_kb):
+    kb, src = photo_kb
+    report = kb.sync()
+    macaw, grey = "parrots/photos/Scarlet Macaw/1.jpg", "parrots/photos/African Grey/1.jpg"
+    assert {macaw, grey, "parrots/notes.md"} <= set(report.added) and not report.failed
+    handler = gallery_for(kb)
+    assert isinstance(handler, GalleryHandler) and handler.collection.name == COLLECTION
+    assert handler.stored_doc_ids() == {kb.doc_id(macaw), kb.doc_id(grey)}
+    assert handler.labels() == ["African Grey", "Scarlet Macaw"]
+    kinds = {d.name: (d.kind, d.chunks) for d in kb.list_documents()}
+    assert kinds[macaw] == ("image", 1)
+
+    # Nothing changed: nothing is re-embedded.
+    calls: list[str] = []
+    original = handler.index
+    handler.index = lambda doc_id, path, rel, scope: calls.append(rel) or original(doc_id, path, rel, scope)
+    report = kb.sync()
+    assert calls == [] and macaw in report.unchanged
+
+    # Another scarlet macaw photo replaces the first: only that file is re-embedded.
+    before = np.array(handler.collection.get(ids=[kb.doc_id(macaw)], include=["embeddings"])["embeddings"][0])
+    shutil.copy(src / "ara_macao" / "2.jpg", kb.knowledge_dir / macaw)
+    report = kb.sync()
+    assert report.updated == [macaw] and calls == [macaw]
+    after = np.array(handler.collection.get(ids=[kb.doc_id(macaw)], include=["embeddings"])["embeddings"][0])
+    assert float(before @ after) < 0.999
+
+    # Its nearest neighbour is itself, labelled from the folder.
+    query = get_classifier().classify(src / "ara_macao" / "2.jpg").feature
+    top = handler.nearest(query, k=2)[0]
+    assert top.label == "Scarlet Macaw" and top.similarity > 0.99
+
+    # A deleted photo leaves the gallery; a broken one fails with a readable reason.
+    (kb.knowledge_dir / grey).unlink()
+    (kb.knowledge_dir / "parrots" / "photos" / "Scarlet Macaw" / "2.jpg").write_bytes(b"")
+    report = kb.sync()
+    assert grey in report.removed
+    assert report.failed and "empty" in report.failed[0][1]
+    assert handler.stored_doc_ids() == {kb.doc_id(macaw)}
+
+
+def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
+    kb, src = photo_kb
+    private = kb.knowledge_dir / "@zoo" / "Kea"
+    private.mkdir(parents=True)
+    shutil.copy(src / "cokatoo_galah" / "Galah.jpg", private / "1.jpg")
+    kb.sync()
+    handler = gallery_for(kb)
+    assert "Kea" not in handler.labels() and "Kea" in handler.labels("zoo")
+    feature = get_classifier().classify(private / "1.jpg").feature
+    assert all(m.label != "Kea" for m in handler.nearest(feature, k=5))
+    assert handler.nearest(feature, k=5, scope="zoo")[0].label == "Kea"
