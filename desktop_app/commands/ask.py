@@ -69,6 +69,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_flags(b)
     b.set_defaults(func=cmd_bench_router)
 
+    lat = get_bench_subparsers(subparsers).add_parser(
+        "latency", parents=[common_parent()], help="first-token latency of answers (KB and model warm)"
+    )
+    lat.add_argument(
+        "questions", nargs="*", default=["What do African grey parrots eat?"], metavar="QUESTION"
+    )
+    lat.add_argument("--runs", type=int, default=3)
+    add_llm_flags(lat)
+    lat.set_defaults(func=cmd_bench_latency)
+
 
 def _hit_json(h: Any) -> dict:
     d = h.to_dict()
@@ -186,4 +196,29 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         print(format_report(report))
+    return 0
+
+
+def cmd_bench_latency(args: argparse.Namespace) -> int:
+    from desktop_app.bench.latency import run_latency_bench
+    from desktop_app.cli import data_dir_of, emit_json, load_cfg
+    from desktop_app.core.knowledge import KnowledgeBase
+    from desktop_app.core.llm.factory import resolve_chat_model
+
+    data_dir = data_dir_of(args)
+    cfg = apply_llm_flags(load_cfg(args), args)
+    choice = resolve_chat_model(cfg, data_dir)
+    kb = KnowledgeBase(data_dir, config=cfg)
+    try:
+        report = run_latency_bench(kb, choice.model, cfg, args.questions, runs=args.runs)
+    finally:
+        if choice.model is not None:
+            choice.model.close()
+        kb.close()
+    report["model"] = choice.name or None
+    if args.json:
+        emit_json(report)
+    else:
+        for mode in ("always", "auto"):
+            print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
     return 0

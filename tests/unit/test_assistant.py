@@ -274,3 +274,15 @@ def test_agentic_is_off_by_default_and_on_by_config(agentic):
     kb.config.llm.agentic = agentic
     events, _ = run(Assistant(kb, ToolModel(), kb.config), "What do grey parrots eat?")
     assert (events[0].by == "agent") is agentic
+
+
+def test_latency_bench_reports_first_token_for_both_modes():
+    from desktop_app.bench.latency import run_latency_bench
+
+    kb = FakeKB()
+    report = run_latency_bench(
+        kb, Model(answer="Palm nuts [1]."), kb.config, ["What do parrots eat?"], runs=1
+    )
+    for mode in ("always", "auto"):
+        assert report[mode]["first_token_ms_p50"] <= report[mode]["answer_ms_p50"]
+        assert report[mode]["answers_by"] == ["llm"]

@@ -1,0 +1,50 @@
+"""First-token latency of an answer, with the knowledge base and the model already loaded (what a
+user waits for on the second question): question -> route -> retrieval -> first streamed token."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from desktop_app.core.assistant import Assistant, Conversation
+from desktop_app.core.events import Answer, Retrieved, RouteDecided, Token
+
+
+def _one(assistant: Assistant, question: str, mode: str) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    marks: dict[str, float] = {}
+    tokens = 0
+    answer_by = None
+    for ev in assistant.ask(question, Conversation(), mode=mode):
+        now = (time.perf_counter() - t0) * 1000
+        if isinstance(ev, RouteDecided):
+            marks.setdefault("route_ms", now)
+        elif isinstance(ev, Retrieved):
+            marks.setdefault("retrieved_ms", now)
+        elif isinstance(ev, Token):
+            marks.setdefault("first_token_ms", now)
+            tokens += 1
+        elif isinstance(ev, Answer):
+            marks["answer_ms"] = now
+            answer_by = ev.by
+    marks["tokens"] = tokens
+    marks["answer_by"] = answer_by
+    return marks
+
+
+def run_latency_bench(kb: Any, chat_model: Any, config: Any, questions: list[str], runs: int = 3) -> dict:
+    """p50 of each mark over ``runs`` rounds of ``questions``, after one warm-up question."""
+    assistant = Assistant(kb, chat_model, config)
+    warm = _one(assistant, questions[0], "always")  # loads the embedder, starts a GGUF server
+    report: dict[str, Any] = {"warm_up": warm, "runs": runs, "questions": questions}
+    for mode in ("always", "auto"):
+        rows = [_one(assistant, q, mode) for _ in range(runs) for q in questions]
+        summary: dict[str, Any] = {}
+        for key in ("route_ms", "retrieved_ms", "first_token_ms", "answer_ms"):
+            values = [r[key] for r in rows if key in r]
+            if values:
+                summary[key + "_p50"] = round(statistics.median(values), 1)
+        summary["answers_by"] = sorted({str(r["answer_by"]) for r in rows})
+        report[mode] = summary
+    return report
