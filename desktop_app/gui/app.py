@@ -27,6 +27,7 @@ QFrame#answerMessage { background: palette(alternate-base); border: 1px solid pa
 QFrame#answerMessage QTextBrowser { background: transparent; }
 QFrame#identifyCard { background: palette(alternate-base); border: 1px solid palette(midlight);
     border-radius: 12px; margin-right: 40px; }
+QFrame#identifyCard QTextBrowser { background: transparent; }
 QLabel#cardTitle { font-size: 14px; font-weight: 600; }
 QLabel#decisionName { font-size: 16px; font-weight: 600; }
 QLabel#sectionTitle { font-weight: 600; margin-top: 6px; }

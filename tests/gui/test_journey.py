@@ -92,7 +92,7 @@ def test_question_streams_a_cited_answer_and_the_citation_opens_the_pdf_page(
     assert window.viewer.mode == "pdf"
     qtbot.waitUntil(lambda: window.viewer.current_page() == 3, timeout=10_000)
     qtbot.waitUntil(lambda: window.viewer.highlighted, timeout=10_000)
-    qtbot.wait(200)
+    qtbot.wait(1500)  # let QPdfView render the page before the screenshot
     assert window.viewer.current_page() == 3
     screenshot(window, "04-citation-in-pdf-viewer")
 

@@ -23,7 +23,7 @@ class UserMessage(QWidget):
         self.text = text
         self.bubble = QFrame(objectName="userMessage")
         self.bubble.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
-        label = plain_label(text)
+        label = plain_label(text, wrap=len(text) > 60)  # short questions stay on one line
         inner = QHBoxLayout(self.bubble)
         inner.setContentsMargins(12, 8, 12, 8)
         inner.addWidget(label)

@@ -90,10 +90,10 @@ class KnowledgePanel(QWidget):
         header = self.table.horizontalHeader()
         # Fixed widths, not ResizeToContents: that re-measures every row on each refresh, which
         # stalls the UI once the library has thousands of documents.
-        header.setSectionResizeMode(0, QHeaderView.Stretch)
-        for col, width in ((1, 70), (2, 60), (3, 70), (4, 150)):
+        for col, width in ((0, 170), (1, 72), (2, 56), (3, 68), (4, 120)):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
             header.resizeSection(col, width)
+        header.setStretchLastSection(True)  # the error column takes what is left
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
@@ -293,7 +293,7 @@ class KnowledgePanel(QWidget):
             kind,
             fn,
             on_progress=self._on_progress,
-            on_success=self._batch_done,
+            on_success=lambda report: self._batch_done(report, kind),
             on_failure=self._batch_failed,
             on_cancelled=self._batch_cancelled,
             exclusive=kind != "add",
@@ -312,9 +312,11 @@ class KnowledgePanel(QWidget):
             # periodic list_documents() competed with indexing for the GIL and stalled the UI).
             self.model.mark_progress(message)
 
-    def _batch_done(self, report: Any) -> None:
-        self.last_report = report
-        self._show_report(report)
+    def _batch_done(self, report: Any, kind: str = "add") -> None:
+        quiet = kind == "sync" and not (report.added or report.updated or report.removed)
+        if not quiet:  # a watcher sync that found nothing keeps the last batch's summary
+            self.last_report = report
+            self._show_report(report)
         self.ctx.knowledge_changed.emit()
         self.batch_finished.emit(report)
 
