@@ -55,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--notes", default=None, help="folder of species notes indexed as the knowledge base")
     b.add_argument("--leave-one-out", action="store_true", help="also: every photo against all the others")
     b.add_argument("--limit", type=int, default=0, help="at most this many query photos (quick runs)")
+    b.add_argument("--threads", type=int, default=0, help="torch threads (default: the classifier's choice)")
     b.set_defaults(func=cmd_bench_identify)
 
 
@@ -255,6 +256,8 @@ def cmd_bench_identify(args: argparse.Namespace) -> int:
     queries: list[Photo] = []
     for label, files in g_all.items():
         take = files[: args.split] if same and args.split > 0 else files
+        if same and args.split <= 0:
+            take = files[:1]  # leave-one-out only: the split gallery is not used
         if label not in holdout:
             gallery += [Photo(f, label) for f in take]
     for label, files in q_all.items():
@@ -268,6 +271,10 @@ def cmd_bench_identify(args: argparse.Namespace) -> int:
 
     cfg = load_cfg(args)
     cfg.llm.backend = "none"  # the benchmark measures the no-LLM path
+    if args.threads > 0:
+        import torch
+
+        torch.set_num_threads(args.threads)
     classifier = get_classifier()
     classifier.load()
     report: dict[str, Any] = {
@@ -302,11 +309,12 @@ def cmd_bench_identify(args: argparse.Namespace) -> int:
             report["gallery_failed"] = failed
             labels = {p.label for p in gallery if p.label}
             ident = Identifier(kb, None, cfg, gallery=handler, classifier=classifier)
-            task = CliTask("identify")
-            try:
-                report["split_run"] = _score_run(ident, queries, labels, task.progress)
-            finally:
-                task.close()
+            if not (same and args.split <= 0):  # same folder, no split: only leave-one-out makes sense
+                task = CliTask("identify")
+                try:
+                    report["split_run"] = _score_run(ident, queries, labels, task.progress)
+                finally:
+                    task.close()
 
             if args.leave_one_out:
                 photos = [Photo(f, lab) for lab, files in q_all.items() for f in files]
