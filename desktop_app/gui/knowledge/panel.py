@@ -90,7 +90,7 @@ class KnowledgePanel(QWidget):
         header = self.table.horizontalHeader()
         # Fixed widths, not ResizeToContents: that re-measures every row on each refresh, which
         # stalls the UI once the library has thousands of documents.
-        for col, width in ((0, 170), (1, 72), (2, 56), (3, 68), (4, 120)):
+        for col, width in ((0, 160), (1, 72), (2, 56), (3, 68), (4, 60)):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
             header.resizeSection(col, width)
         header.setStretchLastSection(True)  # the error column takes what is left

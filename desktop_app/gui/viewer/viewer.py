@@ -34,9 +34,13 @@ CONTEXT_CHUNKS = 3  # neighbours shown on each side of the cited chunk
 
 
 def search_phrase(text: str, words: int = 5) -> str:
-    """A short phrase of the chunk to find on the PDF page (long strings rarely match exactly)."""
+    """A short phrase of the chunk to find on the PDF page (long strings rarely match exactly).
+
+    Taken a little way in: a chunk often starts with the page's running header, which would
+    highlight the header instead of the passage."""
     tokens = [t for t in text.split() if t.strip()]
-    return " ".join(tokens[:words])
+    start = 6 if len(tokens) >= 6 + words + 4 else 0
+    return " ".join(tokens[start : start + words])
 
 
 class SourceViewer(QWidget):
