@@ -297,3 +297,30 @@ def test_result_json_has_the_cli_contract_keys(coral):
     assert out["confidence_level"] == LOW
     json.dumps(out)  # serialisable as is
     assert IdentifyResult.from_events([]).confidence_level == LOW
+
+
+def test_assistant_identify_sets_the_conversation_subject(coral):
+    from desktop_app.core.assistant import Assistant
+
+    class NotesKB:  # no gallery: ImageNet alone names the bird
+        config = Config()
+
+        def search_many(self, queries, top_k=None, scope=None):
+            return [_hit("macaw", "macaw: large, long-tailed, brightly coloured parrots.")]
+
+        def search(self, query, top_k=None, scope=None):
+            return self.search_many([query], top_k, scope)
+
+    assistant = Assistant(NotesKB(), None)
+    conv = assistant.new_conversation()
+    events = list(assistant.identify(coral / "parrot.jpg", conversation=conv))
+    cls = next(e for e in events if isinstance(e, Classified))
+    assert cls.candidates[0] == {
+        "name": "macaw",
+        "score": cls.candidates[0]["score"],
+        "source": "imagenet",
+        "zh": "金刚鹦鹉",
+    }
+    assert cls.confidence_level == HIGH
+    assert conv.last_subject == "macaw"
+    assert conv.history[-1]["role"] == "assistant" and "macaw" in conv.history[-1]["content"]
