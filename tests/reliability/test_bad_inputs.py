@@ -75,6 +75,7 @@ def _generated_corpus(root: Path, make_pdf) -> list[Path]:
     return [src]
 
 
+@pytest.mark.slow
 def test_generated_bad_inputs_end_indexed_or_with_a_specific_error(kdesk_factory, tmp_path, make_pdf):
     kd = kdesk_factory()
     (src,) = _generated_corpus(tmp_path, make_pdf)

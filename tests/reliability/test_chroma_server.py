@@ -20,7 +20,7 @@ import pytest
 from desktop_app.core.config import load_config
 from desktop_app.core.knowledge import KnowledgeBase
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 DOCS = {
     "grey.md": "# African grey\nAfrican grey parrots eat palm nuts, seeds, fruit and snails.\n",

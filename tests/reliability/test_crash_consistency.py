@@ -125,7 +125,12 @@ def _check_consistent(kd, server_url: str, expect_names: set[str] | None = None)
             per_doc[h.doc_id] = per_doc.get(h.doc_id, 0) + 1
         assert per_doc == want  # no torn document: every chunk there, none left over
         assert kb.keyword.doc_ids() == set(want)
-        return {n: e.sha256 for n, e in entries.items()}
+        result = {n: e.sha256 for n, e in entries.items()}
+    # Chroma caches one client per path in-process; the next kdesk subprocess writes behind its back.
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+    return result
 
 
 def _assert_second_sync_is_idle(kd) -> None:
