@@ -31,4 +31,7 @@ def test_dropped_photo_shows_an_identification_card(make_window, qtbot, drop, sh
     assert "failed" not in card.status.text().lower()
     # Nothing was added to the knowledge base: a photo on the chat is a question, not a document.
     assert not any(p.is_file() for p in window.ctx.knowledge_dir.rglob("*.jpg"))
+    # The name becomes the subject of follow-up questions in the same chat.
+    assert window.chat.conversation is not None
+    assert window.chat.conversation.last_subject.lower() == "macaw"
     screenshot(window, "05-identification-card")
