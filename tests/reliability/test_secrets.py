@@ -159,3 +159,15 @@ def test_kdesk_models_and_a_failing_verbose_ask_never_print_the_key(
     everything = "\n".join(outputs)
     assert "do keys leak?" in everything  # the commands really ran
     assert KEY not in everything and "TOPSECRET" not in everything
+
+
+def test_embeddings_key_in_the_keyring_reaches_the_server(memory_keyring, tmp_path, embeddings_server):
+    from desktop_app.core.embeddings import make_embedder
+
+    cfg_path = tmp_path / "config.toml"
+    assert secrets.set_api_key(cfg_path, "embedding.api_key", KEY) == "keyring"
+    cfg = load_config(cfg_path)
+    cfg.embedding.model = "openai:hash"
+    cfg.embedding.url = embeddings_server.url
+    make_embedder(cfg, tmp_path).embed_queries(["q"])
+    assert embeddings_server.script.headers[0]["Authorization"] == f"Bearer {KEY}"

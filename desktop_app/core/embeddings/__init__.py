@@ -32,11 +32,14 @@ def make_embedder(config: Config, data_dir: Path | None = None) -> Embedder:
             ) from exc
     if name.startswith("openai:"):
         from desktop_app.core.embeddings.openai_compat import OpenAIEmbedder
+        from desktop_app.core.secrets import get_api_key  # config.toml's key, else the keyring's
 
         if not config.embedding.url:
             raise EmbedderUnavailable("embedding.model is openai:... but embedding.url is empty")
         return OpenAIEmbedder(
-            url=config.embedding.url, model=name.split(":", 1)[1], api_key=config.embedding.api_key
+            url=config.embedding.url,
+            model=name.split(":", 1)[1],
+            api_key=get_api_key(config, "embedding.api_key"),
         )
     path = find_model(name, data_dir)
     if path is None:
