@@ -136,6 +136,8 @@ class KeywordIndex:
         self._model = None  # bm25s.BM25, rebuilt lazily
         self._model_ids: list[str] = []
         self._model_pos: dict[str, int] = {}
+        self._last: tuple[tuple, np.ndarray | None] | None = None  # (model id, terms) -> scores
+        self._masks: dict[frozenset[str], np.ndarray] = {}  # scopes -> chunk mask of the model
         self._model_scopes: np.ndarray | None = None
         self._lock = threading.RLock()
         self.load_error: str | None = None  # why the persisted state was discarded, if it was
@@ -213,6 +215,7 @@ class KeywordIndex:
     def _changed(self) -> None:
         self._dirty = True
         self._model = None
+        self._last = None
 
     def doc_ids(self) -> set[str]:
         with self._lock:
@@ -233,8 +236,19 @@ class KeywordIndex:
         model.index([self._entries[c].terms or [""] for c in ids], show_progress=False)
         self._model_ids = ids
         self._model_pos = {c: i for i, c in enumerate(ids)}
+        self._masks = {}
         self._model_scopes = np.array([self._entries[c].scope for c in ids], dtype=object)
         self._model = model
+
+    def _scores(self, model, terms: list[str]) -> np.ndarray | None:
+        """BM25 scores of every chunk; the last query's are kept (retrieval asks twice per query)."""
+        key = (id(model), tuple(terms))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        term_ids = model.get_tokens_ids(terms) if terms else []
+        scores = np.asarray(model.get_scores_from_ids(term_ids), dtype=np.float32) if term_ids else None
+        self._last = (key, scores)
+        return scores
 
     def search(self, query: str, k: int, scopes: set[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, BM25 score) best first; chunks sharing no term with the query are left out."""
@@ -246,12 +260,14 @@ class KeywordIndex:
             model = self._model
             if model is None:
                 return []
-            term_ids = model.get_tokens_ids(terms)
-            if not term_ids:
+            scores = self._scores(model, terms)
+            if scores is None:
                 return []
-            scores = np.asarray(model.get_scores_from_ids(term_ids), dtype=np.float32)
             if scopes is not None:
-                mask = np.isin(self._model_scopes, list(scopes))
+                key = frozenset(scopes)
+                mask = self._masks.get(key)
+                if mask is None:
+                    mask = self._masks[key] = np.isin(self._model_scopes, list(scopes))
                 scores = np.where(mask, scores, 0.0)
             ids = self._model_ids
         candidates = np.flatnonzero(scores > 0)
@@ -270,8 +286,7 @@ class KeywordIndex:
             if model is None:
                 return {}
             pos = [(c, self._model_pos[c]) for c in chunk_ids if c in self._model_pos]
-            term_ids = model.get_tokens_ids(terms) if terms else []
-            if not term_ids:
+            scores = self._scores(model, terms)
+            if scores is None:
                 return {c: 0.0 for c, _ in pos}
-            scores = model.get_scores_from_ids(term_ids)
         return {c: float(scores[i]) for c, i in pos}
