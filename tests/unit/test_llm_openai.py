@@ -21,6 +21,7 @@ from desktop_app.core.documents import Hit
 from desktop_app.core.events import Answer, RouteDecided, Token, Warning
 from desktop_app.core.llm.base import LLMError
 from desktop_app.core.llm.openai_compat import OpenAIChatModel, normalize_base_url
+from desktop_app.core.prompts import SEARCH_TOOL
 from desktop_app.core.tasks import Cancelled, SimpleTask
 
 Script = Callable[[dict], tuple]  # request body -> (action, payload)
@@ -53,6 +54,14 @@ class FakeLLM:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 fake.requests.append(body)
                 action, payload = fake.script(body)
+                if action == "json":
+                    data = json.dumps(payload).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if action == "status":
                     code, message = payload
                     data = json.dumps({"error": {"code": code, "message": message}}).encode()
@@ -258,6 +267,35 @@ def test_refused_json_schema_falls_back_to_json_object_then_plain_text(fake_llm)
     assert model.structured == "text"  # remembered: the next call asks for plain text at once
     list(model.stream([{"role": "user", "content": "x"}], json_schema=schema))
     assert len(srv.requests) == 4 and "response_format" not in srv.requests[3]
+
+
+def _message(msg: dict) -> tuple:
+    return "json", {"choices": [{"index": 0, "message": {"role": "assistant", **msg}}]}
+
+
+def test_chat_reads_native_tool_calls(fake_llm):
+    call = {
+        "id": "c9",
+        "type": "function",
+        "function": {"name": "search_knowledge", "arguments": '{"query": "macaw"}'},
+    }
+    srv = fake_llm(lambda body: _message({"content": None, "tool_calls": [call]}))
+    turn = OpenAIChatModel(srv.url, timeout=5).chat([{"role": "user", "content": "x"}], [SEARCH_TOOL])
+    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [
+        ("c9", "search_knowledge", {"query": "macaw"})
+    ]
+    assert srv.requests[0]["tools"] == [SEARCH_TOOL] and "stream" not in srv.requests[0]
+
+
+def test_chat_reads_a_tool_call_written_as_text(fake_llm):
+    # Qwen2.5-Coder-0.5B behind llama.cpp does this: the call arrives as the message's content.
+    text = '{"name": "search_knowledge", "arguments": {"query": " African grey parrots eat"}}'
+    srv = fake_llm(lambda body: _message({"content": text}))
+    turn = OpenAIChatModel(srv.url, timeout=5).chat([{"role": "user", "content": "x"}], [SEARCH_TOOL])
+    assert turn.content == "" and turn.tool_calls[0].arguments == {"query": " African grey parrots eat"}
+    srv2 = fake_llm(lambda body: _message({"content": 'Use {"name": "other_tool"} next time.'}))
+    turn = OpenAIChatModel(srv2.url, timeout=5).chat([{"role": "user", "content": "x"}], [SEARCH_TOOL])
+    assert turn.tool_calls == [] and turn.content.startswith("Use")
 
 
 # ---------------------------------------------------------------------------- assistant under faults

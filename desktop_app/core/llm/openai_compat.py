@@ -198,7 +198,12 @@ class OpenAIChatModel:
             calls.append(
                 ToolCall(id=str(tc.get("id") or f"call_{i}"), name=str(fn.get("name")), arguments=args)
             )
-        return ChatTurn(content=msg.get("content") or "", tool_calls=calls)
+        content = msg.get("content") or ""
+        if not calls:
+            calls = _tool_call_in_text(content, {t.get("function", {}).get("name") for t in tools})
+            if calls:
+                content = ""
+        return ChatTurn(content=content, tool_calls=calls)
 
     def count_tokens(self, text: str) -> int | None:
         """Exact count from llama.cpp's /tokenize when the server has it; None elsewhere."""
@@ -373,3 +378,20 @@ class OpenAIChatModel:
             return body["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LLMError(f"the language model sent an unreadable reply: {text[:80]!r}", "protocol") from exc
+
+
+def _tool_call_in_text(content: str, names: set) -> list[ToolCall]:
+    """A tool call written as text ('{"name": "search_knowledge", "arguments": {...}}', bare or in
+    <tool_call> tags), as small models do when the server's template parser misses it."""
+    from desktop_app.core.llm.jsonx import extract_json
+
+    text = content.strip()
+    if not text or "{" not in text[:40]:
+        return []
+    data = extract_json(text)
+    if not data or data.get("name") not in names:
+        return []
+    args = data.get("arguments", data.get("parameters", {}))
+    if isinstance(args, str):
+        args = extract_json(args) or {}
+    return [ToolCall(id="call_0", name=str(data["name"]), arguments=args if isinstance(args, dict) else {})]
