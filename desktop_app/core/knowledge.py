@@ -160,7 +160,11 @@ class KnowledgeBase:
     @property
     def store(self) -> ChromaStore:
         if self._store is None:
-            self._store = ChromaStore(self.chroma_client, self.collection)
+            self._store = ChromaStore(
+                self.chroma_client,
+                self.collection,
+                location=self.config.index.chroma_url or str(self.index_dir),
+            )
         return self._store
 
     @property
@@ -321,7 +325,9 @@ class KnowledgeBase:
             from desktop_app.core.rerank import load_reranker
             from desktop_app.core.retrieval import Retriever
 
-            reranker = load_reranker(self.config.retrieval.reranker, self.data_dir, self.config.embedding.device)
+            reranker = load_reranker(
+                self.config.retrieval.reranker, self.data_dir, self.config.embedding.device
+            )
             self._retriever = Retriever(
                 self.store, self.keyword, self.embedder, self.config.retrieval, reranker=reranker
             )

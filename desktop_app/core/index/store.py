@@ -7,6 +7,7 @@ switching models never mixes vectors: the new model simply gets a new, empty col
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -92,10 +93,40 @@ def scope_filter(scope: str | None) -> dict[str, Any]:
     return {"scope": {"$in": ["shared", scope]}}
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """A connection-level failure (server down, reset), as opposed to a usage error."""
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    try:
+        import httpx
+
+        return isinstance(exc, httpx.TransportError)
+    except ImportError:
+        return False
+
+
+def _guarded(method):
+    """Turn connection failures into a StoreError that names the server, for every store call."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError:
+            raise
+        except Exception as exc:
+            if _unreachable(exc):
+                raise StoreError(f"cannot reach the vector store at {self.location}: {exc}") from exc
+            raise
+
+    return wrapper
+
+
 class ChromaStore:
-    def __init__(self, client, name: str) -> None:
+    def __init__(self, client, name: str, location: str = "the local index") -> None:
         self.client = client
         self.name = name
+        self.location = location
         try:
             self.collection = client.get_or_create_collection(
                 name,
@@ -109,9 +140,11 @@ class ChromaStore:
         except Exception:
             self.max_batch = 1000
 
+    @_guarded
     def count(self) -> int:
         return self.collection.count()
 
+    @_guarded
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         for start in range(0, len(chunks), self.max_batch):
             part = chunks[start : start + self.max_batch]
@@ -122,12 +155,14 @@ class ChromaStore:
                 metadatas=[_meta(c) for c in part],
             )
 
+    @_guarded
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
         ids = sorted(set(doc_ids))
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             self.collection.delete(where={"doc_id": {"$in": part}} if len(part) > 1 else {"doc_id": part[0]})
 
+    @_guarded
     def doc_ids(self) -> set[str]:
         """Every doc_id with at least one stored chunk (pages through the collection)."""
         found: set[str] = set()
@@ -140,6 +175,7 @@ class ChromaStore:
                 return found
             offset += page
 
+    @_guarded
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Hit]:
         if not doc_ids:
             return []
@@ -149,12 +185,14 @@ class ChromaStore:
         hits.sort(key=lambda h: (h.doc_id, h.chunk_index))
         return hits
 
+    @_guarded
     def get(self, chunk_ids: Sequence[str]) -> list[Hit]:
         if not chunk_ids:
             return []
         got = self.collection.get(ids=list(chunk_ids), include=["documents", "metadatas"])
         return [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
 
+    @_guarded
     def query(self, embeddings: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[list[Hit]]:
         """Nearest chunks for each query vector, best first."""
         n = self.count()
