@@ -312,7 +312,7 @@ def fetch_model(
         "repo_id": spec.repo_id,
         "revision": spec.revision,
         "endpoint": endpoint,
-        "fetched_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "fetched_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "verified": all(x.verified for x in fetched),
         "files": [asdict(x) for x in fetched],
     }

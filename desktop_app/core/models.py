@@ -10,11 +10,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from desktop_app.core.config import Config
 from desktop_app.core.paths import REPO_ROOT, find_model, models_dirs

@@ -85,3 +85,15 @@ def test_factory_finds_a_gguf_in_the_data_dirs_models_folder_without_starting_it
     choice = resolve_chat_model(cfg, tmp_path)
     assert choice.backend == "gguf" and choice.model is not None
     assert not choice.model.server.running  # lazily started on first use
+
+
+def test_hard_wrapped_pdf_lines_do_not_cut_sentences():
+    from desktop_app.core.llm.extractive import _sentences
+
+    text = "Cannister shot is a tin cylin-\nder filled with balls. These bills are made of\nlead and iron.\n\n- a list item stays apart\n鹦鹉是一种\n聪明的鸟类。"
+    assert _sentences(text) == [
+        "Cannister shot is a tin cylinder filled with balls.",
+        "These bills are made of lead and iron.",
+        "- a list item stays apart",
+        "鹦鹉是一种聪明的鸟类。",
+    ]

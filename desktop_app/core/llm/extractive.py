@@ -38,8 +38,26 @@ class Extract:
     cited: list[int]  # block numbers, in order of appearance
 
 
+_STRUCTURAL = re.compile(r"^\s*([-*+•]\s|\d+[.)]\s|#|\||>)")
+
+
+def _unwrap(text: str) -> str:
+    """Join hard-wrapped lines (PDF and OCR text break mid-sentence) so a sentence is not cut at a
+    line end; blank lines, list items, headings and table rows keep their breaks."""
+    text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)  # "cylin-\nder" -> "cylinder"
+    out: list[str] = []
+    for line in text.split("\n"):
+        prev = out[-1] if out else ""
+        if prev.strip() and line.strip() and not _STRUCTURAL.match(line) and not _STRUCTURAL.match(prev):
+            glue = "" if _HAN.search(prev[-1:]) and _HAN.search(line.lstrip()[:1]) else " "
+            out[-1] = prev.rstrip() + glue + line.lstrip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _sentences(text: str) -> list[str]:
-    found = [s.strip() for s in _SENTENCE.findall(text)]
+    found = [s.strip() for s in _SENTENCE.findall(_unwrap(text))]
     return [s for s in found if len(s) >= 12 or _HAN.search(s) and len(s) >= 5]
 
 
