@@ -41,7 +41,14 @@ from desktop_app.core.events import (
     Retrieved,
     Warning,
 )
-from desktop_app.core.vision.classifier import RESIZE, Classifier, centre_crop, get_classifier
+from desktop_app.core.vision.classifier import (
+    RESIZE,
+    Classifier,
+    centre_crop,
+    get_classifier,
+    inference_threads,
+    torch_threads,
+)
 from desktop_app.core.vision.colors import COLOUR_NAMES, ZH_NAMES, ColourProfile, colour_profile
 from desktop_app.core.vision.images import ImageSource, load_image
 
@@ -385,9 +392,14 @@ class Identifier:
         t1 = time.perf_counter()
         hits = self._dedup(self._safe_search(queries, 2 * len(queries), scope))
         # The vote also needs each leading candidate's own notes (its identification keys).
-        vote_names = names[:VOTE_CANDIDATES]
-        extra = self._safe_search(
-            [f"{_pretty(n)} identification" for n in vote_names], 3 * len(vote_names), scope
+        # (only for those the feature queries did not already bring in: one search fewer, usually).
+        vote_names = [n for n in names[:VOTE_CANDIDATES] if not notes_about(hits, n)]
+        extra = (
+            self._safe_search(
+                [f"{_pretty(n)} identification" for n in vote_names], 3 * len(vote_names), scope
+            )
+            if vote_names
+            else []
         )
         t["retrieve"] = (time.perf_counter() - t1) * 1000
         yield Retrieved(hits, " | ".join(queries))
@@ -464,7 +476,9 @@ class Identifier:
 
     def _safe_search(self, queries: Sequence[str], top_k: int, scope: str | None) -> list[Hit]:
         try:
-            return self.search(queries, top_k, scope)
+            # A few short queries: one thread avoids the multi-thread stalls of small forwards.
+            with torch_threads(inference_threads()):
+                return self.search(queries, top_k, scope)
         except Exception as exc:  # the index may be missing or mid-rebuild
             log.warning("search failed: %s", exc)
             return []
