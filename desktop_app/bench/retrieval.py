@@ -293,6 +293,7 @@ def run_retrieval_bench(
                 reranker=rr,
                 use_dense=use_dense,
                 use_keyword=use_kw,
+                stored_scopes=kb.manifest.scopes,
             )
             deep = Retriever(
                 kb.store,
@@ -301,6 +302,7 @@ def run_retrieval_bench(
                 replace(rcfg, coarse_k=max(DEEP_K, rcfg.coarse_k)),
                 use_dense=use_dense,
                 use_keyword=use_kw,
+                stored_scopes=kb.manifest.scopes,
             )
             retriever.search(data.queries[qids[0]], top_k=rcfg.coarse_k)  # warm-up (BM25 build, caches)
             nd, r10, r100, mrr, times = [], [], [], [], []

@@ -329,7 +329,12 @@ class KnowledgeBase:
                 self.config.retrieval.reranker, self.data_dir, self.config.embedding.device
             )
             self._retriever = Retriever(
-                self.store, self.keyword, self.embedder, self.config.retrieval, reranker=reranker
+                self.store,
+                self.keyword,
+                self.embedder,
+                self.config.retrieval,
+                reranker=reranker,
+                stored_scopes=self.manifest.scopes,
             )
         return self._retriever
 

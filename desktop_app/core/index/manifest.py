@@ -80,6 +80,11 @@ class Manifest:
             r = self._db.execute(f"SELECT {_COLUMNS} FROM documents WHERE name=?", (name,)).fetchone()
         return Entry(*r) if r else None
 
+    def scopes(self) -> set[str]:
+        """Every scope with a row (pending and failed included, so it covers every stored chunk)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT DISTINCT scope FROM documents")}
+
     def put(self, entry: Entry) -> None:
         self.put_many([entry])
 
