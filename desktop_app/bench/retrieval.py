@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from desktop_app.core.config import Config
-from desktop_app.core.documents import Chunk
 from desktop_app.core.embeddings.base import Embedder
 
 # mode name -> (use_dense, use_keyword, dense_weight, keyword_weight); None weights = the config's
@@ -193,7 +192,7 @@ def run_retrieval_bench(
     ``work_dir`` keeps the index (a second run re-uses it: sync finds nothing changed); without
     it a temporary folder is used and removed.
     """
-    from desktop_app.core.knowledge import KnowledgeBase
+    from desktop_app.core.knowledge import KnowledgeBase, chunk_from_hit
     from desktop_app.core.rerank import load_reranker
     from desktop_app.core.retrieval import Retriever
 
@@ -242,7 +241,7 @@ def run_retrieval_bench(
 
         # Raw encoder throughput on a sample of the same chunk texts (what the pipeline embedded).
         sample_ids = [f"{d}-chunk-0" for d in list(doc_of)[: max(1, encoder_sample)]]
-        texts = [kb.embed_text(c) for c in _chunks_of_hits(kb.store.get(sample_ids))]
+        texts = [kb.embed_text(chunk_from_hit(h)) for h in kb.store.get(sample_ids)]
         emb.embed_documents(texts[:8])  # warm-up
         t0 = time.perf_counter()
         emb.embed_documents(texts)
@@ -384,22 +383,3 @@ class _QueryCache:
 
     def embed_documents(self, texts):
         return self.inner.embed_documents(texts)
-
-
-def _chunks_of_hits(hits) -> list[Chunk]:
-    return [
-        Chunk(
-            id=h.chunk_id,
-            doc_id=h.doc_id,
-            text=h.text,
-            source=h.source,
-            page=h.page,
-            heading_path=h.heading_path,
-            chunk_index=h.chunk_index,
-            total_chunks=h.total_chunks,
-            char_start=0,
-            char_end=len(h.text),
-            scope=h.scope,
-        )
-        for h in hits
-    ]

@@ -383,7 +383,7 @@ class KnowledgeBase:
             self.keyword.delete_docs(extra)
         for start in range(0, len(missing), 200):
             hits = self.store.chunks_of(missing[start : start + 200])
-            self.keyword.upsert([_chunk_from_hit(h) for h in hits])
+            self.keyword.upsert([chunk_from_hit(h) for h in hits])
         if extra or missing:
             self.keyword.flush()
 
@@ -589,7 +589,8 @@ def _with(e: Entry, **changes) -> Entry:
     return Entry(**d)
 
 
-def _chunk_from_hit(h: Hit) -> Chunk:
+def chunk_from_hit(h: Hit) -> Chunk:
+    """A stored hit back as a Chunk (offsets relative to its own text)."""
     return Chunk(
         id=h.chunk_id,
         doc_id=h.doc_id,
