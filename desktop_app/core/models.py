@@ -243,6 +243,33 @@ class RoleStatus:
         return asdict(self)
 
 
+def _named_status(
+    role: str,
+    setting: str,
+    chosen: str,
+    specs: list[ModelSpec],
+    avails: list[Availability],
+    data_dir,
+    *,
+    missing,
+    not_found: str,
+    not_found_command: str | None,
+) -> RoleStatus:
+    """A model named in the config: a manifest entry (installed or not), a local folder, or nothing."""
+    spec = _by_folder_or_id(specs, chosen)
+    if spec is not None:
+        a = next(x for x in avails if x.id == spec.id)
+        if a.installed:
+            return RoleStatus(role, spec.id, spec.id, a.path, f'{setting} = "{chosen}"', None, "", avails)
+        return RoleStatus(role, None, None, None, missing(a.reason), a.install_command, "", avails)
+    found = find_model(chosen, data_dir)
+    if found is not None:
+        return RoleStatus(
+            role, f"{chosen} (local folder)", chosen, str(found), "not in the manifest", None, "", avails
+        )
+    return RoleStatus(role, None, None, None, not_found, not_found_command, "", avails)
+
+
 def _first(avails: list[Availability], source: str | None = None) -> Availability | None:
     for a in avails:
         if source is None or a.source == source:
@@ -299,44 +326,16 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
             hint,
             avails,
         )
-    spec = _by_folder_or_id(specs, chosen)
-    if spec is not None:
-        a = next(x for x in avails if x.id == spec.id)
-        if a.installed:
-            return RoleStatus(
-                "embedding", spec.id, spec.id, a.path, f'embedding.model = "{chosen}"', None, "", avails
-            )
-        return RoleStatus(
-            "embedding",
-            None,
-            None,
-            None,
-            f'embedding.model = "{chosen}": {a.reason}',
-            a.install_command,
-            "",
-            avails,
-        )
-    found = find_model(chosen, data_dir)
-    if found is not None:
-        return RoleStatus(
-            "embedding",
-            f"{chosen} (local folder)",
-            chosen,
-            str(found),
-            "not in the manifest",
-            None,
-            "",
-            avails,
-        )
-    return RoleStatus(
+    return _named_status(
         "embedding",
-        None,
-        None,
-        None,
-        f'embedding.model = "{chosen}" is not in any models folder ({", ".join(map(str, models_dirs(data_dir)))})',
-        fetch_cmd,
-        "",
+        "embedding.model",
+        chosen,
+        specs,
         avails,
+        data_dir,
+        missing=lambda why: f'embedding.model = "{chosen}": {why}',
+        not_found=f'embedding.model = "{chosen}" is not in any models folder ({", ".join(map(str, models_dirs(data_dir)))})',
+        not_found_command=fetch_cmd,
     )
 
 
@@ -404,44 +403,16 @@ def _reranker_from_manifest(
             "",
             avails,
         )
-    spec = _by_folder_or_id(specs, chosen)
-    if spec is not None:
-        a = next(x for x in avails if x.id == spec.id)
-        if a.installed:
-            return RoleStatus(
-                "reranker", spec.id, spec.id, a.path, f'retrieval.reranker = "{chosen}"', None, "", avails
-            )
-        return RoleStatus(
-            "reranker",
-            None,
-            None,
-            None,
-            f"{a.reason}; the rerank stage is skipped",
-            a.install_command,
-            "",
-            avails,
-        )
-    found = find_model(chosen, data_dir)
-    if found is not None:
-        return RoleStatus(
-            "reranker",
-            f"{chosen} (local folder)",
-            chosen,
-            str(found),
-            "not in the manifest",
-            None,
-            "",
-            avails,
-        )
-    return RoleStatus(
+    return _named_status(
         "reranker",
-        None,
-        None,
-        None,
-        f'retrieval.reranker = "{chosen}" not found; the stage is skipped',
-        None,
-        "",
+        "retrieval.reranker",
+        chosen,
+        specs,
         avails,
+        data_dir,
+        missing=lambda why: f"{why}; the rerank stage is skipped",
+        not_found=f'retrieval.reranker = "{chosen}" not found; the stage is skipped',
+        not_found_command=None,
     )
 
 
