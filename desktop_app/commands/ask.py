@@ -80,6 +80,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lat.set_defaults(func=cmd_bench_latency)
 
 
+def open_with_llm(args: argparse.Namespace, warn: bool = True) -> tuple[Any, Any, Any]:
+    """(config, chat-model choice, KnowledgeBase) for a command that may use an LLM; a configured
+    but unusable LLM is a warning on stderr (the command goes on without it)."""
+    from desktop_app.cli import data_dir_of, eprint, load_cfg
+    from desktop_app.core.knowledge import KnowledgeBase
+    from desktop_app.core.llm.factory import resolve_chat_model
+
+    data_dir = data_dir_of(args)
+    cfg = apply_llm_flags(load_cfg(args), args)
+    choice = resolve_chat_model(cfg, data_dir)
+    if warn and choice.model is None and cfg.llm.backend not in ("none", ""):
+        eprint(f"warning: {choice.reason}")
+    return cfg, choice, KnowledgeBase(data_dir, config=cfg)
+
+
 def _hit_json(h: Any) -> dict:
     d = h.to_dict()
     d["text"] = d["text"][:1000]
@@ -87,18 +102,11 @@ def _hit_json(h: Any) -> dict:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from desktop_app.cli import data_dir_of, emit_json, eprint, load_cfg
+    from desktop_app.cli import emit_json, eprint
     from desktop_app.core.assistant import Assistant, Conversation
     from desktop_app.core.events import Answer, Error, Retrieved, RouteDecided, Token, Warning
-    from desktop_app.core.knowledge import KnowledgeBase
-    from desktop_app.core.llm.factory import resolve_chat_model
 
-    data_dir = data_dir_of(args)
-    cfg = apply_llm_flags(load_cfg(args), args)
-    choice = resolve_chat_model(cfg, data_dir)
-    if choice.model is None and cfg.llm.backend not in ("none", ""):
-        eprint(f"warning: {choice.reason}")
-    kb = KnowledgeBase(data_dir, config=cfg)
+    cfg, choice, kb = open_with_llm(args)
     out: dict[str, Any] = {
         "question": args.question,
         "route": None,
@@ -201,14 +209,9 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
     from desktop_app.bench.latency import run_latency_bench
-    from desktop_app.cli import data_dir_of, emit_json, load_cfg
-    from desktop_app.core.knowledge import KnowledgeBase
-    from desktop_app.core.llm.factory import resolve_chat_model
+    from desktop_app.cli import emit_json
 
-    data_dir = data_dir_of(args)
-    cfg = apply_llm_flags(load_cfg(args), args)
-    choice = resolve_chat_model(cfg, data_dir)
-    kb = KnowledgeBase(data_dir, config=cfg)
+    cfg, choice, kb = open_with_llm(args, warn=False)
     try:
         report = run_latency_bench(kb, choice.model, cfg, args.questions, runs=args.runs)
     finally:

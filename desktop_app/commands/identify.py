@@ -61,18 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 # ---------------------------------------------------------------------------- identify
 def cmd_identify(args: argparse.Namespace) -> int:
-    from desktop_app.cli import data_dir_of, emit_json, eprint, load_cfg
-    from desktop_app.commands.ask import apply_llm_flags
-    from desktop_app.core.knowledge import KnowledgeBase
-    from desktop_app.core.llm.factory import resolve_chat_model
+    from desktop_app.cli import emit_json, eprint
+    from desktop_app.commands.ask import open_with_llm
     from desktop_app.core.vision.identify import Identifier, IdentifyResult
 
-    data_dir = data_dir_of(args)
-    cfg = apply_llm_flags(load_cfg(args), args)
-    choice = resolve_chat_model(cfg, data_dir)
-    if choice.model is None and cfg.llm.backend not in ("none", ""):
-        eprint(f"warning: {choice.reason}")
-    kb = KnowledgeBase(data_dir, config=cfg)
+    cfg, choice, kb = open_with_llm(args)
     try:
         ident = Identifier(kb, choice.model, cfg)
         result = IdentifyResult.from_events(list(ident.run(Path(args.image), args.question, args.scope)))
