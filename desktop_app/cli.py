@@ -284,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--chroma-server"]:  # the frozen build's entry for the GUI's Chroma child process
+        from desktop_app.core.index.chroma_server import main as serve
+
+        return serve(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

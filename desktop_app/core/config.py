@@ -21,6 +21,9 @@ class IndexConfig:
     chunk_size: int = 1000  # characters
     chunk_overlap: int = 150
     chroma_url: str = ""  # empty: embedded PersistentClient under <data-dir>/index
+    # The desktop app runs Chroma in a child process: its embedded Rust core holds the GIL for a
+    # whole call and froze the window while indexing (chroma_server.py). The CLI stays embedded.
+    chroma_own_process: bool = True
     batch_size: int = 64
     # Larger documents fail with "too large" instead of hours of CPU embedding; 0 = no limit.
     max_document_mb: float = 20.0  # MB of text (the file size for plain text, extracted text otherwise)
@@ -42,6 +45,9 @@ class RetrievalConfig:
     coarse_k: int = 30
     dense_weight: float = 0.5
     keyword_weight: float = 0.5
+    # "score": document-level score fusion (min-max normalised, weighted); "rrf": chunk-level
+    # reciprocal rank fusion, the previous default (docs/retrieval-benchmarks.md).
+    fusion: str = "score"
     rrf_k: int = 60
     vector_threshold: float = 0.0  # floor on vector_score; 0 disables
     reranker: str = "auto"  # "auto" (use models/ if present) | "none" | a folder name

@@ -92,6 +92,8 @@ class KnowledgeBase:
         data_dir: Path | str,
         config: Config | None = None,
         embedder: Embedder | None = None,
+        *,
+        own_process: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.knowledge_dir = self.data_dir / "knowledge"
@@ -102,6 +104,10 @@ class KnowledgeBase:
         self._embedder = embedder
         self._lock = threading.RLock()  # one writer at a time (GUI watcher + user actions)
         self._client = None
+        # Chroma in a child process (the GUI asks for it, see index/chroma_server.py).
+        self.own_process = own_process and not self.config.index.chroma_url
+        self._server = None
+        self.store_note = ""  # why the child process was not used, when it failed to start
         self._store: ChromaStore | None = None
         self._manifest: Manifest | None = None
         self._keyword = None
@@ -154,7 +160,19 @@ class KnowledgeBase:
     @property
     def chroma_client(self):
         if self._client is None:
-            self._client = make_client(self.index_dir, self.config.index.chroma_url)
+            url = self.config.index.chroma_url
+            if self.own_process:
+                from desktop_app.core.index.chroma_server import ChromaServer, ChromaServerError
+
+                server = ChromaServer(self.index_dir / "chroma")
+                try:
+                    url = server.start()
+                    self._server = server
+                except (ChromaServerError, OSError) as exc:
+                    # Still works, embedded: the window may stutter while indexing.
+                    self.store_note = f"Chroma child process unavailable ({exc}); using it in-process"
+                    log.warning("%s", self.store_note)
+            self._client = make_client(self.index_dir, url)
         return self._client
 
     @property
@@ -209,6 +227,11 @@ class KnowledgeBase:
             if self._manifest is not None:
                 self._manifest.close()
                 self._manifest = None
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+                self._client = None
+                self._store = None
 
     def __enter__(self) -> KnowledgeBase:
         return self
