@@ -127,10 +127,7 @@ def run_ui_bench(
         seconds = time.perf_counter() - started
         end_beat = len(beats)
         heartbeat.stop()
-        window.ctx.runner.shutdown()
-        window.close()
-        if window.ctx.kb is not None:
-            window.ctx.kb.close()
+        window.close()  # stops the runner and closes the knowledge base
 
         load_gaps = [b - a for a, b in zip(beats[: load_beats - 1], beats[1:load_beats])]
         idle_gaps = [

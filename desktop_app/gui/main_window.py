@@ -132,5 +132,5 @@ class MainWindow(QMainWindow):
             if answer != QMessageBox.Yes:
                 event.ignore()
                 return
-        self.ctx.runner.shutdown()
+        self.ctx.close()
         super().closeEvent(event)

@@ -11,6 +11,8 @@ run one after the other.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import traceback
@@ -85,6 +87,27 @@ class Job(QObject):
         return self.state.cancelled()
 
 
+_BACKGROUND_NICE = 10
+_lowered = threading.local()
+
+
+def _lower_thread_priority() -> None:
+    """Run this pool thread (and the torch threads it starts) below the UI thread.
+
+    On a busy 2-core machine the window's thread otherwise waits its turn behind model and disk
+    work; Linux nice values are per thread, and threads inherit their creator's value. Other
+    systems keep the default priority.
+    """
+    if getattr(_lowered, "done", False):
+        return
+    _lowered.done = True
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
+        except (AttributeError, OSError) as exc:
+            log.debug("background priority unchanged: %s", exc)
+
+
 class _Worker(QRunnable):
     def __init__(self, job: Job, fn: Callable[[QtTaskState], Any], lock: threading.Lock | None) -> None:
         super().__init__()
@@ -95,6 +118,7 @@ class _Worker(QRunnable):
 
     def run(self) -> None:  # runs on a pool thread
         job, state = self._job, self._job.state
+        _lower_thread_priority()
         try:
             if self._lock is not None:
                 while not self._lock.acquire(timeout=0.1):
