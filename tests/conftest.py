@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# A data folder chosen in Settings is remembered in the user's config folder: never the real one.
+os.environ["KDESK_CONFIG_DIR"] = tempfile.mkdtemp(prefix="kdesk-test-config-")
 
 SHARED_DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
 

@@ -10,12 +10,40 @@ import platformdirs
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def platform_data_dir() -> Path:
+    """The platform's user data folder (the default when nothing else is chosen)."""
+    return Path(platformdirs.user_data_dir("kdesk", "KnowledgeDesk"))
+
+
+def data_dir_pointer() -> Path:
+    """Where the app remembers a data folder chosen in Settings (outside any data folder)."""
+    env = os.environ.get("KDESK_CONFIG_DIR")
+    base = Path(env).expanduser() if env else Path(platformdirs.user_config_dir("kdesk", "KnowledgeDesk"))
+    return base / "data-dir.txt"
+
+
 def default_data_dir() -> Path:
-    """The platform's user data folder, overridable with $KDESK_DATA_DIR."""
+    """$KDESK_DATA_DIR, else the folder chosen in Settings, else the platform's user data folder."""
     env = os.environ.get("KDESK_DATA_DIR")
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir("kdesk", "KnowledgeDesk"))
+    try:
+        chosen = data_dir_pointer().read_text(encoding="utf-8").strip()
+    except OSError:
+        chosen = ""
+    return Path(chosen).expanduser() if chosen else platform_data_dir()
+
+
+def choose_data_dir(folder: Path | None) -> None:
+    """Remember ``folder`` as the data folder for the next start (None: back to the default)."""
+    pointer = data_dir_pointer()
+    if folder is None or Path(folder).expanduser().resolve() == platform_data_dir().resolve():
+        pointer.unlink(missing_ok=True)
+        return
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pointer.with_suffix(".tmp")
+    tmp.write_text(str(Path(folder).expanduser().resolve()), encoding="utf-8")
+    os.replace(tmp, pointer)
 
 
 def models_dirs(data_dir: Path | None = None) -> list[Path]:

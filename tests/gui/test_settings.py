@@ -59,3 +59,26 @@ def test_cancel_reverts_a_live_language_change(make_window, qtbot):
     dialog.reject()
     assert window.chat.send_button.text() == "Send"
     assert not (window.ctx.data_dir / "config.toml").exists()
+
+
+def test_a_data_folder_chosen_in_settings_is_used_from_the_next_start(
+    make_window, qtbot, tmp_path, monkeypatch
+):
+    from desktop_app.core.paths import data_dir_pointer, default_data_dir
+
+    monkeypatch.delenv("KDESK_DATA_DIR", raising=False)
+    before = default_data_dir()
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog.data_dir.text() == str(window.ctx.data_dir)
+    elsewhere = tmp_path / "library on another disk"
+    dialog.set_data_dir(elsewhere)
+    assert "next start" in dialog.data_hint.text()
+    with qtbot.waitSignal(window.ctx.runner.job_finished, timeout=10_000):
+        dialog.accept()
+    window.ctx.runner.wait_idle(30_000)
+    assert data_dir_pointer().read_text(encoding="utf-8") == str(elsewhere.resolve())
+    assert default_data_dir() == elsewhere.resolve() != before
+    assert window.ctx.data_dir != elsewhere  # this session keeps its folder
+    data_dir_pointer().unlink()
+    assert default_data_dir() == before

@@ -8,6 +8,7 @@ system palette, so there is nothing to choose.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
+from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
 
@@ -86,12 +89,15 @@ class SettingsDialog(QDialog):
         self.open_data.clicked.connect(
             lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(ctx.data_dir)))
         )
+        self.change_data = QPushButton()
+        self.change_data.clicked.connect(self._choose_data_dir)
         self.data_hint = QLabel(objectName="muted")
         self.data_hint.setWordWrap(True)
         self.theme_note = QLabel(objectName="muted")
         data_row = QHBoxLayout()
         data_row.addWidget(self.data_dir, 1)
         data_row.addWidget(self.open_data)
+        data_row.addWidget(self.change_data)
         general = QWidget()
         self.general_form = QFormLayout(general)
         self.general_form.addRow(QLabel(), self.language)
@@ -172,7 +178,8 @@ class SettingsDialog(QDialog):
             self.tabs.setTabText(idx, title)
         self._set_labels(self.general_form, [tr("Language"), tr("Data folder"), "", tr("Theme")])
         self.open_data.setText(tr("Open"))
-        self.data_hint.setText(tr("To use another data folder, start the app with: kdesk --data-dir FOLDER"))
+        self.change_data.setText(tr("Change…"))
+        self._update_data_hint()
         self.theme_note.setText(tr("Light or dark, following the system"))
         self._fill_combo(self.backend, BACKENDS)
         self._fill_combo(self.router_mode, ROUTER_MODES)
@@ -238,6 +245,33 @@ class SettingsDialog(QDialog):
             self.llm_form.setRowVisible(widget, backend == "openai")
         self.llm_form.setRowVisible(4, backend == "gguf")  # the GGUF file row
 
+    def chosen_data_dir(self) -> Path:
+        return Path(self.data_dir.text()).expanduser()
+
+    def _update_data_hint(self) -> None:
+        if self.chosen_data_dir() != self.ctx.data_dir:
+            self.data_hint.setText(
+                tr(
+                    "Knowledge Desk will use this folder from the next start; this session keeps the current one."
+                )
+            )
+        else:
+            self.data_hint.setText(
+                tr("Documents, index and settings live here (kdesk --data-dir FOLDER overrides it).")
+            )
+
+    def _choose_data_dir(self) -> None:
+        folder = QFileDialog.getExistingDirectory(
+            self, tr("Choose the data folder"), str(self.chosen_data_dir())
+        )
+        if folder:
+            self.set_data_dir(Path(folder))
+
+    def set_data_dir(self, folder: Path) -> None:
+        """Pick another data folder (the dialog's button; tests call it directly)."""
+        self.data_dir.setText(str(folder))
+        self._update_data_hint()
+
     def _choose_gguf(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
         if path:
@@ -268,6 +302,13 @@ class SettingsDialog(QDialog):
         cfg = self.collect()
         key = cfg.llm.api_key
         self.ctx.save_settings(cfg, api_key=key if key != self._initial_key else None)
+        if self.chosen_data_dir() != self.ctx.data_dir:
+            try:
+                choose_data_dir(self.chosen_data_dir())
+            except OSError as exc:
+                QMessageBox.warning(
+                    self, tr("Settings"), tr("Could not remember the data folder: {error}").format(error=exc)
+                )
         super().accept()
 
     def reject(self) -> None:
