@@ -69,6 +69,9 @@ def create_window(data_dir: Path, config: Config, *, embedder: Any = None, load:
 def run(data_dir: Path, config: Config) -> int:
     """Open the desktop app; returns the process exit code."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from desktop_app.core.secrets import install_log_redaction
+
+    install_log_redaction()  # also when run() is called without the CLI in front (idempotent)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Knowledge Desk")
     app.setOrganizationName("KnowledgeDesk")
