@@ -178,3 +178,51 @@ def test_score_chunks_gives_scores_for_named_chunks_only(tmp_path: Path):
     assert got["parrots-chunk-0"] == top["parrots-chunk-0"]
     assert got["cooking-chunk-0"] == 0.0
     assert "nope" not in got
+
+
+def test_search_docs_scores_whole_documents_even_when_terms_are_spread_over_chunks(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert(
+        [
+            chunk("kakapo", 0, "The kakapo is a flightless parrot.", heading=["Kakapo"]),
+            chunk("kakapo", 1, "It is active at night and feeds on rimu fruit.", heading=["Kakapo"]),
+            chunk("kea", 0, "The kea is an alpine parrot that is active by day.", heading=["Kea"]),
+            chunk("pasta", 0, "Boil the pasta at night or by day.", heading=["Pasta"]),
+        ]
+    )
+    docs = index.search_docs("flightless parrot active at night", k=5)
+    # No chunk of the kakapo holds all three terms; the document does.
+    assert docs[0][0] == "kakapo" and docs[0][1] > docs[1][1] > 0
+    assert [d for d, _ in docs] == ["kakapo", "kea", "pasta"]
+    assert index.search_docs("kakapo", k=1, scopes={"other"}) == []
+    assert index.score_docs("flightless parrot active at night", ["kakapo", "nope"]) == {"kakapo": docs[0][1]}
+    # Its best chunk for the query comes first; with no matching chunk, chunk order.
+    assert [c for c, _ in index.best_chunks("rimu fruit", "kakapo", 2)] == [
+        "kakapo-chunk-1",
+        "kakapo-chunk-0",
+    ]
+    assert [c for c, _ in index.best_chunks("zebra", "kakapo", 1)] == ["kakapo-chunk-0"]
+
+
+def test_document_terms_count_overlap_and_repeated_headings_once(tmp_path: Path):
+    overlap = "Rangers weigh every kakapo each month."
+    one = KeywordIndex(tmp_path / "one")
+    one.upsert([chunk("d", 0, "Kakapo nest on the ground. " + overlap, heading=["Kakapo"])])
+    split = KeywordIndex(tmp_path / "split")
+    split.upsert(
+        [
+            chunk("d", 0, "Kakapo nest on the ground. " + overlap, heading=["Kakapo"]),
+            chunk("d", 1, overlap + " They breed in rimu years.", heading=["Kakapo"]),
+        ]
+    )
+    for index in (one, split):
+        index.upsert([chunk("other", 0, "Kea live in the mountains.", heading=["Kea"])])
+    entries = split._entries
+    assert entries["d-chunk-1"].skip == len(tokenize(overlap))
+    # The split document scores "weigh" no higher than the single chunk: the repeated heading
+    # and the overlap sentence are not counted twice (only "rimu"/"breed"/"year" were added).
+    assert split.score_docs("weigh", ["d"])["d"] < one.score_docs("weigh", ["d"])["d"] * 1.01
+    split.flush()
+    again = KeywordIndex(tmp_path / "split")
+    assert again.search_docs("rimu kakapo", 2) == split.search_docs("rimu kakapo", 2)
+    assert again._entries["d-chunk-1"].skip == entries["d-chunk-1"].skip
