@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from desktop_app.core.config import Config
 from desktop_app.core.documents import Hit
 from desktop_app.core.knowledge import KnowledgeBase
-from desktop_app.core.retrieval import Retriever, cjk_share, dedup, is_multilingual, rrf, top_files
+from desktop_app.core.retrieval import Retriever, cjk_share, dedup, is_multilingual, minmax, rrf, top_files
 
 DOCS = {
     "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage and a pale face. "
@@ -22,6 +23,15 @@ DOCS = {
     "pasta.md": "# Carbonara\n\nCook spaghetti in salted water. Mix eggs, pecorino and black pepper.",
     "zh.md": "# 金刚鹦鹉\n\n金刚鹦鹉的羽毛颜色鲜艳，生活在美洲的热带雨林，以种子和果实为食。",
     "@vet/clinic.md": "# Avian clinic notes\n\nParrots with feather plucking need a vet check for skin disease.",
+    # Several chunks; the code sits in one of the middle ones (only scope "lab" sees this file).
+    "@lab/collar.md": "# Tracking collar manual\n\n"
+    + "\n\n".join(
+        f"Step {i}: check the strap, the battery cover and the antenna of the collar before fitting it "
+        "to the bird; rangers log the weight, the band number and the date of every fitting. "
+        + ("Firmware QX-9313 fixes the GPS drift seen in cold weather. " if i == 6 else "")
+        + "Replace worn straps, clean the contacts and store spare collars dry."
+        for i in range(12)
+    ),
 }
 
 
@@ -68,6 +78,12 @@ def test_rrf_weights_each_list_by_rank():
     assert fused["a"] == pytest.approx(0.5 / 61)
     assert max(fused, key=fused.get) == "b"  # found by both lists beats first place in one
     assert rrf([(["a"], 0.0), (["b"], 1.0)]) == {"b": pytest.approx(1 / 61)}
+
+
+def test_minmax_scales_to_unit_range_and_handles_ties():
+    assert minmax({"a": 2.0, "b": 4.0, "c": 3.0}) == {"a": 0.0, "b": 1.0, "c": 0.5}
+    assert minmax({"a": 3.0, "b": 3.0}) == {"a": 1.0, "b": 1.0}
+    assert minmax({"a": 0.0}) == {"a": 0.0} and minmax({}) == {}
 
 
 def test_dedup_keeps_best_hit_per_chunk():
@@ -200,7 +216,31 @@ def test_chinese_query_with_english_only_encoder_keeps_keyword_ranking(kb: Knowl
     assert not is_multilingual(kb.embedder)
     hits = kb.search("金刚鹦鹉吃什么？", top_k=3)
     assert hits[0].source == "zh.md"
-    keyword_order = [c for c, _ in kb.keyword.search("金刚鹦鹉吃什么？", 30, scopes={"shared"})]
-    matched = [h.chunk_id for h in hits if h.keyword_score]
-    assert matched == keyword_order[: len(matched)]
-    assert hits[0].fused_score == pytest.approx(kb.config.retrieval.keyword_weight / 61)
+    keyword_order = [d for d, _ in kb.keyword.search_docs("金刚鹦鹉吃什么？", 30, scopes={"shared"})]
+    matched = [h.doc_id for h in hits if h.keyword_score]
+    assert matched and matched == keyword_order[: len(matched)]
+    # The dense side is ignored: the best keyword document scores the keyword weight alone.
+    assert hits[0].fused_score == pytest.approx(kb.config.retrieval.keyword_weight)
+
+
+def test_document_fusion_scores_a_document_by_both_sides_and_its_matching_chunk_first(kb: KnowledgeBase):
+    assert kb.config.retrieval.fusion == "score"
+    hits = kb.search("collar firmware QX-9313 GPS drift", top_k=6, scope="lab")
+    collar = [h for h in hits if h.source == "@lab/collar.md"]
+    assert len(collar) >= 2 and hits[0].source == "@lab/collar.md"
+    assert "QX-9313" in hits[0].text  # the keyword-matching chunk leads its document
+    assert hits[0].keyword_score == max(h.keyword_score for h in collar) > 0
+    # The best keyword document's best chunk gets the whole keyword weight plus its dense share;
+    # every score stays within [0, w_dense + w_kw].
+    cfg = kb.config.retrieval
+    assert cfg.keyword_weight < hits[0].fused_score <= cfg.dense_weight + cfg.keyword_weight + 1e-9
+    assert all(0.0 <= h.fused_score <= cfg.dense_weight + cfg.keyword_weight + 1e-9 for h in hits)
+
+
+def test_rrf_fusion_is_still_available_and_unknown_fusions_are_refused(kb: KnowledgeBase):
+    cfg = replace(kb.config.retrieval, fusion="rrf")
+    hits = Retriever(kb.store, kb.keyword, kb.embedder, cfg).search("which parrot can talk?", top_k=3)
+    assert hits[0].source == "grey.md"
+    assert hits[0].fused_score <= (cfg.dense_weight + cfg.keyword_weight) / (cfg.rrf_k + 1) + 1e-12
+    with pytest.raises(ValueError, match="fusion"):
+        Retriever(kb.store, kb.keyword, kb.embedder, replace(cfg, fusion="max"))
