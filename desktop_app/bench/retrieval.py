@@ -8,9 +8,12 @@ comparison is one run on one machine state.
 
 Metrics: nDCG@10, Recall@10, MRR@10 from the app's own settings (coarse_k from the config);
 Recall@100 from a deeper run (coarse_k >= 300 chunks) because 30 candidates cannot hold 100
-documents. Speed: documents and chunks indexed per second, the raw encoder's passages per second
-on a sample of the same chunk texts (indexing should reach >= 0.9 of it), query p50/p95 in ms
-(embedding the query included, one query at a time, after a warm-up).
+documents. Speed: documents and chunks indexed per second; the encoder's share of the indexing
+time, measured in the same run (time inside ``embed_documents`` during ``kb.sync()`` / the sync's
+wall time), which a shared machine's load affects alike on both sides; the raw encoder's passages
+per second on a sample of the same chunk texts (measured after indexing, so a load change between
+the two skews that ratio); query p50/p95 in ms (embedding the query included, one query at a
+time, after a warm-up). A resumed ``work_dir`` run re-indexes nothing and reports no throughput.
 """
 
 from __future__ import annotations
@@ -23,21 +26,25 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from desktop_app.core.config import Config
 from desktop_app.core.embeddings.base import Embedder
 
-# mode name -> (use_dense, use_keyword, dense_weight, keyword_weight); None weights = the config's
-MODES: dict[str, tuple[bool, bool, float | None, float | None]] = {
-    "fused": (True, True, None, None),
-    "dense": (True, False, None, None),
-    "keyword": (False, True, None, None),
-    "fused-0.5": (True, True, 0.5, 0.5),
-    "fused-0.7": (True, True, 0.7, 0.3),  # Qanot's 0.7 dense / 0.3 keyword
+# mode name -> (use_dense, use_keyword, dense_weight, keyword_weight, fusion); None = the config's
+MODES: dict[str, tuple[bool, bool, float | None, float | None, str | None]] = {
+    "fused": (True, True, None, None, None),
+    "dense": (True, False, None, None, None),
+    "keyword": (False, True, None, None, None),
+    "fused-0.5": (True, True, 0.5, 0.5, "score"),  # document-level score fusion (the default)
+    "fused-0.7": (True, True, 0.7, 0.3, "score"),  # Qanot's 0.7 dense / 0.3 keyword
+    "rrf-0.5": (True, True, 0.5, 0.5, "rrf"),  # chunk-level RRF k=60, the previous default
+    "rrf-0.7": (True, True, 0.7, 0.3, "rrf"),
 }
+COMPARE = ("dense", "keyword", "fused-0.5", "fused-0.7", "rrf-0.5")
 DEEP_K = 300
 
 
@@ -113,6 +120,7 @@ class ModeResult:
     query_p95_ms: float
     dense_weight: float | None = None
     keyword_weight: float | None = None
+    fusion: str | None = None  # "score" (document level) or "rrf" (chunk level); None: one side only
 
 
 @dataclass
@@ -124,13 +132,18 @@ class RetrievalBenchResult:
     queries: int
     failed_documents: int
     index_seconds: float
-    docs_per_s: float
-    chunks_per_s: float
+    docs_per_s: float | None  # None: the index was reused (nothing indexed in this run)
+    chunks_per_s: float | None
     encoder_passages_per_s: float
-    index_vs_encoder: float
+    index_vs_encoder: float | None  # chunks_per_s / encoder_passages_per_s
     coarse_k: int
     reranker: str | None
     modes: dict[str, ModeResult] = field(default_factory=dict)
+    index_reused: bool = False  # a kept work_dir: sync found every document already indexed
+    encode_seconds: float = 0.0  # time inside embed_documents during the sync
+    # encode_seconds / index_seconds: the pipeline's speed relative to its own encoder in this
+    # run (1.0 = no overhead beyond embedding); robust to load, unlike index_vs_encoder.
+    encoder_share: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -229,15 +242,17 @@ def run_retrieval_bench(
         kb.store  # noqa: B018 - open Chroma and load the model outside the timed part
         emb.embed_documents(["warm up"])
         t0 = time.perf_counter()
-        report = kb.sync()
+        with _timed_calls(emb, "embed_documents") as encode:
+            report = kb.sync()
         index_seconds = time.perf_counter() - t0
         indexed = len(report.added) + len(report.updated)
+        reused = indexed == 0
         doc_of = {kb.doc_id(rel): did for rel, did in by_rel.items()}
         n_chunks = kb.store.count()
         entries = {e.name: e for e in kb.list_documents()}
         new_chunks = sum(entries[r].chunks for r in report.added + report.updated if r in entries)
-        docs_per_s = indexed / index_seconds if indexed and index_seconds > 0 else 0.0
-        chunks_per_s = new_chunks / index_seconds if new_chunks and index_seconds > 0 else 0.0
+        docs_per_s = indexed / index_seconds if not reused and index_seconds > 0 else None
+        chunks_per_s = new_chunks / index_seconds if not reused and index_seconds > 0 else None
 
         # Raw encoder throughput on a sample of the same chunk texts (what the pipeline embedded).
         sample_ids = [f"{d}-chunk-0" for d in list(doc_of)[: max(1, encoder_sample)]]
@@ -246,10 +261,14 @@ def run_retrieval_bench(
         t0 = time.perf_counter()
         emb.embed_documents(texts)
         enc_rate = len(texts) / (time.perf_counter() - t0) if texts else 0.0
-        log(
-            f"indexed {indexed} docs / {new_chunks} chunks in {index_seconds:.1f} s "
-            f"({chunks_per_s:.1f} chunks/s); raw encoder {enc_rate:.1f} passages/s"
-        )
+        if reused:
+            log(f"index reused ({n_chunks} chunks); raw encoder {enc_rate:.1f} passages/s")
+        else:
+            log(
+                f"indexed {indexed} docs / {new_chunks} chunks in {index_seconds:.1f} s "
+                f"({chunks_per_s:.1f} chunks/s, {encode.seconds / index_seconds:.0%} of it encoding); "
+                f"raw encoder {enc_rate:.1f} passages/s"
+            )
 
         rr = load_reranker(reranker, work_dir) if reranker and reranker != "none" else None
         result = RetrievalBenchResult(
@@ -260,12 +279,15 @@ def run_retrieval_bench(
             queries=len(qids),
             failed_documents=len(report.failed),
             index_seconds=round(index_seconds, 2),
-            docs_per_s=round(docs_per_s, 2),
-            chunks_per_s=round(chunks_per_s, 2),
+            docs_per_s=None if docs_per_s is None else round(docs_per_s, 2),
+            chunks_per_s=None if chunks_per_s is None else round(chunks_per_s, 2),
             encoder_passages_per_s=round(enc_rate, 2),
-            index_vs_encoder=round(chunks_per_s / enc_rate, 3) if enc_rate and chunks_per_s else 0.0,
+            index_vs_encoder=round(chunks_per_s / enc_rate, 3) if enc_rate and chunks_per_s else None,
             coarse_k=config.retrieval.coarse_k,
             reranker=getattr(rr, "name", None),
+            index_reused=reused,
+            encode_seconds=round(encode.seconds, 2),
+            encoder_share=None if reused or index_seconds <= 0 else round(encode.seconds / index_seconds, 3),
         )
 
         def ranked_docs(hits) -> list[str]:
@@ -278,11 +300,12 @@ def run_retrieval_bench(
 
         cached = _QueryCache(emb)  # the deep (Recall@100) pass re-uses the timed pass's query vectors
         for mode in modes:
-            use_dense, use_kw, wd, wk = MODES[mode]
+            use_dense, use_kw, wd, wk, fusion = MODES[mode]
             rcfg = replace(
                 config.retrieval,
                 dense_weight=config.retrieval.dense_weight if wd is None else wd,
                 keyword_weight=config.retrieval.keyword_weight if wk is None else wk,
+                fusion=config.retrieval.fusion if fusion is None else fusion,
             )
             retriever = Retriever(
                 kb.store,
@@ -325,6 +348,7 @@ def run_retrieval_bench(
                 query_p95_ms=round(percentile(times, 95), 1),
                 dense_weight=rcfg.dense_weight if use_dense and use_kw else None,
                 keyword_weight=rcfg.keyword_weight if use_dense and use_kw else None,
+                fusion=rcfg.fusion if use_dense and use_kw else None,
             )
             log(f"{mode}: nDCG@10 {result.modes[mode].ndcg_at_10:.4f}")
         kb.close()
@@ -335,12 +359,21 @@ def run_retrieval_bench(
 
 
 def format_result(r: RetrievalBenchResult) -> str:
+    if r.index_reused:
+        indexing = (
+            f"indexing: index reused from the work dir (nothing re-indexed, no throughput measured); "
+            f"raw encoder {r.encoder_passages_per_s:.1f} passages/s"
+        )
+    else:
+        indexing = (
+            f"indexing: {r.docs_per_s:.1f} docs/s, {r.chunks_per_s:.1f} chunks/s in {r.index_seconds:.1f} s, "
+            f"encoder share {r.encoder_share or 0:.2f} ({r.encode_seconds:.1f} s in embed_documents); "
+            f"raw encoder {r.encoder_passages_per_s:.1f} passages/s (ratio {r.index_vs_encoder or 0:.2f})"
+        )
     lines = [
         f"{r.dataset}: {r.documents} documents, {r.chunks} chunks, {r.queries} queries, embedder {r.embedder}"
         + (f", reranker {r.reranker}" if r.reranker else ", no reranker"),
-        f"indexing: {r.docs_per_s:.1f} docs/s, {r.chunks_per_s:.1f} chunks/s in {r.index_seconds:.1f} s; "
-        f"raw encoder {r.encoder_passages_per_s:.1f} passages/s (ratio {r.index_vs_encoder:.2f})"
-        + (f"; {r.failed_documents} documents failed" if r.failed_documents else ""),
+        indexing + (f"; {r.failed_documents} documents failed" if r.failed_documents else ""),
         f"{'mode':<10} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}",
     ]
     for name, m in r.modes.items():
@@ -349,6 +382,36 @@ def format_result(r: RetrievalBenchResult) -> str:
             f"{m.mrr_at_10:>7.4f} {m.query_p50_ms:>7.1f} {m.query_p95_ms:>7.1f}"
         )
     return "\n".join(lines)
+
+
+class _CallTimer:
+    seconds: float = 0.0
+    calls: int = 0
+
+
+@contextmanager
+def _timed_calls(obj, method: str) -> Iterator[_CallTimer]:
+    """Sum the wall time spent inside ``obj.method`` (patched on the instance) while active."""
+    timer = _CallTimer()
+    inner = getattr(obj, method)
+    had_own = method in getattr(obj, "__dict__", {})
+
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            timer.seconds += time.perf_counter() - t0
+            timer.calls += 1
+
+    setattr(obj, method, timed)
+    try:
+        yield timer
+    finally:
+        if had_own:
+            setattr(obj, method, inner)
+        else:
+            delattr(obj, method)
 
 
 class _QueryCache:

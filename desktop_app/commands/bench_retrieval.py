@@ -10,7 +10,7 @@ from desktop_app.commands.bench import common_parent, get_bench_subparsers
 
 
 def register(subparsers) -> None:
-    from desktop_app.bench.retrieval import MODES
+    from desktop_app.bench.retrieval import COMPARE, MODES
 
     p = get_bench_subparsers(subparsers).add_parser(
         "retrieval",
@@ -34,9 +34,10 @@ def register(subparsers) -> None:
         action="append",
         choices=sorted(MODES),
         help="retrieval mode(s) to evaluate on the same index (repeatable; default: fused). "
-        "fused = the config's weights; fused-0.5 / fused-0.7 = 0.5/0.5 and 0.7 dense/0.3 keyword",
+        "fused = the config's settings; fused-0.5 / fused-0.7 = document-level score fusion at 0.5/0.5 "
+        "and 0.7 dense/0.3 keyword; rrf-0.5 / rrf-0.7 = chunk-level reciprocal rank fusion (the old default)",
     )
-    p.add_argument("--compare", action="store_true", help="all modes: dense, keyword, fused-0.5, fused-0.7")
+    p.add_argument("--compare", action="store_true", help=f"modes {', '.join(COMPARE)} on one index")
     p.add_argument("--no-dense", action="store_true", help="keyword (BM25) only")
     p.add_argument("--no-keyword", action="store_true", help="dense only")
     p.add_argument("--reranker", default="none", help="none (default), auto, or a cross-encoder folder name")
@@ -48,7 +49,7 @@ def register(subparsers) -> None:
 
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
-    from desktop_app.bench.retrieval import format_result, run_retrieval_bench
+    from desktop_app.bench.retrieval import COMPARE, format_result, run_retrieval_bench
     from desktop_app.cli import emit_json, load_cfg
     from desktop_app.core.config import Config
 
@@ -59,7 +60,7 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
         print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
         return 2
     if args.compare:
-        modes = ["dense", "keyword", "fused-0.5", "fused-0.7"]
+        modes = list(COMPARE)
     elif args.no_dense:
         modes = ["keyword"]
     elif args.no_keyword:

@@ -74,6 +74,9 @@ def test_bench_indexes_through_the_pipeline_and_reports_every_mode(beir: Path, t
     assert r.documents == 5 and r.queries == 4 and r.failed_documents == 0
     assert r.chunks > 5  # the long document was chunked
     assert r.docs_per_s > 0 and r.encoder_passages_per_s > 0 and r.index_vs_encoder > 0
+    # The encoder's share of the sync, measured in the same run: real time, and part of the whole.
+    assert not r.index_reused and 0 < r.encode_seconds <= r.index_seconds
+    assert r.encoder_share == pytest.approx(r.encode_seconds / r.index_seconds, abs=0.05)
     assert set(r.modes) == set(modes)
     fused = r.modes["fused"]
     assert fused.ndcg_at_10 >= 0.9 and fused.recall_at_100 == 1.0
@@ -84,7 +87,9 @@ def test_bench_indexes_through_the_pipeline_and_reports_every_mode(beir: Path, t
     json.dumps(r.to_dict())
     # A kept work dir is re-used: nothing is re-indexed the second time.
     again = run_retrieval_bench(beir, embedder=minilm, modes=["keyword"], work_dir=work, log=lambda m: None)
-    assert again.docs_per_s == 0 and again.modes["keyword"].ndcg_at_10 == r.modes["keyword"].ndcg_at_10
+    assert again.index_reused and again.modes["keyword"].ndcg_at_10 == r.modes["keyword"].ndcg_at_10
+    assert again.docs_per_s is None and again.chunks_per_s is None and again.encoder_share is None
+    assert "index reused" in format_result(again)
 
 
 def test_cli_rejects_impossible_options(beir: Path, tmp_path: Path):
