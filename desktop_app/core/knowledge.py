@@ -25,7 +25,13 @@ from desktop_app.core.config import Config, load_config
 from desktop_app.core.documents import Chunk, DocumentInfo, Hit, ParseError
 from desktop_app.core.embeddings import Embedder, make_embedder
 from desktop_app.core.index.manifest import FAILED, INDEXED, PENDING, Entry, Manifest, now_iso
-from desktop_app.core.index.store import ChromaStore, collection_name, make_client
+from desktop_app.core.index.store import (
+    UPSERT_SLICE,
+    UPSERT_SLICE_INTERACTIVE,
+    ChromaStore,
+    collection_name,
+    make_client,
+)
 from desktop_app.core.tasks import NullTask, TaskState, check
 
 log = logging.getLogger(__name__)
@@ -178,10 +184,15 @@ class KnowledgeBase:
     @property
     def store(self) -> ChromaStore:
         if self._store is None:
+            client = self.chroma_client
+            # Embedded inside the GUI (its Chroma process failed to start): small upserts, so the
+            # GIL is never held long (see store.UPSERT_SLICE).
+            interactive = self.own_process and self._server is None
             self._store = ChromaStore(
-                self.chroma_client,
+                client,
                 self.collection,
                 location=self.config.index.chroma_url or str(self.index_dir),
+                upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
             )
         return self._store
 

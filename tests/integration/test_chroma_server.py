@@ -88,6 +88,7 @@ def test_a_server_that_cannot_start_falls_back_to_the_embedded_store(
     kb.add([_write(tmp_path / "src", NOTES)])
     assert kb._server is None
     assert "in-process" in kb.store_note
+    assert kb.store.upsert_slice == 32  # embedded beside a window: short GIL holds
     assert kb.search("red tail", top_k=1)[0].source == "src/grey.md"
     kb.close()
 
