@@ -8,11 +8,12 @@ the BM25 score of the whole document; both are min-max normalised over the candi
 and a chunk scores ``w_dense * dense(chunk) + w_kw * keyword(document) * (0.8 + 0.2 * share)``,
 ``share`` = the chunk's BM25 over its document's best chunk's, so a document's best chunk carries
 the document's fused score and its keyword-matching chunks come before the rest. On SciFact this
-lifts nDCG@10 from 0.714 (chunk-level RRF) to ~0.74 on both splits (docs/retrieval-benchmarks.md):
-BM25 over whole documents beats BM25's best chunk, and score fusion keeps how far ahead a
-candidate is, which ranks throw away. ``fusion = "rrf"`` is the previous chunk-level weighted
-reciprocal rank fusion (``w / (rrf_k + rank)``), kept for comparison. Every candidate carries
-both raw scores, so the optional ``vector_threshold`` floor applies to all of them alike.
+lifts nDCG@10 from 0.705 / 0.717 (train / test, chunk-level RRF) to 0.740 / 0.736
+(docs/retrieval-benchmarks.md): BM25 over whole documents beats BM25's best chunk, and score
+fusion keeps how far ahead a candidate is, which ranks throw away. ``fusion = "rrf"`` is the
+previous chunk-level weighted reciprocal rank fusion (``w / (rrf_k + rank)``), kept for
+comparison. Every candidate carries both raw scores, so the optional ``vector_threshold`` floor
+applies to all of them alike.
 
 Fine: an optional cross-encoder rescoring the fused candidates (rerank.py); then ``top_k``.
 ``score`` is the rerank score when that stage ran, else the fused score.
