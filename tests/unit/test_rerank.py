@@ -78,6 +78,15 @@ class FixedStore:
     def query(self, vectors, k, where=None):
         return [[h for h in self.hits[:k]] for _ in range(len(vectors))]
 
+    def query_ids(self, vectors, k, where=None):  # the retriever's ids-only dense query
+        return [[(h.chunk_id, h.vector_score) for h in self.hits[:k]] for _ in range(len(vectors))]
+
+    def vectors(self, chunk_ids):
+        return {}
+
+    def get(self, chunk_ids):
+        return [h for h in self.hits if h.chunk_id in set(chunk_ids)]
+
 
 class OneHotEmbedder:
     name, dim, max_chars = "fixed", 2, 100
