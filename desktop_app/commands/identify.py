@@ -116,22 +116,49 @@ def labelled_photos(folder: Path) -> dict[str, list[Path]]:
 
 
 class MemoryGallery:
-    """A gallery held in memory (same ``nearest`` API as GalleryHandler) for leave-one-out runs."""
+    """A gallery held in memory (same ``nearest``/``label_scores`` API as GalleryHandler) for
+    leave-one-out runs: ``exclude`` hides one photo (all its views) and the ridge head is refitted
+    without it."""
 
-    def __init__(self, features: np.ndarray, labels: Sequence[str], sources: Sequence[str]) -> None:
+    def __init__(
+        self, features: np.ndarray, labels: Sequence[str], sources: Sequence[str], photo: Sequence[int]
+    ) -> None:
         self.features = features
         self.labels = list(labels)
         self.sources = list(sources)
+        self.photo = np.asarray(photo)  # which photo each row (view) belongs to
         self.exclude: int | None = None
+
+    def _rows(self) -> np.ndarray:
+        return np.nonzero(self.photo != (-1 if self.exclude is None else self.exclude))[0]
 
     def nearest(self, feature: np.ndarray, k: int = 10, scope: str | None = None):
         from desktop_app.core.vision.gallery import GalleryMatch
 
-        sims = self.features @ np.asarray(feature, dtype=np.float32)
-        if self.exclude is not None:
-            sims[self.exclude] = -np.inf
-        order = np.argsort(-sims)[:k]
-        return [GalleryMatch(str(i), self.labels[i], self.sources[i], float(sims[i])) for i in order]
+        rows = self._rows()
+        sims = self.features[rows] @ np.asarray(feature, dtype=np.float32)
+        out, seen = [], set()
+        for j in np.argsort(-sims):
+            i = rows[j]
+            if self.photo[i] not in seen:
+                seen.add(self.photo[i])
+                out.append(GalleryMatch(str(self.photo[i]), self.labels[i], self.sources[i], float(sims[j])))
+            if len(out) == k:
+                break
+        return out
+
+    def label_scores(self, feature: np.ndarray, scope: str | None = None, cfg: Any = None):
+        from desktop_app.core.vision.gallery import fit_reference, score_labels
+
+        rows = self._rows()
+        ref = fit_reference(
+            self.features[rows],
+            [self.labels[i] for i in rows],
+            [self.sources[i] for i in rows],
+            [str(self.photo[i]) for i in rows],
+            cfg.ridge_lambda,
+        )
+        return score_labels(ref, feature, cfg.temperature, cfg.reject_similarity, cfg.ridge_temperature)
 
 
 def _rank(label: str, names: Sequence[str]) -> int | None:
@@ -311,15 +338,20 @@ def cmd_bench_identify(args: argparse.Namespace) -> int:
 
             if args.leave_one_out:
                 photos = [Photo(f, lab) for lab, files in q_all.items() for f in files]
-                feats, keep = [], []
+                feats, keep, owner = [], [], []
                 for ph in photos:
                     try:
-                        feats.append(classifier.embed([ph.path])[0])
-                        keep.append(ph)
+                        views = classifier.embed_views(ph.path)  # the gallery's stored views
                     except ParseError:
                         continue
+                    feats += list(views)
+                    owner += [len(keep)] * len(views)
+                    keep.append(ph)
                 mem = MemoryGallery(
-                    np.stack(feats), [p.label or "" for p in keep], [str(p.path) for p in keep]
+                    np.stack(feats),
+                    [keep[i].label or "" for i in owner],
+                    [str(keep[i].path) for i in owner],
+                    owner,
                 )
                 loo = _LooIdentifier(kb, cfg, mem, classifier, keep)
                 task = CliTask("leave-one-out")

@@ -87,7 +87,10 @@ class IdentifyConfig:
     # Gallery calibration (similarity -> probability, see docs/identify-benchmarks.md).
     temperature: float = 0.05
     reject_similarity: float = 0.70  # similarity of the implicit "none of these" option
+    ridge_lambda: float = 2.0  # gallery's ridge head: regularisation
+    ridge_temperature: float = 0.0075  # softmax temperature of the ridge head's label scores
     vote_margin: float = 0.05  # no-LLM vote: below this lead the decision is "uncertain"
+    vote_evidence_weight: float = 3.0  # no-LLM vote: weight of the notes' colour match vs log(score)
     vision_llm: bool = False  # the chat model accepts images: let it write the visual description
 
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageOps
 
 from desktop_app.core.vision.images import ImageSource, load_image
 
@@ -211,6 +211,14 @@ class Classifier:
             ]
             out.append(Classification(scores, f, cam))
         return out
+
+    def embed_views(self, image: ImageSource) -> np.ndarray:
+        """The reference-photo views (centre crop and its mirror image), one normalised row each.
+
+        A gallery photo stored in both orientations matches birds facing either way; the query
+        side stays one forward pass."""
+        crop = centre_crop(load_image(image, min_side=RESIZE))
+        return self._forward(np.stack([to_input(crop), to_input(ImageOps.mirror(crop))]))[1]
 
     def embed(self, images: list[ImageSource]) -> np.ndarray:
         """Normalised 1280-d features, one row per image (gallery indexing)."""

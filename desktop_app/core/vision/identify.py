@@ -408,7 +408,13 @@ class Identifier:
             return
 
         t1 = time.perf_counter()
-        rows = rank_candidates(candidates, profile, self._dedup(hits + extra), reject=self.last_reject)
+        rows = rank_candidates(
+            candidates,
+            profile,
+            self._dedup(hits + extra),
+            evidence_weight=cfg.vote_evidence_weight,
+            reject=self.last_reject,
+        )
         self.last_ranking = [r[0]["name"] for r in rows]
         vote = evidence_vote(candidates, profile, hits, margin=cfg.vote_margin, rows=rows)
         decision = None
@@ -433,7 +439,13 @@ class Identifier:
         gallery_scores = []
         self.last_reject = None
         gallery = self.gallery
-        if gallery is not None:
+        if gallery is not None and hasattr(gallery, "label_scores"):
+            try:  # nearest-photo similarity for "in the gallery?", the ridge head for "which label"
+                gallery_scores, self.last_reject = gallery.label_scores(cls.feature, scope, cfg)
+            except Exception as exc:  # a missing or locked index must not stop identification
+                log.warning("gallery search failed: %s", exc)
+                gallery_scores, self.last_reject = [], None
+        elif gallery is not None:
             try:
                 matches = gallery.nearest(cls.feature, k=cfg.gallery_k, scope=scope)
             except Exception as exc:  # a missing or locked index must not stop identification
