@@ -212,19 +212,25 @@ class ChromaStore:
         (SciFact, 13k chunks: 1.2 ms without them, 4-6 ms with), so callers fetch text (``get``)
         only for the hits they keep.
         """
-        n = self.count()
-        if n == 0 or len(embeddings) == 0:
+        res = self._query(embeddings, k, where, ["distances"])
+        if res is None:
             return [[] for _ in range(len(embeddings))]
-        res = self.collection.query(
-            query_embeddings=np.asarray(embeddings, dtype=np.float32),
-            n_results=min(k, n),
-            where=where,
-            include=["distances"],
-        )
         return [
             [(i, float(1.0 - d)) for i, d in zip(ids, dists)]
             for ids, dists in zip(res["ids"], res["distances"])
         ]
+
+    def _query(self, embeddings: np.ndarray, k: int, where: dict[str, Any] | None, include: list[str]):
+        """Chroma's answer for the query vectors, or None when there is nothing to search."""
+        n = self.count()
+        if n == 0 or len(embeddings) == 0:
+            return None
+        return self.collection.query(
+            query_embeddings=np.asarray(embeddings, dtype=np.float32),
+            n_results=min(k, n),
+            where=where,
+            include=include,
+        )
 
     @_guarded
     def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -240,15 +246,9 @@ class ChromaStore:
     @_guarded
     def query(self, embeddings: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[list[Hit]]:
         """Nearest chunks for each query vector, best first."""
-        n = self.count()
-        if n == 0 or len(embeddings) == 0:
+        res = self._query(embeddings, k, where, ["documents", "metadatas", "distances"])
+        if res is None:
             return [[] for _ in range(len(embeddings))]
-        res = self.collection.query(
-            query_embeddings=np.asarray(embeddings, dtype=np.float32),
-            n_results=min(k, n),
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
         out: list[list[Hit]] = []
         for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
             out.append([hit_from(i, d, m, dist) for i, d, m, dist in zip(ids, docs, metas, dists)])
