@@ -348,36 +348,27 @@ class KeywordIndex:
 
     def search(self, query: str, k: int, scopes: set[str] | None = None) -> list[tuple[str, float]]:
         """(chunk_id, BM25 score) best first; chunks sharing no term with the query are left out."""
-        terms = tokenize(query)
-        if k <= 0 or not terms:
-            return []
-        with self._lock:
-            self._ensure_model()
-            model = self._model
-            if model is None:
-                return []
-            scores = self._scores(model, terms)
-            if scores is None:
-                return []
-            scores = self._masked("chunk", scores, scopes)
-            ids = self._model_ids
-        return [(ids[i], float(scores[i])) for i in self._top(scores, k)]
+        return self._search("chunk", query, k, scopes)
 
     def search_docs(self, query: str, k: int, scopes: set[str] | None = None) -> list[tuple[str, float]]:
         """(doc_id, BM25 score of the whole document) best first; no-match documents left out."""
+        return self._search("doc", query, k, scopes)
+
+    def _search(self, level: str, query: str, k: int, scopes: set[str] | None) -> list[tuple[str, float]]:
         terms = tokenize(query)
         if k <= 0 or not terms:
             return []
         with self._lock:
             self._ensure_model()
-            model = self._doc_model
+            model, ids = (
+                (self._model, self._model_ids) if level == "chunk" else (self._doc_model, self._doc_ids)
+            )
             if model is None:
                 return []
             scores = self._scores(model, terms)
             if scores is None:
                 return []
-            scores = self._masked("doc", scores, scopes)
-            ids = self._doc_ids
+            scores = self._masked(level, scores, scopes)
         return [(ids[i], float(scores[i])) for i in self._top(scores, k)]
 
     def score_docs(self, query: str, doc_ids: Iterable[str]) -> dict[str, float]:
