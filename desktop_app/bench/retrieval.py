@@ -44,6 +44,10 @@ MODES: dict[str, tuple[bool, bool, float | None, float | None, str | None]] = {
     "rrf-0.5": (True, True, 0.5, 0.5, "rrf"),  # chunk-level RRF k=60, the previous default
     "rrf-0.7": (True, True, 0.7, 0.3, "rrf"),
 }
+# The same modes with Chroma's approximate HNSW index answering the dense side instead of the
+# in-memory exact search (what a knowledge base above retrieval.exact_dense_mb uses).
+HNSW = "-hnsw"
+MODES.update({m + HNSW: v for m, v in list(MODES.items()) if v[0]})
 COMPARE = ("dense", "keyword", "fused-0.5", "fused-0.7", "rrf-0.5")
 DEEP_K = 300
 
@@ -316,6 +320,7 @@ def run_retrieval_bench(
                 use_dense=use_dense,
                 use_keyword=use_kw,
                 stored_scopes=kb.manifest.scopes,
+                dense=None if mode.endswith(HNSW) else kb.dense,
             )
             deep = Retriever(
                 kb.store,
@@ -325,6 +330,7 @@ def run_retrieval_bench(
                 use_dense=use_dense,
                 use_keyword=use_kw,
                 stored_scopes=kb.manifest.scopes,
+                dense=None if mode.endswith(HNSW) else kb.dense,
             )
             retriever.search(data.queries[qids[0]], top_k=rcfg.coarse_k)  # warm-up (BM25 build, caches)
             nd, r10, r100, mrr, times = [], [], [], [], []

@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -117,6 +118,7 @@ class KnowledgeBase:
         self._store: ChromaStore | None = None
         self._manifest: Manifest | None = None
         self._keyword = None
+        self._dense = None  # DenseIndex, or False when it does not fit retrieval.exact_dense_mb
         self._handlers: dict[str, DocumentHandler] | None = None
         self._retriever = None  # retrieval.Retriever, built on the first search
 
@@ -215,6 +217,69 @@ class KnowledgeBase:
             self._keyword = KeywordIndex(self.collection_dir / "bm25")
         return self._keyword
 
+    @property
+    def dense(self):
+        """Exact in-memory dense search (index/dense.py) while the vectors fit
+        ``retrieval.exact_dense_mb``; None means Chroma's HNSW index answers dense queries."""
+        if self._dense is None:
+            with self._lock:
+                if self._dense is None:
+                    self._dense = self._open_dense()
+        return self._opened_dense()
+
+    def _opened_dense(self):
+        """The dense index if this process has it open (an empty one is falsy: it has a len)."""
+        return self._dense if self._dense is not None and self._dense is not False else None
+
+    def _open_dense(self):
+        from desktop_app.core.index.dense import DenseIndex
+
+        directory = self.collection_dir / "dense"
+        cap = self.config.retrieval.exact_dense_mb * 1e6
+        dim = self._embedder_dim()
+        if cap <= 0 or self.store.count() * dim * 4 > cap:
+            shutil.rmtree(directory, ignore_errors=True)  # never maintained from now on: not trusted
+            return False
+        dense = DenseIndex(directory, dim)
+        self._reconcile_dense(dense, self.manifest.all())
+        return dense
+
+    def _reconcile_dense(self, dense, entries: dict[str, Entry]) -> None:
+        """Make the dense index hold exactly the indexed text documents' vectors, read back from
+        the vector store (all of them when its files were missing or not flushed before a crash)."""
+        want = {e.doc_id for e in entries.values() if e.status == INDEXED and e.kind == "text" and e.chunks}
+        if dense.needs_rebuild:
+            dense.clear()
+            rows = [r for r in self.store.records() if r[1] in want]
+        else:
+            have = dense.doc_ids()
+            if have - want:
+                dense.delete_docs(have - want)
+            rows = self.store.records(sorted(want - have)) if want - have else []
+        if rows:
+            import numpy as np
+
+            dense.upsert(
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                [r[2] for r in rows],
+                np.stack([r[3] for r in rows]),
+            )
+        dense.flush()
+
+    def _fit_dense(self) -> None:
+        """After a sync: drop the in-memory copy once it outgrows ``retrieval.exact_dense_mb``."""
+        dense = self._opened_dense()
+        if dense is None:
+            return
+        if dense.nbytes > self.config.retrieval.exact_dense_mb * 1e6:
+            log.info("dense index exceeds retrieval.exact_dense_mb: Chroma's HNSW index answers from now on")
+            shutil.rmtree(dense.directory, ignore_errors=True)
+            self._dense = False
+            self._retriever = None
+        else:
+            dense.flush()
+
     def _handler_for(self, suffix: str) -> DocumentHandler | None:
         from desktop_app.core.parsers import IMAGE_SUFFIXES
 
@@ -235,6 +300,8 @@ class KnowledgeBase:
         with self._lock:
             if self._keyword is not None:
                 self._keyword.flush()
+            if self._opened_dense() is not None:
+                self._dense.flush()
             if self._manifest is not None:
                 self._manifest.close()
                 self._manifest = None
@@ -369,6 +436,7 @@ class KnowledgeBase:
                 self.config.retrieval,
                 reranker=reranker,
                 stored_scopes=self.manifest.scopes,
+                dense=self.dense,
             )
         return self._retriever
 
@@ -400,6 +468,9 @@ class KnowledgeBase:
             self.store.delete_docs(text_ids)
             self.keyword.delete_docs(text_ids)
             self.keyword.flush()
+            if self.dense is not None:
+                self.dense.delete_docs(text_ids)
+                self.dense.flush()
         for e in rows:
             if e.kind != "text":
                 handler = self._handler_for(Path(e.name).suffix.lower())
@@ -431,6 +502,10 @@ class KnowledgeBase:
             self._drop(gone, entries)
             report.removed.extend(gone)
         self._reconcile_keyword(self.manifest.all())
+        if self._opened_dense() is not None:
+            self._reconcile_dense(self._dense, self.manifest.all())
+        else:  # opened (and reconciled) now, so every write below keeps it in step with the store
+            self.dense  # noqa: B018
 
         todo: list[tuple[str, Path, os.stat_result, str]] = []
         for rel, path in files.items():
@@ -524,14 +599,18 @@ class KnowledgeBase:
             # Keep what was fully embedded; the rest stays pending and is redone by the next sync.
             batch.discard()
             self.keyword.flush()
+            self._fit_dense()
             raise
         self.keyword.flush()
+        self._fit_dense()
         return report
 
     def _delete_chunks(self, old: Entry) -> None:
         if old.kind == "text":
             self.store.delete_docs([old.doc_id])
             self.keyword.delete_docs([old.doc_id])
+            if self._opened_dense() is not None:
+                self._dense.delete_docs([old.doc_id])
         else:
             handler = self._handler_for(Path(old.name).suffix.lower())
             if handler is not None:
@@ -598,6 +677,10 @@ class _Batch:
         vectors = kb.embedder.embed_documents([kb.embed_text(c) for c in chunks])
         kb.store.upsert(chunks, vectors)
         kb.keyword.upsert(chunks)
+        if kb._opened_dense() is not None:
+            kb._dense.upsert(
+                [c.id for c in chunks], [c.doc_id for c in chunks], [c.scope for c in chunks], vectors
+            )
         stamp = now_iso()
         kb.manifest.put_many(
             [_with(e, chunks=len(cs), status=INDEXED, indexed_at=stamp) for e, cs in self.entries]

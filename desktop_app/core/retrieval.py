@@ -1,25 +1,26 @@
 """Two-stage retrieval over the knowledge base's chunks.
 
 Coarse (``fusion = "score"``, the default): evidence is fused per document, then spread over its
-chunks. Candidates are the dense top ``coarse_k`` chunks (Chroma, cosine) plus the best-matching
-chunks of the BM25 top ``coarse_k`` whole documents (keyword-only chunks get their cosine from
-their stored vectors). A document's dense score is its best chunk's cosine, its keyword score
-the BM25 score of the whole document; both are min-max normalised over the candidate documents
-and a chunk scores ``w_dense * dense(chunk) + w_kw * keyword(document) * (0.8 + 0.2 * share)``,
-``share`` = the chunk's BM25 over its document's best chunk's, so a document's best chunk carries
-the document's fused score and its keyword-matching chunks come before the rest. On SciFact this
-lifts nDCG@10 from 0.707 / 0.717 (train / test, chunk-level RRF) to 0.740 / 0.736
-(docs/retrieval-benchmarks.md): BM25 over whole documents beats BM25's best chunk, and score
-fusion keeps how far ahead a candidate is, which ranks throw away. ``fusion = "rrf"`` is the
-previous chunk-level weighted reciprocal rank fusion (``w / (rrf_k + rank)``), kept for
-comparison. Every candidate carries both raw scores, so the optional ``vector_threshold`` floor
-applies to all of them alike.
+chunks. Candidates are the dense top ``coarse_k`` chunks plus, for each of the BM25 top
+``coarse_k`` whole documents, its best chunks by BM25 and its best chunk by meaning. Dense scores
+come from an exact in-memory search over every chunk vector (index/dense.py; Chroma's HNSW index
+when the vectors outgrow ``exact_dense_mb``), so every candidate has its true cosine. A document's
+dense score is its best chunk's cosine, min-max normalised over the candidate documents; its
+keyword score the BM25 score of the whole document over the best candidate's; a chunk scores
+``w_dense * dense(chunk) + w_kw * keyword(document) * (0.8 + 0.2 * share)``, ``share`` = the
+chunk's BM25 over its document's best chunk's, so a document's best chunk carries the document's
+fused score and its keyword-matching chunks come before the rest. On SciFact this lifts nDCG@10
+from 0.707 / 0.717 (train / test, chunk-level RRF) to 0.742 / 0.741 (docs/retrieval-benchmarks.md):
+BM25 over whole documents beats BM25's best chunk, and score fusion keeps how far ahead a
+candidate is, which ranks throw away. ``fusion = "rrf"`` is the previous chunk-level weighted
+reciprocal rank fusion (``w / (rrf_k + rank)``), kept for comparison. Every candidate carries both
+raw scores, so the optional ``vector_threshold`` floor applies to all of them alike.
 
-Fine: an optional cross-encoder rescoring the fused candidates (rerank.py); then ``top_k``.
+Fine: an optional cross-encoder rescoring the fused top ``rerank_k`` (rerank.py); then ``top_k``.
 ``score`` is the rerank score when that stage ran, else the fused score.
 
 Several queries (the image flow's feature queries) share one batched embedding call and one
-Chroma query; their hits are merged by chunk, keeping each chunk's best-scoring hit.
+dense search; their hits are merged by chunk, keeping each chunk's best-scoring hit.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from desktop_app.core.documents import Hit
 if TYPE_CHECKING:
     from desktop_app.core.embeddings.base import Embedder
     from desktop_app.core.index.bm25 import KeywordIndex
+    from desktop_app.core.index.dense import DenseIndex, DenseScores
     from desktop_app.core.rerank import Reranker
 
 
@@ -165,12 +167,15 @@ class Retriever:
         use_dense: bool = True,
         use_keyword: bool = True,
         stored_scopes: Callable[[], set[str]] | None = None,
+        dense: DenseIndex | None = None,
     ) -> None:
         self.store = store
         # Which scopes the store holds: a Chroma query with a metadata filter is ~50x slower
         # (pre-filtered HNSW), so the filter is sent only when some stored chunk must be hidden.
         self.stored_scopes = stored_scopes
         self.keyword = keyword
+        # Exact in-memory dense search (index/dense.py); None: Chroma's HNSW index answers.
+        self.dense = dense
         self.embedder = embedder
         self.config = config or RetrievalConfig()
         self.reranker = reranker
@@ -195,11 +200,11 @@ class Retriever:
             return []
         coarse_k = max(top_k, self.config.coarse_k)
         # Text is read for the candidates that can still be returned: top_k, or the reranker's pool.
-        keep = coarse_k if self.reranker is not None else top_k
+        keep = max(top_k, self.config.rerank_k) if self.reranker is not None else top_k
         per_query = self.candidates(queries, scope=scope, coarse_k=coarse_k, keep=keep)
         if self.reranker is not None:
-            # The cross-encoder costs ~10-50 ms a pair on CPU: only the fused top coarse_k.
-            n = max(top_k, self.config.coarse_k)
+            # The cross-encoder costs ~10-50 ms a pair on CPU: only the fused top rerank_k.
+            n = max(top_k, min(self.config.rerank_k, coarse_k))
             per_query = [self._rerank(q, hits[:n]) for q, hits in zip(queries, per_query)]
         return dedup([h for hits in per_query for h in hits])[:top_k]
 
@@ -216,11 +221,18 @@ class Retriever:
         keep = coarse_k if keep is None else keep
         by_doc = cfg.fusion == "score"
         vectors = None
+        exact: DenseScores | None = None  # every chunk's cosine, when the dense index is in memory
         dense: list[list[tuple[str, float]]] = [[] for _ in queries]
         if self.use_dense:
             vectors = np.asarray(self.embedder.embed_queries(list(queries)), dtype=np.float32)
             hidden = self.stored_scopes is None or not self.stored_scopes() <= scopes
-            dense = self.store.query_ids(vectors, coarse_k, where=_chroma_where(scopes) if hidden else None)
+            if self.dense is not None:
+                exact = self.dense.scores(vectors, scopes if hidden else None)
+                dense = [exact.top(qi, coarse_k) for qi in range(len(queries))]
+            else:
+                dense = self.store.query_ids(
+                    vectors, coarse_k, where=_chroma_where(scopes) if hidden else None
+                )
         # Keyword candidates: (chunk_id, chunk BM25) of the best documents' best chunks (or the
         # best chunks overall for chunk-level RRF).
         keyword: list[list[tuple[str, float]]] = [[] for _ in queries]
@@ -229,6 +241,10 @@ class Retriever:
                 if by_doc:
                     for doc_id, _ in self.keyword.search_docs(q, coarse_k, scopes=scopes):
                         keyword[qi] += self.keyword.best_chunks(q, doc_id, KEYWORD_CHUNKS_PER_DOC)
+                        if exact is not None:  # and its best chunk by meaning: its real dense score
+                            best = exact.best_of_doc(qi, doc_id)
+                            if best is not None:
+                                keyword[qi].append((best[0], 0.0))
                 else:
                     keyword[qi] = self.keyword.search(q, coarse_k, scopes=scopes)
 
@@ -240,7 +256,7 @@ class Retriever:
         english_only = both and not is_multilingual(self.embedder)
         # Chunks found by BM25 alone: their cosine from the stored vectors (one read for all queries).
         stored: dict[str, np.ndarray] = {}
-        if vectors is not None:
+        if vectors is not None and exact is None:
             known = {cid for hits in dense for cid, _ in hits}
             stored = self.store.vectors(sorted({cid for kw in keyword for cid, _ in kw} - known))
         ranked: list[list[tuple[str, float, float | None, float | None]]] = []
@@ -248,6 +264,9 @@ class Retriever:
             vs: dict[str, float | None] = dict(dense[qi])
             for cid, _ in keyword[qi]:
                 if cid not in vs:
+                    if exact is not None:
+                        vs[cid] = exact.of(qi, cid)
+                        continue
                     vec = stored.get(cid)
                     vs[cid] = float(vec @ vectors[qi]) if vec is not None and vectors is not None else None
             wd = 0.0 if english_only and keyword[qi] and cjk_share(query) >= 0.3 else w_dense
@@ -310,7 +329,11 @@ class Retriever:
         hi = max(dense_doc.values(), default=0.0)
         kw_doc: dict[str, float] = {}
         if self.use_keyword and wk > 0:
-            kw_doc = minmax(self.keyword.score_docs(query, set(doc_of.values())))
+            # BM25 over its maximum, not min-max: a candidate with no query word keeps 0 instead of
+            # being stretched by the weakest match (SciFact 0.740 -> 0.741 test, 0.740 -> 0.742 train).
+            raw = self.keyword.score_docs(query, set(doc_of.values()))
+            top = max(raw.values(), default=0.0)
+            kw_doc = {doc: s / top for doc, s in raw.items()} if top > 0 else {}
         best_kw: dict[str, float] = {}
         for cid, doc in doc_of.items():
             best_kw[doc] = max(best_kw.get(doc, 0.0), kw_scores.get(cid, 0.0))

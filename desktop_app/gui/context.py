@@ -128,7 +128,7 @@ class AppContext(QObject):
         except Exception as exc:  # noqa: BLE001 - shown in the status bar
             status["embedder"] = ComponentStatus("embedder", None, readable_error(exc))
         try:
-            kb.store, kb.keyword  # noqa: B018 - open Chroma and the keyword index in the background too
+            kb.store, kb.keyword, kb.dense  # noqa: B018 - open the indexes in the background too
         except Exception as exc:  # noqa: BLE001 - the first operation reports it again
             log.warning("index not opened at start: %s", exc)
         state.progress(2, 3, tr("Loading the assistant"))

@@ -244,6 +244,37 @@ class ChromaStore:
         return {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], embs)}
 
     @_guarded
+    def records(
+        self, doc_ids: Sequence[str] | None = None, page: int = 2000
+    ) -> list[tuple[str, str, str, np.ndarray]]:
+        """(chunk id, doc id, scope, vector) of every stored chunk, or of some documents' chunks."""
+        out: list[tuple[str, str, str, np.ndarray]] = []
+
+        def take(got) -> int:
+            embs = got.get("embeddings")
+            metas = got.get("metadatas") or []
+            if embs is None:
+                return 0
+            for cid, meta, vec in zip(got["ids"], metas, embs):
+                meta = meta or {}
+                out.append((cid, str(meta.get("doc_id", "")), str(meta.get("scope", "shared")), vec))
+            return len(got["ids"])
+
+        if doc_ids is not None:
+            ids = list(doc_ids)
+            for start in range(0, len(ids), 200):
+                part = ids[start : start + 200]
+                where = {"doc_id": {"$in": part}} if len(part) > 1 else {"doc_id": part[0]}
+                take(self.collection.get(where=where, include=["embeddings", "metadatas"]))
+            return out
+        offset = 0
+        while True:
+            n = take(self.collection.get(include=["embeddings", "metadatas"], limit=page, offset=offset))
+            if n < page:
+                return out
+            offset += page
+
+    @_guarded
     def query(self, embeddings: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[list[Hit]]:
         """Nearest chunks for each query vector, best first."""
         res = self._query(embeddings, k, where, ["documents", "metadatas", "distances"])
