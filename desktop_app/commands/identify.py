@@ -182,13 +182,15 @@ def _score_run(ident, photos: Sequence[Photo], gallery_labels: set[str], progres
     calib: list[tuple[float, bool]] = []
     times: list[float] = []
     cpu: list[float] = []
+    stages: dict[str, list[float]] = {}  # Identifier.run's timings_ms, per stage
     failed: list[dict[str, str]] = []
     for i, ph in enumerate(photos):
         if progress:
             progress(i, len(photos), ph.path.name)
         t0, c0 = time.perf_counter(), time.process_time()
+        stage_ms: dict[str, float] = {}
         try:
-            events = list(ident.run(ph.path))
+            events = list(ident.run(ph.path, timings=stage_ms))
         except ParseError as exc:
             failed.append({"photo": str(ph.path), "error": str(exc)})
             continue
@@ -200,6 +202,8 @@ def _score_run(ident, photos: Sequence[Photo], gallery_labels: set[str], progres
             times.pop()
             cpu.pop()
             continue
+        for stage, ms in stage_ms.items():
+            stages.setdefault(stage, []).append(ms)
         gallery_names = [c["name"] for c in res.candidates if c["source"] == "gallery"]
         final = res.decision.get("final_name", "")
         if ph.label is not None and ph.label in gallery_labels:
@@ -249,6 +253,8 @@ def _score_run(ident, photos: Sequence[Photo], gallery_labels: set[str], progres
         "ms_p50": round(statistics.median(times), 1) if times else None,
         "ms_p95": round(sorted(times)[int(0.95 * (len(times) - 1))], 1) if times else None,
         "cpu_ms_per_image": round(statistics.mean(cpu), 1) if cpu else None,
+        # Median of each stage over the photos that reached it (retrieval only runs when needed).
+        "stage_ms_p50": {k: round(statistics.median(v), 1) for k, v in stages.items()},
         "failed": failed,
     }
 
@@ -382,10 +388,10 @@ class _LooIdentifier:
     def last_ranking(self):
         return self.inner.last_ranking
 
-    def run(self, path: Path):
+    def run(self, path: Path, timings: dict[str, float] | None = None):
         self.mem.exclude = self.index.get(path)
         try:
-            yield from self.inner.run(path)
+            yield from self.inner.run(path, timings=timings)
         finally:
             self.mem.exclude = None
 
@@ -410,6 +416,7 @@ def _print_bench(report: dict[str, Any]) -> None:
         print(
             f"  ms per image {r['ms_per_image']} (p50 {r['ms_p50']}, p95 {r['ms_p95']}; cpu {r['cpu_ms_per_image']})"
         )
+        print("  stage medians (ms): " + ", ".join(f"{k} {v}" for k, v in r["stage_ms_p50"].items()))
         print("  calibration (top score -> top-1 accuracy, in-gallery and not):")
         for row in r["calibration"]:
             acc = "-" if row["accuracy"] is None else f"{row['accuracy']:.0%}"

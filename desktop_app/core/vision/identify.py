@@ -58,6 +58,7 @@ HIGH, MEDIUM, LOW = "High", "Medium", "Low"
 UNCERTAIN = "uncertain"
 MAX_GALLERY_CANDIDATES = 5
 VOTE_CANDIDATES = 4  # candidates whose documents are compared in the no-LLM vote
+TIE_MATCH = 0.02  # colour matches closer than this do not separate two tied candidates
 
 SearchFn = Callable[[Sequence[str], int, "str | None"], list[Hit]]
 
@@ -391,9 +392,12 @@ class Identifier:
         yield FeatureQueries(queries, description)
         t1 = time.perf_counter()
         hits = self._dedup(self._safe_search(queries, 2 * len(queries), scope))
-        # The vote also needs each leading candidate's own notes (its identification keys).
-        # (only for those the feature queries did not already bring in: one search fewer, usually).
-        vote_names = [n for n in names[:VOTE_CANDIDATES] if not notes_about(hits, n)]
+        # The vote also needs the own notes (identification keys) of the candidates it may choose
+        # between: the leader and the runner-ups within the override margin, when the feature
+        # queries did not bring them in. Most photos have no such runner-up: no second search
+        # (a query embedding costs ~15-25 ms on this CPU).
+        contenders = vote_contenders(candidates, cfg.vote_override_margin)
+        vote_names = [n for n in contenders if not notes_about(hits, n)]
         extra = (
             self._safe_search(
                 [f"{_pretty(n)} identification" for n in vote_names], 3 * len(vote_names), scope
@@ -412,11 +416,21 @@ class Identifier:
             candidates,
             profile,
             self._dedup(hits + extra),
-            evidence_weight=cfg.vote_evidence_weight,
+            override_margin=cfg.vote_override_margin,
+            evidence_lead=cfg.vote_evidence_lead,
             reject=self.last_reject,
+            reject_uncertain=cfg.reject_uncertain,
         )
-        self.last_ranking = [r[0]["name"] for r in rows]
-        vote = evidence_vote(candidates, profile, hits, margin=cfg.vote_margin, rows=rows)
+        self.last_ranking = [r[0]["name"] for r in rows if r[0]["name"] != UNCERTAIN]
+        vote = evidence_vote(
+            candidates,
+            profile,
+            hits,
+            margin=cfg.vote_margin,
+            rows=rows,
+            reject=self.last_reject,
+            tentative=cfg.reject_tentative,
+        )
         decision = None
         if self.chat_model is not None:
             decision, warning = self._llm_decision(candidates, description, hits, question, cancel)
@@ -607,51 +621,82 @@ def _cancelled(cancel: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------- the no-LLM vote
+def _vote_pool(candidates: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates the vote compares: the gallery's leading labels (ImageNet's without one)."""
+    return [c for c in candidates if c.get("source") == "gallery"][:VOTE_CANDIDATES] or list(
+        candidates[:VOTE_CANDIDATES]
+    )
+
+
+def vote_contenders(candidates: Sequence[dict[str, Any]], override_margin: float) -> list[str]:
+    """The leader and the runner-ups whose score is within ``override_margin`` (log ratio) of it:
+    the only candidates the notes could promote (see ``rank_candidates``)."""
+    pool = _vote_pool(candidates)
+    if not pool:
+        return []
+    lead = math.log(max(float(pool[0]["score"]), 1e-6))
+    return [pool[0]["name"]] + [
+        c["name"] for c in pool[1:] if lead - math.log(max(float(c["score"]), 1e-6)) <= override_margin
+    ]
+
+
+def _colour_match(profile: ColourProfile, text: str, documented: set[str]) -> float:
+    """Share of the subject's colour that the notes mention, minus half the share of documented
+    colours that are not seen (plus a little when a pale/dark face is both seen and documented)."""
+    observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
+    seen = sum(s for n, s in observed.items() if n in documented)
+    unseen = sum(1 for n in documented if n not in observed) / len(documented)
+    match = seen - 0.5 * unseen
+    face = profile.face
+    if face and re.search(rf"\b{face}\b[^.]*\b(face|cheek|eye|head)", text, re.I):
+        match += 0.1
+    return match
+
+
 def rank_candidates(
     candidates: Sequence[dict[str, Any]],
     profile: ColourProfile,
     hits: Sequence[Hit],
-    prior_weight: float = 1.0,
-    evidence_weight: float = 3.0,
+    override_margin: float = 0.25,
+    evidence_lead: float = 1.0,
     reject: float | None = None,
-    reject_match: float = -1.0,
+    reject_uncertain: float = 0.985,
 ) -> list[tuple[dict[str, Any], float, float | None, set[str], list[Hit]]]:
-    """Score the leading candidates by how well their documents match the observed colours.
+    """Order the leading candidates: the gallery's ranking, checked against the notes.
 
-    Each candidate with documents gets ``prior_weight * log(score) + evidence_weight * match``,
-    where ``match`` is the share of the subject's colour that its documents mention minus half the
-    share of documented colours that are not seen (plus a little when a pale/dark face is both seen
-    and documented). Candidates without documents keep their prior with a penalty. ``reject``
-    (the gallery's "none of these" probability) enters as a pseudo-candidate named "uncertain"
-    with a fixed ``reject_match``, so a photo unlike every reference photo is not forced onto one.
-    Returns (candidate, total, match or None, documented colours, documents), best first.
+    Each candidate gets ``match``, how well its notes' colours agree with the subject's (see
+    ``_colour_match``; None without notes). The gallery's order stands unless a runner-up whose
+    score is within ``override_margin`` (log ratio) of the leader's has notes that match better by
+    at least ``evidence_lead``: then it moves to the front. Colour names are coarse (look-alike
+    species share palettes), and measured on the parrot galleries any looser rule cost accuracy,
+    so only a clear disagreement with a near-tie overrides (docs/identify-benchmarks.md).
+    ``reject`` (the gallery's "none of these" probability) at or above ``reject_uncertain`` puts
+    a pseudo-candidate "uncertain" first: the photo is unlike every reference photo.
+    Returns (candidate, log score, match or None, documented colours, documents) in order.
     """
-    observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
-    pool = [c for c in candidates if c.get("source") == "gallery"][:VOTE_CANDIDATES] or list(
-        candidates[:VOTE_CANDIDATES]
-    )
+    pool = _vote_pool(candidates)
     rows = []
     for c in pool:
         docs = notes_about(hits, c["name"])
         text = " ".join(h.text for h in docs)
         documented = observed_colours(text)
-        prior = math.log(max(float(c["score"]), 1e-3))
-        if documented:
-            seen = sum(s for n, s in observed.items() if n in documented)
-            unseen = sum(1 for n in documented if n not in observed) / len(documented)
-            match = seen - 0.5 * unseen
-            face = profile.face
-            if face and re.search(rf"\b{face}\b[^.]*\b(face|cheek|eye|head)", text, re.I):
-                match += 0.1
-            rows.append((c, prior_weight * prior + evidence_weight * match, match, documented, docs))
-        else:
-            rows.append((c, prior_weight * prior - 0.5, None, documented, docs))
-    if reject is not None:
-        total = prior_weight * math.log(max(reject, 1e-3)) + evidence_weight * reject_match
-        rows.append(
-            ({"name": UNCERTAIN, "score": reject, "source": "gallery"}, total, reject_match, set(), [])
-        )
-    rows.sort(key=lambda r: -r[1])
+        match = _colour_match(profile, text, documented) if documented else None
+        rows.append((c, math.log(max(float(c["score"]), 1e-6)), match, documented, docs))
+    if rows:
+        lead = rows[0]
+        lead_match = lead[2] if lead[2] is not None else 0.0
+        best = None
+        for row in rows[1:]:
+            if row[2] is None or lead[1] - row[1] > override_margin:
+                continue
+            if row[2] - lead_match >= evidence_lead and (best is None or row[2] > best[2]):
+                best = row
+        if best is not None:
+            rows.remove(best)
+            rows.insert(0, best)
+    if reject is not None and reject >= reject_uncertain:
+        none = {"name": UNCERTAIN, "score": reject, "source": "gallery"}
+        rows.insert(0, (none, math.log(max(reject, 1e-6)), None, set(), []))
     return rows
 
 
@@ -661,10 +706,15 @@ def evidence_vote(
     hits: Sequence[Hit],
     margin: float = 0.05,
     rows: list | None = None,
+    reject: float | None = None,
+    tentative: float = 0.9,
 ) -> dict[str, Any]:
-    """The no-LLM decision: the candidate whose documents best match the observed colours (see
-    ``rank_candidates``), "uncertain" when it beats the runner-up by less than ``margin`` or when
-    no candidate has documents."""
+    """The no-LLM decision: the first of ``rank_candidates`` (the gallery's pick unless the notes
+    clearly disagree), "uncertain" when the photo is unlike every reference photo, when no
+    candidate has notes, or when the two leaders are tied (gallery scores within ``margin`` log
+    ratio) and their notes match the observed colours equally well. A name chosen while the
+    gallery's "none of these" probability ``reject`` is at least ``tentative`` is given as the
+    nearest guess with a request for a better photo."""
     observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
     rows = rows if rows is not None else rank_candidates(candidates, profile, hits)
     if not rows:
@@ -676,14 +726,13 @@ def evidence_vote(
         }
     best = rows[0]
     runner = rows[1] if len(rows) > 1 else None
-    gap = best[1] - runner[1] if runner else math.inf
     seen_names = ", ".join(profile.names()) or "no clear colours"
     reasons = []
     for c, _, match, documented, docs in rows[:3]:
         if c["name"] == UNCERTAIN:
             continue
         if match is None:
-            reasons.append(f"{_pretty(c['name'])}: no notes in the knowledge base")
+            reasons.append(f"{_pretty(c['name'])}: no notes found")
         else:
             agree = sorted(set(documented) & set(observed), key=COLOUR_NAMES.index)
             src = docs[0].source if docs else ""
@@ -691,7 +740,6 @@ def evidence_vote(
                 f"{_pretty(c['name'])}: notes ({src}) mention {', '.join(agree) or 'none'} of the observed colours"
             )
     reasoning = f"Observed {seen_names}. " + "; ".join(reasons) + "."
-    documented_any = best[2] is not None
     if best[0]["name"] == UNCERTAIN:
         return {
             "final_name": UNCERTAIN,
@@ -699,15 +747,38 @@ def evidence_vote(
             "need_more_info": True,
             "followup": _followup(profile),
         }
-    if not documented_any or gap < margin:
+    documented_any = any(r[2] is not None for r in rows)
+    tied = (
+        runner is not None
+        and best[2] is not None
+        and runner[2] is not None
+        and abs(best[1] - runner[1]) < margin
+        and abs(best[2] - runner[2]) < TIE_MATCH
+    )
+    if not documented_any or tied:
         return {
             "final_name": UNCERTAIN,
             "reasoning": reasoning
             + (
-                " The evidence does not separate the candidates."
+                " The reference photos and the notes do not separate the candidates."
                 if documented_any
                 else " No candidate has notes."
             ),
+            "need_more_info": True,
+            "followup": _followup(profile, [r[0]["name"] for r in rows[:2]]),
+        }
+    leader = max(rows, key=lambda r: r[1])  # the gallery's first choice
+    if leader is not best:
+        reasoning += (
+            f" The reference photos put {_pretty(leader[0]['name'])} and {_pretty(best[0]['name'])} close"
+            f" together; the notes of {_pretty(best[0]['name'])} fit the observed colours clearly better."
+        )
+    if reject is not None and reject >= tentative:
+        return {
+            "final_name": best[0]["name"],
+            "reasoning": reasoning
+            + f" The photo is not close to any reference photo ({reject:.0%} none of them), so this is"
+            " only the nearest guess.",
             "need_more_info": True,
             "followup": _followup(profile, [r[0]["name"] for r in rows[:2]]),
         }
