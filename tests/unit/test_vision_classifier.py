@@ -90,3 +90,28 @@ def test_classifier_is_safe_to_call_from_several_threads(classifier, shared_data
     for t in threads:
         t.join()
     assert len(results) == 3 and all(np.allclose(r, expected, atol=1e-5) for r in results)
+
+
+def test_folded_batchnorm_gives_the_unfolded_models_outputs(classifier, shared_data):
+    import contextlib
+    import io
+
+    import torch
+    from efficientnet_lite_pytorch import EfficientNet
+
+    from desktop_app.core.vision.classifier import MODEL_NAME, default_weights_path, fold_batchnorm
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        plain = EfficientNet.from_pretrained(
+            MODEL_NAME, weights_path=str(default_weights_path()), num_classes=1000
+        ).eval()
+    x = torch.from_numpy(preprocess(load_image(shared_data / "images" / "coral" / "parrot.jpg")))[None]
+    with torch.inference_mode():
+        expected = plain.extract_features(x)
+        assert fold_batchnorm(plain) == 49  # stem, head, and every block's convolutions
+        assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in plain.modules())
+        folded = plain.extract_features(x)
+    assert torch.allclose(folded, expected, atol=1e-3)
+    pooled = expected.mean(dim=(2, 3))[0].numpy()
+    feature = classifier.embed([shared_data / "images" / "coral" / "parrot.jpg"])[0]
+    assert float(feature @ (pooled / np.linalg.norm(pooled))) > 0.9999
