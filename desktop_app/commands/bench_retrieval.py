@@ -37,7 +37,9 @@ def register(subparsers) -> None:
         "fused = the config's settings; fused-0.5 / fused-0.7 = document-level score fusion at 0.5/0.5 "
         "and 0.7 dense/0.3 keyword; rrf-0.5 / rrf-0.7 = chunk-level reciprocal rank fusion (the old default)",
     )
-    p.add_argument("--compare", action="store_true", help=f"modes {', '.join(COMPARE)} on one index")
+    p.add_argument(
+        "--compare", action="store_true", help=f"modes {', '.join(COMPARE)} (plus any --mode) on one index"
+    )
     p.add_argument("--no-dense", action="store_true", help="keyword (BM25) only")
     p.add_argument("--no-keyword", action="store_true", help="dense only")
     p.add_argument("--reranker", default="none", help="none (default), auto, or a cross-encoder folder name")
@@ -59,8 +61,8 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     if not (args.beir / "corpus.jsonl").exists():
         print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
         return 2
-    if args.compare:
-        modes = list(COMPARE)
+    if args.compare:  # plus any --mode given alongside
+        modes = list(COMPARE) + [m for m in args.modes or [] if m not in COMPARE]
     elif args.no_dense:
         modes = ["keyword"]
     elif args.no_keyword:
