@@ -252,6 +252,22 @@ def test_vote_is_honestly_uncertain_when_the_margin_is_small():
     assert "Alpha Parrot" in d["followup"] and "Beta Parrot" in d["followup"]
 
 
+def test_vote_reads_notes_only_for_contenders_not_for_far_runner_ups():
+    # Scarlet Macaw is far behind; the only text mentioning it is another species' note, which
+    # must not be presented as its notes.
+    cands = [
+        {"name": "Galah", "score": 0.60, "source": "gallery"},
+        {"name": "Scarlet Macaw", "score": 0.05, "source": "gallery"},
+    ]
+    hits = [
+        _hit("Galah", NOTES["Galah"]),
+        _hit("Catalina Macaw", "Catalina Macaw: a hybrid of Scarlet Macaw and blue-and-yellow macaw."),
+    ]
+    d = evidence_vote(cands, _profile(pink=0.6, grey=0.4), hits)
+    assert d["final_name"] == "Galah"
+    assert "Galah: notes (parrots/galah.md)" in d["reasoning"] and "catalina" not in d["reasoning"]
+
+
 def test_vote_ignores_negated_colours_in_notes():
     cands = [
         {"name": "White Cockatoo", "score": 0.5, "source": "gallery"},

@@ -664,8 +664,8 @@ def rank_candidates(
 ) -> list[tuple[dict[str, Any], float, float | None, set[str], list[Hit]]]:
     """Order the leading candidates: the gallery's ranking, checked against the notes.
 
-    Each candidate gets ``match``, how well its notes' colours agree with the subject's (see
-    ``_colour_match``; None without notes). The gallery's order stands unless a runner-up whose
+    Each contender (``vote_contenders``) gets ``match``, how well its notes' colours agree with
+    the subject's (see ``_colour_match``; None without notes; other candidates get None). The gallery's order stands unless a runner-up whose
     score is within ``override_margin`` (log ratio) of the leader's has notes that match better by
     at least ``evidence_lead``: then it moves to the front. Colour names are coarse (look-alike
     species share palettes), and measured on the parrot galleries any looser rule cost accuracy,
@@ -675,9 +675,13 @@ def rank_candidates(
     Returns (candidate, log score, match or None, documented colours, documents) in order.
     """
     pool = _vote_pool(candidates)
+    # Notes are read for the contenders only: the flow searches their notes on purpose, while a
+    # far runner-up's "notes" would be whatever the feature queries happened to return (often a
+    # note that merely mentions it, e.g. a hybrid's parent).
+    contenders = set(vote_contenders(candidates, override_margin))
     rows = []
     for c in pool:
-        docs = notes_about(hits, c["name"])
+        docs = notes_about(hits, c["name"]) if c["name"] in contenders else []
         text = " ".join(h.text for h in docs)
         documented = observed_colours(text)
         match = _colour_match(profile, text, documented) if documented else None
@@ -728,18 +732,20 @@ def evidence_vote(
     runner = rows[1] if len(rows) > 1 else None
     seen_names = ", ".join(profile.names()) or "no clear colours"
     reasons = []
-    for c, _, match, documented, docs in rows[:3]:
-        if c["name"] == UNCERTAIN:
-            continue
+    named = [r for r in rows if r[0]["name"] != UNCERTAIN]
+    for i, (c, _, match, documented, docs) in enumerate(named[:3]):
         if match is None:
-            reasons.append(f"{_pretty(c['name'])}: no notes found")
+            if docs:
+                reasons.append(f"{_pretty(c['name'])}: notes ({docs[0].source}) name no colours")
+            elif i == 0:  # only the leader's missing notes are worth saying
+                reasons.append(f"{_pretty(c['name'])}: no notes found")
         else:
             agree = sorted(set(documented) & set(observed), key=COLOUR_NAMES.index)
             src = docs[0].source if docs else ""
             reasons.append(
                 f"{_pretty(c['name'])}: notes ({src}) mention {', '.join(agree) or 'none'} of the observed colours"
             )
-    reasoning = f"Observed {seen_names}. " + "; ".join(reasons) + "."
+    reasoning = f"Observed {seen_names}." + (" " + "; ".join(reasons) + "." if reasons else "")
     if best[0]["name"] == UNCERTAIN:
         return {
             "final_name": UNCERTAIN,
