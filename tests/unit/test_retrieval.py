@@ -157,7 +157,7 @@ def test_search_many_batches_queries_and_keeps_best_score(kb: KnowledgeBase):
     single = {h.chunk_id: h.score for h in kb.search("flightless nocturnal parrot", top_k=10)}
     for h in merged:
         if h.chunk_id in single:
-            assert h.score >= single[h.chunk_id] - 1e-9
+            assert h.score >= single[h.chunk_id] - 1e-6  # batched vs single-query encoder path: float noise
 
 
 class ReverseReranker:

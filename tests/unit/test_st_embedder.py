@@ -97,3 +97,19 @@ def test_missing_model_says_how_to_install_it(tmp_path, monkeypatch):
     cfg.embedding.model = "Qwen3-Embedding-0.6B"
     with pytest.raises(EmbedderUnavailable, match="kdesk models fetch embedding"):
         make_embedder(cfg, data_dir=tmp_path)
+
+
+def test_single_query_fast_path_equals_sentence_transformers_encode(tiny_models, minilm):
+    tiny = SentenceTransformerEmbedder(tiny_models / "tiny-with-prompts")
+    for emb in (tiny, minilm):
+        text = "  What does the scarlet macaw eat? Seeds, fruit; red blue green  "
+        fast = emb.embed_queries([text])
+        assert emb._fast_query() is not None  # BERT + mean pooling: the fast path ran
+        slow = emb._encode([text], emb._query_prefix)
+        np.testing.assert_allclose(fast, slow, atol=2e-6)
+        np.testing.assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-6)
+    # Longer than the model's max_seq_length: truncated exactly as encode truncates.
+    long = " ".join(["parrot macaw seeds"] * 60)
+    np.testing.assert_allclose(
+        tiny.embed_queries([long]), tiny._encode([long], tiny._query_prefix), atol=2e-6
+    )

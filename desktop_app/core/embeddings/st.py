@@ -53,6 +53,7 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
+        self._fast = None  # FastBertQuery, or False when the model is not a plain BERT
         self._query_prefix, self._doc_prefix = _family_prompts(self._id)
 
     # -- loading -------------------------------------------------------------------------------
@@ -128,4 +129,18 @@ class SentenceTransformerEmbedder:
         # process keeps the second core busy (SciFact queries at load ~2: p95 23 ms on one thread,
         # 515 ms on two).
         with one_torch_thread():
+            fast = self._fast_query() if len(texts) == 1 else None
+            if fast is not None:
+                return normalize(fast(self._query_prefix + texts[0])[None, :])
             return self._encode(texts, self._query_prefix)
+
+    def _fast_query(self):
+        """The single-query fast path (bert_fast.py) when the model is a plain BERT + mean pooling."""
+        if self._fast is None:
+            from desktop_app.core.embeddings.bert_fast import FastBertQuery
+
+            model = self.model
+            self._fast = (
+                FastBertQuery(model) if self.device == "cpu" and FastBertQuery.supports(model) else False
+            )
+        return self._fast or None
