@@ -313,40 +313,25 @@ def run_retrieval_bench(
                 keyword_weight=config.retrieval.keyword_weight if wk is None else wk,
                 fusion=config.retrieval.fusion if fusion is None else fusion,
             )
-            retriever = Retriever(
-                kb.store,
-                kb.keyword,
-                cached.recording,
-                rcfg,
-                reranker=rr,
-                use_dense=use_dense,
-                use_keyword=use_kw,
-                stored_scopes=kb.manifest.scopes,
-                dense=None if mode.endswith(HNSW) else kb.dense,
-            )
-            deep = Retriever(
-                kb.store,
-                kb.keyword,
-                cached,
-                replace(rcfg, coarse_k=max(DEEP_K, rcfg.coarse_k)),
-                use_dense=use_dense,
-                use_keyword=use_kw,
-                stored_scopes=kb.manifest.scopes,
-                dense=None if mode.endswith(HNSW) else kb.dense,
-            )
+
+            def make(embedder, cfg, reranker=None, *, mode=mode, use_dense=use_dense, use_kw=use_kw):
+                return Retriever(
+                    kb.store,
+                    kb.keyword,
+                    embedder,
+                    cfg,
+                    reranker=reranker,
+                    use_dense=use_dense,
+                    use_keyword=use_kw,
+                    stored_scopes=kb.manifest.scopes,
+                    dense=None if mode.endswith(HNSW) else kb.dense,
+                )
+
+            retriever = make(cached.recording, rcfg, rr)  # timed
             # Judged on the fused top coarse_k (enough distinct documents for the @10 metrics), with
-            # the query vector of the timed call.
-            judged = Retriever(
-                kb.store,
-                kb.keyword,
-                cached,
-                rcfg,
-                reranker=rr,
-                use_dense=use_dense,
-                use_keyword=use_kw,
-                stored_scopes=kb.manifest.scopes,
-                dense=None if mode.endswith(HNSW) else kb.dense,
-            )
+            # the query vector of the timed call; Recall@100 from a deeper pass.
+            judged = make(cached, rcfg, rr)
+            deep = make(cached, replace(rcfg, coarse_k=max(DEEP_K, rcfg.coarse_k)))
             retriever.search(data.queries[qids[0]], top_k=rcfg.coarse_k)  # warm-up (BM25 build, caches)
             nd, r10, r100, mrr, times = [], [], [], [], []
             for qid in qids:
