@@ -20,7 +20,7 @@ class FastBertQuery:
     def __init__(self, model) -> None:
         import torch
 
-        word, pool = model[0], model[1]
+        word = model[0]
         bert = word.auto_model
         cfg = bert.config
         self.tokenizer = word.tokenizer
@@ -55,7 +55,6 @@ class FastBertQuery:
                         layer.output.LayerNorm.bias,
                     )
                 )
-        del pool
 
     @staticmethod
     def supports(model) -> bool:
