@@ -84,16 +84,6 @@ KEYWORD_CHUNKS_PER_DOC = 2
 FUSIONS = ("score", "rrf")
 
 
-def minmax(values: dict[str, float]) -> dict[str, float]:
-    """Scores scaled to [0, 1] over the candidates (all equal: 1.0, or 0.0 when all are <= 0)."""
-    if not values:
-        return {}
-    lo, hi = min(values.values()), max(values.values())
-    if hi - lo <= 1e-12:
-        return {k: (1.0 if hi > 0 else 0.0) for k in values}
-    return {k: (v - lo) / (hi - lo) for k, v in values.items()}
-
-
 def rrf(rankings: Sequence[tuple[Sequence[str], float]], k: int = 60) -> dict[str, float]:
     """Weighted reciprocal rank fusion of ranked id lists: {id: sum(w / (k + rank))}, rank from 1."""
     fused: dict[str, float] = {}

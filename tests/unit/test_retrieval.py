@@ -11,7 +11,7 @@ import pytest
 from desktop_app.core.config import Config
 from desktop_app.core.documents import Hit
 from desktop_app.core.knowledge import KnowledgeBase
-from desktop_app.core.retrieval import Retriever, cjk_share, dedup, is_multilingual, minmax, rrf, top_files
+from desktop_app.core.retrieval import Retriever, cjk_share, dedup, is_multilingual, rrf, top_files
 
 DOCS = {
     "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage and a pale face. "
@@ -78,12 +78,6 @@ def test_rrf_weights_each_list_by_rank():
     assert fused["a"] == pytest.approx(0.5 / 61)
     assert max(fused, key=fused.get) == "b"  # found by both lists beats first place in one
     assert rrf([(["a"], 0.0), (["b"], 1.0)]) == {"b": pytest.approx(1 / 61)}
-
-
-def test_minmax_scales_to_unit_range_and_handles_ties():
-    assert minmax({"a": 2.0, "b": 4.0, "c": 3.0}) == {"a": 0.0, "b": 1.0, "c": 0.5}
-    assert minmax({"a": 3.0, "b": 3.0}) == {"a": 1.0, "b": 1.0}
-    assert minmax({"a": 0.0}) == {"a": 0.0} and minmax({}) == {}
 
 
 def test_dedup_keeps_best_hit_per_chunk():
