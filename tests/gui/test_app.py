@@ -31,3 +31,15 @@ def test_window_shows_within_two_seconds_and_loads_models_in_background(make_win
     # The reranker is missing here and the tooltip says why.
     assert status["reranker"].startswith("○")
     assert "(" in status["reranker"] and len(status["reranker"]) > 30
+
+
+def test_status_bar_names_a_removed_model_package_and_its_install_command(make_window, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "efficientnet_lite_pytorch", None)  # as if uninstalled
+    window = make_window(Config())
+    classifier = window.status_text()["classifier"]
+    assert classifier.startswith("○")
+    assert "efficientnet-lite-pytorch" in classifier
+    assert f"{sys.executable} -m pip install efficientnet-lite-pytorch" in classifier
+    assert "photo identification is unavailable" in classifier

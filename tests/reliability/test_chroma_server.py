@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -42,9 +43,10 @@ class ChromaServer:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        exe = shutil.which("chroma")
-        if exe is None:
-            pytest.skip("the chroma CLI (chromadb package) is not installed")
+        # chromadb is a dependency: its CLI sits beside this Python even when the venv is not activated.
+        beside = Path(sys.executable).with_name("chroma")
+        exe = str(beside) if beside.is_file() else shutil.which("chroma")
+        assert exe, "the chroma CLI (from the chromadb dependency) is not installed"
         self.proc = subprocess.Popen(
             [exe, "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
             stdout=subprocess.DEVNULL,

