@@ -24,7 +24,6 @@ DISTRIBUTIONS = {
     "xllamacpp": "xllamacpp",
     "torch": "torch==2.13.0",  # the CPU wheel; an unpinned torch pulls gigabytes of CUDA
     "PIL": "pillow",
-    "docx": "python-docx",
     "Stemmer": "PyStemmer",
 }
 
