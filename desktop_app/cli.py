@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from desktop_app.commands.argtypes import positive_int
+
 # Feature modules that add subcommands; each exposes register(subparsers).
 COMMAND_MODULES: list[str] = [
     "desktop_app.commands.models",
@@ -107,11 +109,13 @@ def load_cfg(args: argparse.Namespace):
 def open_kb(args: argparse.Namespace):
     from desktop_app.core.knowledge import KnowledgeBase
 
-    return KnowledgeBase(data_dir_of(args), config=load_cfg(args))
+    kb = KnowledgeBase(data_dir_of(args), config=load_cfg(args))
+    kb.on_wait = lambda message: eprint(f"{message}...")  # another process holds the writer lock
+    return kb
 
 
 # ---------------------------------------------------------------------------- commands
-def _print_report(report, as_json: bool) -> int:
+def _print_report(report, as_json: bool, verbose: bool = False) -> int:
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -121,10 +125,15 @@ def _print_report(report, as_json: bool) -> int:
             print(f"updated   {rel}")
         for rel in report.removed:
             print(f"removed   {rel}")
+        skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
+        hint = " (--verbose lists them)" if report.skipped and not verbose else ""
         print(
             f"{len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed, "
-            f"{len(report.unchanged)} unchanged, {len(report.failed)} failed"
+            f"{len(report.unchanged)} unchanged, {len(report.failed)} failed{skipped}{hint}"
         )
+        if verbose:
+            for name, why in report.skipped:
+                eprint(f"skipped   {name}: {why}")
     for name, err in report.failed:
         eprint(f"failed    {name}: {err}")
     return 0
@@ -144,18 +153,19 @@ def _run_indexing(args: argparse.Namespace, label: str, op) -> Any:
 def cmd_add(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     report = _run_indexing(args, "indexing", lambda kb, t: kb.add(paths, scope=args.scope, task=t))
-    _print_report(report, args.json)
+    _print_report(report, args.json, args.verbose)
     # Per-file failures do not fail the batch; only "nothing could be added at all" does.
     ok = report.added or report.updated or report.unchanged
     return 0 if ok or not report.failed else 1
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    return _print_report(_run_indexing(args, "syncing", lambda kb, t: kb.sync(task=t)), args.json)
+    return _print_report(_run_indexing(args, "syncing", lambda kb, t: kb.sync(task=t)), args.json, args.verbose)
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    return _print_report(_run_indexing(args, "re-indexing", lambda kb, t: kb.reindex(task=t)), args.json)
+    report = _run_indexing(args, "re-indexing", lambda kb, t: kb.reindex(task=t))
+    return _print_report(report, args.json, args.verbose)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -274,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", parents=[common], help="search the knowledge base")
     p.add_argument("query")
-    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--top-k", type=positive_int, default=None, help="how many hits (default: retrieval.top_k)")
     p.add_argument("--scope", default=None, help="also search this assistant's scope")
     p.set_defaults(func=cmd_search)
 
@@ -327,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         eprint("interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`kdesk list --json | head`): stop quietly. Point stdout at devnull
+        # so Python's own flush at exit does not complain about the closed pipe either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a clear message, never a traceback, unless --verbose
         if args.verbose:
             raise

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from desktop_app.commands.argtypes import positive_float, positive_int
 from desktop_app.commands.bench import common_parent, get_bench_subparsers
 
 
@@ -20,7 +21,7 @@ def add_llm_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--llm-gguf", metavar="PATH", help="a GGUF file (or a name under models/) served in-process"
     )
-    g.add_argument("--llm-timeout", type=float, metavar="SECONDS", help="limit for one model request")
+    g.add_argument("--llm-timeout", type=positive_float, metavar="SECONDS", help="limit for one model request")
     g.add_argument("--no-llm", action="store_true", help="no language model: extractive answers")
 
 
@@ -64,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--set", dest="set_file", required=True, metavar="FILE", help="JSONL: message, use_rag, ..."
     )
-    b.add_argument("--limit", type=int, default=None, help="only the first N messages")
+    b.add_argument("--limit", type=positive_int, default=None, help="only the first N messages")
     b.add_argument("--heuristic-only", action="store_true", help="skip the LLM path")
     add_llm_flags(b)
     b.set_defaults(func=cmd_bench_router)
@@ -75,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lat.add_argument(
         "questions", nargs="*", default=["What do African grey parrots eat?"], metavar="QUESTION"
     )
-    lat.add_argument("--runs", type=int, default=3)
+    lat.add_argument("--runs", type=positive_int, default=3)
     add_llm_flags(lat)
     lat.set_defaults(func=cmd_bench_latency)
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from desktop_app.commands.argtypes import positive_int
 from desktop_app.commands.bench import common_parent, get_bench_subparsers
 
 
@@ -22,7 +23,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--beir", type=Path, required=True, help="BEIR folder")
     p.add_argument("--split", default="test", help="qrels split (default test; SciFact also has train)")
-    p.add_argument("--limit-queries", type=int, default=None, help="evaluate only the first N judged queries")
+    p.add_argument("--limit-queries", type=positive_int, default=None, help="evaluate only the first N judged queries")
     p.add_argument(
         "--embedder",
         default="default",
@@ -43,7 +44,7 @@ def register(subparsers) -> None:
     p.add_argument("--no-dense", action="store_true", help="keyword (BM25) only")
     p.add_argument("--no-keyword", action="store_true", help="dense only")
     p.add_argument("--reranker", default="none", help="none (default), auto, or a cross-encoder folder name")
-    p.add_argument("--coarse-k", type=int, default=None, help="override retrieval.coarse_k")
+    p.add_argument("--coarse-k", type=positive_int, default=None, help="override retrieval.coarse_k")
     p.add_argument(
         "--work-dir", type=Path, default=None, help="keep the index here (re-used by the next run)"
     )

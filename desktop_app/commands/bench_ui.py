@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from desktop_app.commands.argtypes import positive_int
 from desktop_app.commands.bench import common_parent, get_bench_subparsers
 
 
@@ -17,8 +18,8 @@ def register(subparsers) -> None:
         "prints the worst and 99th-percentile gap between heartbeats. Works in a temporary folder; "
         "--data-dir only supplies config.toml (embedding model and index settings).",
     )
-    p.add_argument("--files", type=int, default=1000, help="how many small files to index (default 1000)")
-    p.add_argument("--interval-ms", type=int, default=10, help="heartbeat interval (default 10)")
+    p.add_argument("--files", type=positive_int, default=1000, help="how many small files to index (default 1000)")
+    p.add_argument("--interval-ms", type=positive_int, default=10, help="heartbeat interval (default 10)")
     p.set_defaults(func=cmd_bench_ui)
 
 

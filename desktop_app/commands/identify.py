@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from desktop_app.commands.argtypes import non_negative_int
 from desktop_app.commands.bench import common_parent, get_bench_subparsers
 
 
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--images", required=True, help="query photos: one sub-folder per label")
     b.add_argument(
         "--split",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="when --gallery and --images are the same folder: the first N photos of each label are "
@@ -54,8 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--notes", default=None, help="folder of species notes indexed as the knowledge base")
     b.add_argument("--leave-one-out", action="store_true", help="also: every photo against all the others")
-    b.add_argument("--limit", type=int, default=0, help="at most this many query photos (quick runs)")
-    b.add_argument("--threads", type=int, default=0, help="torch threads (default: the classifier's choice)")
+    b.add_argument("--limit", type=non_negative_int, default=0, help="at most this many query photos (quick runs)")
+    b.add_argument("--threads", type=non_negative_int, default=0, help="torch threads (default: the classifier's choice)")
     b.set_defaults(func=cmd_bench_identify)
 
 

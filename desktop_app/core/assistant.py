@@ -45,6 +45,10 @@ _LEAD_WORDS = re.compile(
 )
 _ZH_DROP = re.compile(r"请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢")
 MAX_AGENT_ROUNDS = 3
+EMPTY_LIBRARY = (
+    "Your library has no documents yet, so there is nothing to search. Add files (drop them on the "
+    "window, or `kdesk add PATH`) and ask again."
+)
 
 
 @dataclass
@@ -163,6 +167,15 @@ class Assistant:
             yield Error("the question is empty")
             return
         self._scope = conv.scope
+        if self.kb is not None and self.kb.is_empty():
+            # Nothing to search: say so at once instead of loading models to search nothing.
+            yield RouteDecided(False, "", False, "empty library", reason="the library has no documents")
+            if self.chat_model is None:
+                yield Answer(EMPTY_LIBRARY, by="extractive")
+                return
+            yield Warning(EMPTY_LIBRARY)
+            yield from self.answer_from_hits(question, [], conv, None, cancel)
+            return
         try:
             if self.config.llm.agentic and mode in (None, "auto") and hasattr(self.chat_model, "chat"):
                 yield from self._ask_agentic(question, conv, cancel)

@@ -21,6 +21,11 @@ class IndexConfig:
     chunk_size: int = 1000  # characters
     chunk_overlap: int = 150
     chroma_url: str = ""  # empty: embedded PersistentClient under <data-dir>/index
+    # A shared server (docs/shared-server.md): its token lives in the system keyring
+    # (secrets.py, "index.chroma_token"); this field is only the no-keyring fallback, blank otherwise.
+    chroma_token: str = ""
+    chroma_token_header: str = "Authorization"  # "Authorization" (Bearer) | "X-Chroma-Token"
+    chroma_ca_file: str = ""  # PEM CA file for an https:// server with a private/self-signed certificate
     # The desktop app runs Chroma in a child process: its embedded Rust core holds the GIL for a
     # whole call and froze the window while indexing (chroma_server.py). The CLI stays embedded.
     chroma_own_process: bool = True

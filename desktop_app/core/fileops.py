@@ -14,8 +14,13 @@ import re
 import shutil
 import stat
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+# Why a file or folder is not copied ("" or None: copy it). Files get their stat (size, before any copy).
+FileScreen = Callable[[Path, os.stat_result], str | None]
+FolderScreen = Callable[[Path], str | None]
 
 TMP_PREFIX = ".kdesk-tmp-"  # in-progress copies; sync must ignore names starting with this
 _MAX_COMPONENT_BYTES = 200  # below every common filesystem's 255-byte limit, room for " (99)"
@@ -34,7 +39,8 @@ class ImportReport:
 
     copied: list[Path] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (source path, reason)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # symlinks not followed, on purpose
+    # Left out on purpose (hidden, too large, unsupported, symlinks, a data folder), with the reason.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def sanitize_component(name: str) -> str:
@@ -102,13 +108,13 @@ def _regular_source(src: Path) -> os.stat_result:
     try:
         st = src.stat()  # follows a symlink the user dropped on purpose
     except FileNotFoundError as exc:
-        raise FileOpsError(f"{src}: no such file") from exc
+        raise FileOpsError("no such file") from exc
     except OSError as exc:
-        raise FileOpsError(f"{src}: cannot read ({exc.strerror or exc})") from exc
+        raise FileOpsError(f"cannot read ({exc.strerror or exc})") from exc
     if stat.S_ISDIR(st.st_mode):
-        raise FileOpsError(f"{src}: is a folder (use import_paths for folders)")
+        raise FileOpsError("is a folder (use import_paths for folders)")
     if not stat.S_ISREG(st.st_mode):  # FIFOs and devices would block or never end
-        raise FileOpsError(f"{src}: not a regular file")
+        raise FileOpsError("not a regular file (a pipe or a device)")
     return st
 
 
@@ -146,7 +152,7 @@ def safe_copy_into(knowledge_dir: Path, src: Path, dest_rel: str | None = None) 
     parent.mkdir(parents=True, exist_ok=True)
     real_parent = parent.resolve()
     if not _inside(root, real_parent):
-        raise FileOpsError(f"{rel}: refusing to write outside the knowledge folder (via a symlink)")
+        raise FileOpsError(f"refusing to write {rel} outside the knowledge folder (via a symlink)")
     dest = real_parent / dest.name
     if src.resolve() == dest.resolve() and dest.exists():
         return dest  # already in place (dropping a file that lives in the knowledge folder)
@@ -161,12 +167,21 @@ def safe_copy_into(knowledge_dir: Path, src: Path, dest_rel: str | None = None) 
     return candidate
 
 
-def import_paths(knowledge_dir: Path, paths: list[Path], prefix: str = "") -> ImportReport:
+def import_paths(
+    knowledge_dir: Path,
+    paths: list[Path],
+    prefix: str = "",
+    *,
+    screen_file: FileScreen | None = None,
+    screen_folder: FolderScreen | None = None,
+) -> ImportReport:
     """Copy files and folders into ``knowledge_dir/prefix``; folders keep their own layout.
 
     Folders are walked without following symlinked sub-folders (no loops, no escapes); a symlinked
-    file is copied only if it points inside the dropped folder. Per-file failures are reported, the
-    rest of the batch goes on.
+    file is copied only if it points inside the dropped folder. Hidden files and folders are left
+    out, and so is whatever ``screen_file`` / ``screen_folder`` give a reason for (checked before
+    anything is copied); each is listed in ``skipped``. Per-file failures are reported, the rest of
+    the batch goes on.
     """
     report = ImportReport()
     base = sanitize_relpath(prefix)
@@ -178,39 +193,65 @@ def import_paths(knowledge_dir: Path, paths: list[Path], prefix: str = "") -> Im
         src = Path(raw)
         try:
             if src.is_dir():
-                _import_folder(knowledge_dir, src, dest_for, report)
+                why = screen_folder(src.resolve()) if screen_folder else None
+                if why:
+                    report.skipped.append((str(src), why))
+                else:
+                    _import_folder(knowledge_dir, src, dest_for, report, screen_file, screen_folder)
             else:
-                report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(src.name)))
+                why = screen_file(src, _regular_source(src)) if screen_file else None
+                if why:
+                    report.skipped.append((str(src), why))
+                else:
+                    report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(src.name)))
         except FileOpsError as exc:
             report.failed.append((str(src), str(exc)))
         except OSError as exc:
-            report.failed.append((str(src), f"{src}: {exc.strerror or exc}"))
+            report.failed.append((str(src), exc.strerror or str(exc)))
     return report
 
 
-def _import_folder(knowledge_dir: Path, folder: Path, dest_for, report: ImportReport) -> None:
+def _import_folder(
+    knowledge_dir: Path,
+    folder: Path,
+    dest_for,
+    report: ImportReport,
+    screen_file: FileScreen | None,
+    screen_folder: FolderScreen | None,
+) -> None:
     top = folder.resolve()
     name = sanitize_component(top.name) or "folder"
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        # Hidden folders and files (.git, .DS_Store) are never indexed: do not copy them either.
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
-        for fname in sorted(f for f in filenames if not f.startswith(".")):
+        keep = []
+        for d in sorted(dirnames):
+            sub = here / d
+            if d.startswith("."):  # .git, .cache: never indexed, so not copied either
+                report.skipped.append((str(sub), "hidden folder"))
+            elif sub.is_symlink():
+                report.skipped.append((str(sub), "symlinked folder, not followed"))
+            elif screen_folder and (why := screen_folder(sub.resolve())):
+                report.skipped.append((str(sub), why))
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for fname in sorted(filenames):
             src = here / fname
             rel_in = src.relative_to(top).as_posix()
+            if fname.startswith("."):  # .DS_Store, editor swap files
+                report.skipped.append((str(src), "hidden file"))
+                continue
             try:
                 if src.is_symlink():
                     target = src.resolve()
                     if not _inside(top, target):
-                        report.skipped.append((str(src), f"{rel_in}: symlink to outside the dropped folder"))
+                        report.skipped.append((str(src), "symlink to outside the dropped folder"))
                         continue
+                if screen_file and (why := screen_file(src, _regular_source(src))):
+                    report.skipped.append((str(src), why))
+                    continue
                 report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(f"{name}/{rel_in}")))
             except FileOpsError as exc:
                 report.failed.append((str(src), str(exc)))
             except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop in resolve() on 3.10
-                report.failed.append((str(src), f"{rel_in}: {getattr(exc, 'strerror', None) or exc}"))
-        for d in list(dirnames):
-            if (here / d).is_symlink():
-                rel_d = (here / d).relative_to(top).as_posix()
-                report.skipped.append((str(here / d), f"{rel_d}: symlinked folder, not followed"))
-        dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
+                report.failed.append((str(src), getattr(exc, "strerror", None) or str(exc)))

@@ -11,18 +11,21 @@ the keyword index from the vector store when the two disagree.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from desktop_app.core.config import Config, load_config
+from desktop_app.core.datafolder import DataFolderBusy, WriterLock, inside, is_data_folder
 from desktop_app.core.documents import Chunk, DocumentInfo, Hit, ParseError
 from desktop_app.core.embeddings import Embedder, make_embedder
 from desktop_app.core.index.manifest import FAILED, INDEXED, PENDING, Entry, Manifest, now_iso
@@ -31,7 +34,11 @@ from desktop_app.core.index.store import (
     UPSERT_SLICE_INTERACTIVE,
     ChromaStore,
     collection_name,
+    library_id_of,
     make_client,
+    namespaced,
+    place_once,
+    shared_client,
 )
 from desktop_app.core.tasks import NullTask, TaskState, check
 
@@ -49,6 +56,8 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    # Left out on purpose, never copied: hidden, too large, unsupported, symlinks, a data folder.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
     cancelled: bool = False
 
     @property
@@ -62,6 +71,7 @@ class SyncReport:
             "unchanged": self.unchanged,
             "removed": self.removed,
             "failed": [{"name": n, "error": e} for n, e in self.failed],
+            "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
             "cancelled": self.cancelled,
         }
 
@@ -110,6 +120,11 @@ class KnowledgeBase:
         self.config = config if config is not None else load_config(self.data_dir / "config.toml")
         self._embedder = embedder
         self._lock = threading.RLock()  # one writer at a time (GUI watcher + user actions)
+        # ... and one writer process at a time: the data folder's lock, taken by the outermost write.
+        self._writer = WriterLock(self.index_dir)
+        self._writes = 0
+        # Told once, with who holds it, when a write waits for another process.
+        self.on_wait: Callable[[str], None] = lambda message: log.warning("%s", message)
         self._client = None
         # Chroma in a child process (the GUI asks for it, see index/chroma_server.py).
         self.own_process = own_process and not self.config.index.chroma_url
@@ -156,19 +171,31 @@ class KnowledgeBase:
         dim = int(self.embedder.dim)
         if known.get(name) != dim:
             known[name] = dim
-            tmp = cache.with_suffix(".tmp")
+            tmp = cache.with_suffix(f".tmp{os.getpid()}")  # other processes may write it too
             tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
             os.replace(tmp, cache)
         return dim
 
+    @functools.cached_property
+    def library_id(self) -> str:
+        """This library's namespace on a shared Chroma server (``index.chroma_url``), read from
+        <data-dir>/library-id and made there once; "" for the embedded index, private already."""
+        return library_id_of(self.data_dir) if self.config.index.chroma_url else ""
+
+    @property
+    def _chunks_collection(self) -> str:
+        return collection_name("chunks", self.embedder_name, self._embedder_dim())
+
     @property
     def collection(self) -> str:
-        return collection_name("chunks", self.embedder_name, self._embedder_dim())
+        """The chunk collection's name as stored (on a shared server, in this library's namespace);
+        it also names the derived state in index/<collection>/."""
+        return namespaced(self._chunks_collection, self.library_id)
 
     @property
     def chroma_client(self):
         if self._client is None:
-            url = self.config.index.chroma_url
+            url = ""
             if self.own_process:
                 from desktop_app.core.index.chroma_server import ChromaServer, ChromaServerError
 
@@ -180,7 +207,10 @@ class KnowledgeBase:
                     # Still works, embedded: the window may stutter while indexing.
                     self.store_note = f"Chroma child process unavailable ({exc}); using it in-process"
                     log.warning("%s", self.store_note)
-            self._client = make_client(self.index_dir, url)
+            if self.library_id:  # a shared server: a client confined to this library's namespace
+                self._client = shared_client(self.config, self.library_id)
+            else:
+                self._client = make_client(self.index_dir, url)
         return self._client
 
     @property
@@ -192,7 +222,7 @@ class KnowledgeBase:
             interactive = self.own_process and self._server is None
             self._store = ChromaStore(
                 client,
-                self.collection,
+                self._chunks_collection,  # the shared server's client adds the namespace
                 location=self.config.index.chroma_url or str(self.index_dir),
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
             )
@@ -206,8 +236,36 @@ class KnowledgeBase:
     @property
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            self._manifest = Manifest(self.collection_dir / "manifest.sqlite3")
+            path = self.collection_dir / "manifest.sqlite3"
+            if self.library_id and not path.exists():
+                self._adopt_legacy_manifest(path)
+            self._manifest = Manifest(path)
         return self._manifest
+
+    def _adopt_legacy_manifest(self, path: Path) -> None:
+        """A library new to its namespace on the shared server, whose documents were indexed without
+        one (by an older release on that server, or in the embedded index), lists them all as pending
+        rather than looking empty; the next sync re-indexes them from the knowledge folder. Written
+        aside and put in place whole, unless another process was first: a crash never leaves half a
+        list, and a manifest in use is never replaced."""
+        legacy = self.index_dir / self._chunks_collection / "manifest.sqlite3"
+        if not legacy.exists():
+            return
+        old = Manifest(legacy)
+        rows = [_with(e, status=PENDING, chunks=0, error=None, indexed_at=None) for e in old.all().values()]
+        old.close()
+        if not rows:
+            return
+        tmp = path.with_name(f"{path.name}.adopting{os.getpid()}")
+        new = Manifest(tmp)
+        new.put_many(rows)
+        new.close()
+        if place_once(tmp, path):
+            log.warning(
+                "%d documents indexed without a library namespace are pending in this library's own one "
+                "on the Chroma server: the next sync re-indexes them",
+                len(rows),
+            )
 
     @property
     def keyword(self):
@@ -238,9 +296,24 @@ class KnowledgeBase:
         cap = self.config.retrieval.exact_dense_mb * 1e6
         dim = self._embedder_dim()
         if cap <= 0 or self.store.count() * dim * 4 > cap:
-            shutil.rmtree(directory, ignore_errors=True)  # never maintained from now on: not trusted
+            if self._writer.held:
+                shutil.rmtree(directory, ignore_errors=True)  # never maintained from now on: not trusted
             return False
-        dense = DenseIndex(directory, dim)
+        # Without the writer lock, a copy rebuilt here stays in memory: another process may be writing.
+        dense = DenseIndex(directory, dim, read_only=not self._writer.held)
+        if dense.read_only and dense.needs_rebuild:
+            try:  # nobody writing now: the files are a crash's leftovers, repaired on disk at once
+                self._writer.acquire(wait=False)
+            except DataFolderBusy:
+                pass  # a writer is at work and will flush them itself
+            else:
+                try:
+                    dense.set_writer(True)
+                    self._reconcile_dense(dense, self.manifest.all())
+                    return dense
+                finally:
+                    dense.set_writer(False)
+                    self._writer.release()
         self._reconcile_dense(dense, self.manifest.all())
         return dense
 
@@ -317,13 +390,72 @@ class KnowledgeBase:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ other processes
+    @contextmanager
+    def _writing(self, task: TaskState | None = None) -> Iterator[None]:
+        """One writer: threads of this process by the RLock, processes by the data folder's lock
+        (waits, saying once who holds it). The outermost write takes what other processes wrote
+        before touching anything, and gives the lock back when it ends."""
+        with self._lock:
+            if self._writes == 0:
+
+                def waiting(message: str) -> None:
+                    self.on_wait(message)
+                    if task is not None:  # the app's progress line shows it too
+                        task.progress(0, 0, message)
+
+                self._writer.acquire(on_wait=waiting, task=task)
+                try:
+                    self._take_others_writes(writer=True)
+                except BaseException:
+                    self._writer.release()
+                    raise
+            self._writes += 1
+            try:
+                yield
+            finally:
+                self._writes -= 1
+                if self._writes == 0:
+                    dense = self._opened_dense()
+                    if dense is not None:
+                        dense.set_writer(False)
+                    self._writer.release()
+
+    def _take_others_writes(self, writer: bool = False) -> None:
+        """Reload the keyword and dense indexes if another process flushed them since this one
+        last looked (a stat call each when nothing changed)."""
+        if self._keyword is not None:
+            self._keyword.reload_if_changed()
+        dense = self._opened_dense()
+        if dense is not None:
+            if writer:
+                dense.set_writer(True)
+            dense.reload_if_changed()
+
     # ------------------------------------------------------------------ the folder
+    def never_indexed(self, folder: Path) -> str | None:
+        """Why a folder (resolved) must never be indexed: this data folder or another one."""
+        if folder == self.data_dir:
+            return "Knowledge Desk's own data folder: never indexed"
+        if is_data_folder(folder):
+            return "another Knowledge Desk library's data folder: never indexed"
+        return None
+
     def scan(self) -> dict[str, Path]:
         """Every candidate file in the knowledge folder, by relative posix path.
         Symlinked folders are not followed (no loops); hidden and temporary files are skipped."""
-        found: dict[str, Path] = {}
+        return dict(self._candidates())
+
+    def is_empty(self) -> bool:
+        """No file to index at all (stops at the first one: no model, no index is opened)."""
+        return next(self._candidates(), None) is None
+
+    def _candidates(self) -> Iterator[tuple[str, Path]]:
         for root, dirs, files in os.walk(self.knowledge_dir, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            # A data folder copied in by an older version (or by hand) is never indexed.
+            dirs[:] = sorted(
+                d for d in dirs if not d.startswith(".") and not self.never_indexed(Path(root, d).resolve())
+            )
             rel_root = Path(root).relative_to(self.knowledge_dir)
             for name in sorted(files):
                 if name.startswith(".") or name.startswith("~$") or name.endswith(_TEMP_SUFFIXES):
@@ -331,8 +463,18 @@ class KnowledgeBase:
                 rel = (rel_root / name).as_posix()
                 if rel in _SKIP_NAMES:
                     continue
-                found[rel] = Path(root) / name
-        return found
+                path = Path(root) / name
+                if path.is_symlink() and self._into_index(path):
+                    continue
+                yield rel, path
+
+    def _into_index(self, path: Path) -> bool:
+        """A symlink in the knowledge folder that leads into the data folder's derived state."""
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return inside(real, self.data_dir) and not inside(real, self.knowledge_dir.resolve())
 
     def doc_id(self, rel: str) -> str:
         from desktop_app.core.chunking import make_doc_id
@@ -345,12 +487,12 @@ class KnowledgeBase:
 
     def sync(self, task: TaskState | None = None) -> SyncReport:
         """Index new and changed files, drop removed ones. Unchanged files cost a stat call."""
-        with self._lock:
+        with self._writing(task):
             return self._sync(self.scan(), task or NullTask(), prune=True)
 
     def reindex(self, task: TaskState | None = None) -> SyncReport:
         """Rebuild this model's index from the knowledge folder."""
-        with self._lock:
+        with self._writing(task):
             entries = self.manifest.all()
             self._drop([e.name for e in entries.values()], entries)
             return self._sync(self.scan(), task or NullTask(), prune=True, force=True)
@@ -359,36 +501,79 @@ class KnowledgeBase:
         self, paths: Sequence[Path | str], scope: str = "shared", task: TaskState | None = None
     ) -> SyncReport:
         """Copy files or folders into the knowledge folder (under @scope/ for a non-shared scope)
-        and index them. Files already inside the knowledge folder are indexed in place."""
+        and index them. Files already inside the knowledge folder are indexed in place. The data
+        folder is never indexed: adding it, or anything in its derived part (index/, config), is
+        refused; a folder that contains it (or another library's) is added without it. Hidden,
+        unsupported and too large files are skipped before anything is copied."""
         from desktop_app.core.fileops import import_paths, sanitize_component
 
         prefix = "" if scope in ("", "shared") else "@" + sanitize_component(scope)
         targets: dict[str, Path] = {}
         outside: list[Path] = []
+        refused: list[tuple[str, str]] = []
+        knowledge = self.knowledge_dir.resolve()
         for raw in paths:
             src = Path(raw).expanduser()
             try:
-                rel_in = src.resolve().relative_to(self.knowledge_dir).as_posix()
-            except (ValueError, OSError):
+                real = src.resolve()
+            except (OSError, RuntimeError):
+                outside.append(src)  # import_paths reports why it cannot be read
+                continue
+            if inside(real, self.data_dir) and not inside(real, knowledge):
+                refused.append((str(src), self._refusal(real)))
+                continue
+            if not inside(real, knowledge):
                 outside.append(src)
                 continue
+            rel_in = real.relative_to(knowledge).as_posix()
             if src.is_dir():
                 targets.update(
                     (r, p) for r, p in self.scan().items() if rel_in == "." or r.startswith(rel_in + "/")
                 )
             else:
                 targets[rel_in] = src
-        with self._lock:
-            copied = import_paths(self.knowledge_dir, outside, prefix=prefix)
+        with self._writing(task):
+            copied = import_paths(
+                self.knowledge_dir,
+                outside,
+                prefix=prefix,
+                screen_file=self._screen_file,
+                screen_folder=self.never_indexed,
+            )
             for dest in copied.copied:
-                targets[dest.resolve().relative_to(self.knowledge_dir).as_posix()] = dest
+                targets[dest.resolve().relative_to(knowledge).as_posix()] = dest
             report = self._sync(targets, task or NullTask(), prune=False)
-        report.failed[:0] = list(copied.failed) + list(copied.skipped)
+        report.failed[:0] = refused + list(copied.failed)
+        report.skipped[:0] = copied.skipped
         return report
+
+    def _refusal(self, real: Path) -> str:
+        if real == self.data_dir:
+            return (
+                "this is Knowledge Desk's own data folder: its documents are already in the library "
+                f"(add files from elsewhere, or put them in {self.knowledge_dir})"
+            )
+        return "this is inside Knowledge Desk's data folder (derived index files, never indexed)"
+
+    def _screen_file(self, src: Path, st: os.stat_result) -> str | None:
+        """Why a file is not copied in at all (checked before any copy)."""
+        from desktop_app.core.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+
+        suffix = src.suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES and suffix not in IMAGE_SUFFIXES:
+            return f"unsupported file type: {suffix or '(no extension)'}"
+        limit = self.config.index.max_document_mb
+        if limit > 0 and suffix not in (".pdf", ".docx") and suffix not in IMAGE_SUFFIXES:
+            if st.st_size / 1e6 > limit:
+                return (
+                    f"too large: {st.st_size / 1e6:.1f} MB > limit {limit:g} MB (index.max_document_mb); "
+                    "split the file or raise the limit"
+                )
+        return None
 
     def remove(self, names: Sequence[str]) -> list[str]:
         """Delete documents (files and their chunks). Names are relative paths or folder prefixes."""
-        with self._lock:
+        with self._writing():
             entries = self.manifest.all()
             doomed: list[str] = []
             for name in names:
@@ -417,7 +602,10 @@ class KnowledgeBase:
         self, queries: Sequence[str], top_k: int | None = None, scope: str | None = None
     ) -> list[Hit]:
         """Several queries, one batched embedding call, merged and deduplicated (best score kept)."""
-        return self.retriever.search_many(queries, top_k=top_k, scope=scope)
+        retriever = self.retriever
+        if self._writes == 0:  # a reader: another process may have written since the last search
+            self._take_others_writes()
+        return retriever.search_many(queries, top_k=top_k, scope=scope)
 
     @property
     def retriever(self):

@@ -90,8 +90,11 @@ def test_generated_bad_inputs_end_indexed_or_with_a_specific_error(kdesk_factory
         assert p.resolve().is_relative_to(knowledge.resolve())
     assert not (knowledge / "gen" / "loop" / "again").exists()
 
-    # gen/ (13 files, loop not followed) + the two single notes.md, which clash by name at the top.
-    docs = _assert_every_file_accounted_for(kd, 15)
+    # gen/ (12 files, loop not followed, unknown.xyz skipped) + the two single notes.md, which clash
+    # by name at the top.
+    docs = _assert_every_file_accounted_for(kd, 14)
+    skipped = {s["name"]: s["reason"] for s in report["skipped"]}
+    assert skipped[str(src / "unknown.xyz")] == "unsupported file type: .xyz"  # never copied in
     assert docs["notes.md"]["sha256"] != docs["notes (2).md"]["sha256"]
     assert docs["gen/a/notes.md"]["status"] == docs["gen/b/notes.md"]["status"] == "indexed"
     for name in (
@@ -105,7 +108,6 @@ def test_generated_bad_inputs_end_indexed_or_with_a_specific_error(kdesk_factory
     assert docs["gen/zero.txt"]["error"].startswith("empty document")
     assert docs["gen/whitespace-only.md"]["error"].startswith("empty document")
     assert docs["gen/binary.txt"]["error"].startswith("binary file")
-    assert docs["gen/unknown.xyz"]["error"].startswith("unsupported file type")
     emoji = [n for n in docs if "🦜" in n]
     assert len(emoji) == 1 and "\n" not in emoji[0] and docs[emoji[0]]["status"] == "indexed"
     assert any("dots" in n for n in docs)
@@ -180,12 +182,11 @@ def test_50mb_text_file_is_refused_with_a_clear_size_error_and_little_memory(kde
     kd = kdesk_factory()
     res = kd.run("add", str(big), str(small), "--json", timeout=600)
     assert res.rc == 0, res.stderr[-2000:]
-    docs = _assert_every_file_accounted_for(kd, 2)
-    print(
-        f"\n50 MB text file: {res.seconds:.1f} s, peak RSS {res.max_rss_mb:.0f} MB -> {docs['huge.txt']['error']}"
-    )
+    docs = _assert_every_file_accounted_for(kd, 1)  # refused before any copy: the file stays out
+    (skipped,) = res.json()["skipped"]
+    print(f"\n50 MB text file: {res.seconds:.1f} s, peak RSS {res.max_rss_mb:.0f} MB -> {skipped['reason']}")
     assert docs["small.txt"]["status"] == "indexed"
-    assert docs["huge.txt"]["status"] == "failed"
-    assert re.match(r"too large: 52\.\d MB of text > limit 20 MB", docs["huge.txt"]["error"])
-    assert "index.max_document_mb" in docs["huge.txt"]["error"]
+    assert skipped["name"] == str(big)
+    assert re.match(r"too large: 52\.\d MB > limit 20 MB", skipped["reason"])
+    assert "index.max_document_mb" in skipped["reason"]
     assert res.max_rss_mb < 1000

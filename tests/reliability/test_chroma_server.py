@@ -98,7 +98,8 @@ def test_index_and_search_through_a_chroma_server_survive_a_restart(
 
     client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server.port)
     counts = {c.name: c.count() for c in client.list_collections()}
-    assert sum(counts.values()) == 2 and all(n.startswith("chunks__openai-hash") for n in counts), counts
+    prefix = "lib-" + (kd.data_dir / "library-id").read_text().strip()  # the library's namespace
+    assert sum(counts.values()) == 2 and all(n.startswith(prefix + "__chunks__openai-hash") for n in counts)
 
     hits = kd.run("search", "alpine parrot New Zealand", "--json", timeout=120).json()["hits"]
     assert hits and hits[0]["source"] == "src/kea.md"

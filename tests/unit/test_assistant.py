@@ -52,6 +52,9 @@ class FakeKB:
             raise RuntimeError("index is locked")
         return list(self.hits)
 
+    def is_empty(self) -> bool:
+        return False
+
 
 class Model:
     """Streams a scripted answer; the router's JSON requests get ``route``."""

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.documents import Chunk
+from desktop_app.core.index.dense import file_stamp
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,7 @@ class KeywordIndex:
 
     # -- persistence -------------------------------------------------------------------------
     def _load(self) -> None:
+        self._seen = file_stamp(self.path)  # before reading: a later replace is noticed
         if not self.path.exists():
             return
         try:
@@ -224,13 +226,28 @@ class KeywordIndex:
                     for cid, e in self._entries.items()
                 ],
             }
-            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp = self.path.with_name(f"{self.path.name}.tmp{os.getpid()}")
             with open(tmp, "w", encoding="utf-8") as fh:
                 json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
+            self._seen = file_stamp(self.path)
             self._dirty = False
+
+    def reload_if_changed(self) -> bool:
+        """Take what another process flushed since this one last read or wrote the file (never over
+        unflushed changes of its own; a damaged file leaves the copy in memory). True if reloaded."""
+        with self._lock:
+            if self._dirty or file_stamp(self.path) == self._seen:
+                return False
+            fresh = KeywordIndex(self.directory)
+            if fresh.load_error:
+                return False
+            for name, value in vars(fresh).items():
+                if name != "_lock":
+                    setattr(self, name, value)
+            return True
 
     # -- updates -----------------------------------------------------------------------------
     def _add(self, chunk_id: str, entry: _Entry) -> None:
@@ -289,6 +306,9 @@ class KeywordIndex:
             return
         import bm25s
 
+        # bm25s sets its logger to DEBUG on import ("Building index from tokens" on every search):
+        # give the level back to the app's logging set-up (--verbose in the CLI).
+        logging.getLogger("bm25s").setLevel(logging.NOTSET)
         ids = list(self._entries)
         model = bm25s.BM25()
         # An empty token list would break bm25s' vocabulary; "" is its own empty token.

@@ -28,12 +28,25 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 
 
-class DenseIndex:
-    """Chunk vectors in memory, exact cosine search; writers hold the KnowledgeBase lock."""
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when another process replaces a file (os.replace gives a new inode)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
-    def __init__(self, directory: Path, dim: int) -> None:
+
+class DenseIndex:
+    """Chunk vectors in memory, exact cosine search; writers hold the KnowledgeBase lock.
+
+    ``read_only``: this process does not hold the data folder's writer lock, so it may rebuild its
+    copy in memory but never writes the files (another process may be writing them)."""
+
+    def __init__(self, directory: Path, dim: int, *, read_only: bool = False) -> None:
         self.directory = Path(directory)
         self.dim = int(dim)
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._mat = np.zeros((0, self.dim), dtype=np.float32)
         self._ids: list[str] = []
@@ -64,6 +77,7 @@ class DenseIndex:
         return self.directory / "dirty"
 
     def _load(self) -> None:
+        self._seen = file_stamp(self._rows_path)  # before reading: a later replace is noticed
         if self._dirty_path.exists() or not self._rows_path.exists():
             self.needs_rebuild = True
             return
@@ -88,11 +102,11 @@ class DenseIndex:
     def flush(self) -> None:
         """Persist atomically; a no-op when nothing changed since the last flush."""
         with self._lock:
-            if not self._dirty:
+            if not self._dirty or self.read_only:
                 return
             self._compact()
             self.directory.mkdir(parents=True, exist_ok=True)
-            tmp = self._vec_path.with_name("vectors.tmp.npy")
+            tmp = self._vec_path.with_name(f"vectors.tmp{os.getpid()}.npy")
             with open(tmp, "wb") as fh:
                 np.save(fh, self._mat, allow_pickle=False)
                 fh.flush()
@@ -105,20 +119,45 @@ class DenseIndex:
                 "docs": self._docs,
                 "scopes": self._scopes,
             }
-            tmp = self._rows_path.with_name("rows.json.tmp")
+            tmp = self._rows_path.with_name(f"rows.json.tmp{os.getpid()}")
             tmp.write_text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, self._rows_path)
+            os.replace(tmp, self._rows_path)  # written last: its stamp marks a complete flush
+            self._seen = file_stamp(self._rows_path)
             self._dirty_path.unlink(missing_ok=True)
             self._dirty = False
             self.needs_rebuild = False
 
     def _changed(self) -> None:
         if not self._dirty:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._dirty_path.touch()  # a crash before flush() leaves it: rebuild on next open
+            if not self.read_only:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._dirty_path.touch()  # a crash before flush() leaves it: rebuild on next open
             self._dirty = True
         self._index = None
         self._masks = {}
+
+    def set_writer(self, writer: bool) -> None:
+        """This process took (True) or gave up (False) the data folder's writer lock."""
+        with self._lock:
+            self.read_only = not writer
+            if writer and self._dirty:  # a copy rebuilt in memory while read-only: flushed soon
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._dirty_path.touch()
+
+    def reload_if_changed(self) -> bool:
+        """Take what another process flushed since this one last read or wrote the files.
+        Unflushed changes of a writer are never dropped; a half-written or damaged state on disk
+        (another writer mid-flush) leaves the copy in memory as it is. True if reloaded."""
+        with self._lock:
+            if (self._dirty and not self.read_only) or file_stamp(self._rows_path) == self._seen:
+                return False
+            fresh = DenseIndex(self.directory, self.dim, read_only=True)
+            if fresh.needs_rebuild:
+                return False
+            for name, value in vars(fresh).items():
+                if name not in ("_lock", "read_only"):
+                    setattr(self, name, value)
+            return True
 
     # -- updates -----------------------------------------------------------------------------
     # Writes only append rows or mark them dead (a re-index touches many documents one by one);

@@ -1,0 +1,165 @@
+"""The data folder: recognising one (so it is never indexed) and one writer at a time across processes.
+
+The app and any number of `kdesk` commands may use one data folder at once. Readers never wait.
+Writers (add, sync, reindex, remove) take an operating-system lock on ``index/writer.lock``: the
+kernel releases it when its process ends, however it ends, so a lock left by a killed process is
+simply free for the next writer (nothing to detect, no race to take it over). Who holds it is
+written into the lock file, so a waiting writer can say whom it waits for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from desktop_app.core.tasks import TaskState, check
+
+LOCK_NAME = "writer.lock"
+# Files whose presence under index/ says "a Knowledge Desk index lives here" (embedded Chroma's
+# database, the GUI's Chroma child folder, the embedder-dimension cache).
+_INDEX_SIGNS = ("embedders.json", "chroma.sqlite3", "chroma")
+
+
+def is_data_folder(folder: Path) -> bool:
+    """Does `folder` look like a Knowledge Desk data folder (this library's or another's)?"""
+    index = folder / "index"
+    try:
+        return (folder / "knowledge").is_dir() and (
+            (folder / "library-id").is_file() or any((index / s).exists() for s in _INDEX_SIGNS)
+        )
+    except OSError:
+        return False
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """Is `path` `folder` or anything under it (both resolved by the caller)?"""
+    return path == folder or folder in path.parents
+
+
+class DataFolderBusy(Exception):
+    """Another process writes to the data folder and the caller chose not to wait."""
+
+
+def _lock_file(fh) -> bool:
+    """Try to take the OS lock on an open file; True when taken."""
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def _unlock_file(fh) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        fh.seek(0)
+        msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def describe_holder(info: dict) -> str:
+    what = info.get("command") or "another Knowledge Desk process"
+    since = info.get("since", "")
+    host = info.get("host", "")
+    where = f" on {host}" if host and host != socket.gethostname() else ""
+    return f"{what} (process {info.get('pid', '?')}{where}, since {since[11:19] or '?'})"
+
+
+class WriterLock:
+    """The data folder's cross-process writer lock. Not reentrant: KnowledgeBase counts its own
+    nested writes and takes this once for the outermost one."""
+
+    def __init__(self, index_dir: Path, command: str = "") -> None:
+        self.path = Path(index_dir) / LOCK_NAME
+        self.command = command or _command_line()
+        self._fh = None
+        self._guard = threading.Lock()
+
+    @property
+    def held(self) -> bool:
+        return self._fh is not None
+
+    def holder(self) -> dict:
+        """Who wrote the lock file last (the current holder while it is held); {} if unknown."""
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8") or "{}")
+        except (OSError, ValueError):
+            return {}
+
+    def acquire(
+        self,
+        *,
+        wait: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+        task: TaskState | None = None,
+        poll: float = 0.2,
+    ) -> None:
+        """Take the lock, waiting (and saying once whom for) while another process holds it.
+        Raises DataFolderBusy when `wait` is False, Cancelled when `task` is cancelled meanwhile."""
+        with self._guard:
+            if self._fh is not None:
+                raise RuntimeError("WriterLock is not reentrant")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open while locked
+            told = False
+            try:
+                while not _lock_file(fh):
+                    message = f"waiting for {describe_holder(self.holder())} to finish writing to the data folder"
+                    if not wait:
+                        raise DataFolderBusy(message.replace("waiting for", "busy:", 1))
+                    if not told and on_wait is not None:
+                        on_wait(message)
+                        told = True
+                    check(task)
+                    time.sleep(poll)
+                info = {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "command": self.command,
+                    "since": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+                fh.seek(0)
+                fh.truncate()
+                fh.write(json.dumps(info))
+                fh.flush()
+            except BaseException:
+                fh.close()
+                raise
+            self._fh = fh
+
+    def release(self) -> None:
+        with self._guard:
+            fh, self._fh = self._fh, None
+            if fh is None:
+                return
+            try:
+                _unlock_file(fh)
+            finally:
+                fh.close()
+
+
+def _command_line() -> str:
+    argv0 = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    args = [a for a in sys.argv[1:3] if not a.startswith("-")]
+    if argv0 in ("kdesk", "kdesk.exe", "__main__.py") and not args:
+        return "the Knowledge Desk app"
+    return " ".join(["kdesk" if argv0.startswith("kdesk") else argv0, *args])

@@ -1,0 +1,29 @@
+"""The GUI's folder watcher syncs by itself, and obeys the data-folder rule of add and sync."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_app.core.config import Config
+from desktop_app.core.knowledge import KnowledgeBase
+
+
+@pytest.mark.slow
+def test_the_folder_watcher_obeys_the_same_rule(make_window, qtbot):
+    from desktop_app.core.datafolder import is_data_folder
+
+    window = make_window(Config())
+    kb: KnowledgeBase = window.ctx.kb
+    window.knowledge.watcher.timer.setInterval(200)  # the test need not wait for the real quiet period
+    qtbot.waitUntil(lambda: bool(window.knowledge.watcher.fs.directories()), timeout=10_000)
+    copy = kb.knowledge_dir / "backup" / "kd"
+    (copy / "index").mkdir(parents=True)
+    (copy / "index" / "chroma.sqlite3").write_bytes(b"not really")
+    (copy / "knowledge").mkdir()
+    (copy / "knowledge" / "copied.md").write_text("# Copied\nFrom an old data folder.\n", encoding="utf-8")
+    assert is_data_folder(copy)
+    (kb.knowledge_dir / "fresh.md").write_text("# Fresh\nA rosella in the garden.\n", encoding="utf-8")
+    # The watcher sees the new files and syncs by itself (debounced): wait for its result.
+    qtbot.waitUntil(lambda: "fresh.md" in {d.name for d in kb.list_documents()}, timeout=60_000)
+    window.ctx.runner.wait_idle(60_000)
+    assert {d.name for d in kb.list_documents()} == {"fresh.md"}

@@ -1,0 +1,106 @@
+"""The command line is quiet and strict: no library log lines, numeric flags validated, a closed pipe
+ends quietly, skipped files counted (listed with --verbose), size checked before any copy, and
+`ask` on an empty library answers at once. Real `kdesk` processes (see conftest.py)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from desktop_app.core.assistant import EMPTY_LIBRARY, Assistant
+from desktop_app.core.config import Config
+from desktop_app.core.events import Answer, RouteDecided
+from desktop_app.core.knowledge import KnowledgeBase
+
+
+@pytest.fixture
+def library(kdesk_factory, tmp_path):
+    kd = kdesk_factory()
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(30):
+        (src / f"note{i:02d}.md").write_text(f"# Note {i}\nParrot number {i} eats seeds.\n", encoding="utf-8")
+    assert kd.run("add", str(src), timeout=300).rc == 0
+    return kd
+
+
+def test_search_prints_no_library_log_lines(library):
+    res = library.run("search", "parrot seeds", timeout=120)
+    assert res.rc == 0 and "note" in res.stdout
+    assert res.stderr == "", res.stderr  # e.g. bm25s' "DEBUG bm25s: Building index from tokens"
+    verbose = library.run("search", "parrot seeds", "--verbose", timeout=120)
+    assert verbose.rc == 0
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", "many"])
+def test_numeric_flags_are_validated(library, value):
+    res = library.run("search", "parrot", "--top-k", value, timeout=60)
+    assert res.rc == 2
+    assert f"argument --top-k: a whole number of at least 1 expected, not '{value}'" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_closed_pipe_ends_quietly(library):
+    kdesk = subprocess.Popen(library.argv("list", "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    kdesk.stdout.read(10)
+    kdesk.stdout.close()  # like `| head -c 10`
+    _, err = kdesk.communicate(timeout=120)
+    assert kdesk.returncode == 0, err
+    assert err == b"", err
+
+
+def test_skipped_files_are_counted_and_listed_with_verbose(kdesk_factory, tmp_path):
+    kd = kdesk_factory(index={"max_document_mb": 1})
+    src = tmp_path / "drop"
+    (src / ".git").mkdir(parents=True)
+    (src / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    (src / ".hidden.md").write_text("# Hidden\n", encoding="utf-8")
+    (src / "photo.xyz").write_bytes(b"\x00\x01")
+    (src / "huge.txt").write_bytes(b"parrot " * 300_000)  # 2.1 MB > 1 MB
+    (src / "ok.md").write_text("# OK\nA galah is pink and grey.\n", encoding="utf-8")
+    res = kd.run("add", str(src), timeout=300)
+    assert res.rc == 0, res.stderr
+    assert "1 added" in res.stdout and "4 skipped (--verbose lists them)" in res.stdout
+    assert not (kd.data_dir / "knowledge" / "drop" / "huge.txt").exists()  # checked before any copy
+    assert not (kd.data_dir / "knowledge" / "drop" / "photo.xyz").exists()
+    res = kd.run("add", str(src), "--verbose", timeout=300)
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped")]
+    assert lines == [
+        f"skipped   {src / '.git'}: hidden folder",
+        f"skipped   {src / '.hidden.md'}: hidden file",
+        f"skipped   {src / 'huge.txt'}: too large: 2.1 MB > limit 1 MB (index.max_document_mb); "
+        "split the file or raise the limit",
+        f"skipped   {src / 'photo.xyz'}: unsupported file type: .xyz",
+    ]
+    as_json = kd.run("add", str(src / "huge.txt"), "--json", timeout=300).json()
+    assert as_json["skipped"][0]["name"] == str(src / "huge.txt") and not as_json["failed"]
+
+
+def test_a_failure_names_the_path_once(kdesk_factory, tmp_path):
+    kd = kdesk_factory()
+    res = kd.run("add", str(tmp_path / "missing.md"), timeout=120)
+    assert res.rc == 1
+    assert res.stderr.strip() == f"failed    {tmp_path / 'missing.md'}: no such file"
+
+
+def test_ask_on_an_empty_library_answers_without_loading_a_model(tmp_path, monkeypatch):
+    import desktop_app.core.knowledge as knowledge
+
+    def no_model(*_a, **_k):
+        raise AssertionError("a model was loaded to search an empty library")
+
+    monkeypatch.setattr(knowledge, "make_embedder", no_model)
+    kb = KnowledgeBase(tmp_path / "data", Config())
+    events = list(Assistant(kb, None, kb.config).ask("What do kea eat?"))
+    assert isinstance(events[0], RouteDecided) and not events[0].use_rag
+    assert isinstance(events[-1], Answer) and events[-1].text == EMPTY_LIBRARY
+    kb.close()
+
+
+def test_ask_on_an_empty_library_from_the_command_line(kdesk_factory):
+    kd = kdesk_factory()
+    res = kd.run("ask", "What do kea eat?", "--json", timeout=120)
+    assert res.rc == 0, res.stderr
+    out = res.json()
+    assert out["answer"] == EMPTY_LIBRARY and out["hits"] == [] and out["route"]["use_rag"] is False
