@@ -632,3 +632,17 @@ def test_shared_docx_with_ragged_rows_is_padded(shared_data: Path) -> None:
     for table in section.text.split("\n\n")[1:]:
         widths = {line.count("|") - line.count("\\|") for line in table.splitlines()}
         assert len(widths) == 1, table
+
+
+def test_a_part_that_unpacks_to_gigabytes_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import desktop_app.core.parsers.docx as docx_parser
+
+    path = tmp_path / "bomb.docx"
+    document = docx.Document()
+    document.add_paragraph("x " * 700_000)  # document.xml: 1.4 MB
+    document.save(path)
+    monkeypatch.setattr(docx_parser, "MAX_PART_BYTES", 10**6)  # the real cap is 512 MB
+    with pytest.raises(
+        ParseError, match=r"corrupt DOCX: word/document\.xml unpacks to 1\.4 MB, more than the 1 MB"
+    ):
+        parse_file(path)

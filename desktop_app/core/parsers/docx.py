@@ -71,6 +71,8 @@ _HEADER_ORDER = {"first": 0, "default": 1, "even": 2}  # page 1, then every page
 # What zipfile raises for a damaged member: bad CRC or header (BadZipFile), bad deflate data (zlib),
 # cut-off data (EOFError), unknown compression (NotImplementedError), encryption (RuntimeError), a
 # name in the member's header that is not UTF-8 (UnicodeDecodeError, a ValueError).
+# The largest real body part in the shared corpus (an 872-page handbook) unpacks to a few MB.
+MAX_PART_BYTES = 512 * 10**6
 _ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError)
 _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
@@ -165,6 +167,12 @@ class _Package:
         actual = self._names.get(name.lower())
         if actual is None:
             return None
+        size = self._zf.getinfo(actual).file_size
+        if size > MAX_PART_BYTES:  # a decompression bomb, or far more text than any real document
+            raise ParseError(
+                f"corrupt DOCX: {name} unpacks to {size / 1e6:.1f} MB, more than the "
+                f"{MAX_PART_BYTES / 1e6:g} MB a Word document's part can hold"
+            )
         try:
             data = self._zf.read(actual)
         except _ZIP_READ_ERRORS as exc:
