@@ -57,6 +57,7 @@ ZH_CN: dict[str, str] = {
     "updated": "已更新",
     "removed": "已移除",
     "failed": "失败",
+    "skipped": "已跳过",
     "no changes": "没有变更",
     "Error: {message}": "错误：{message}",
     "Document": "文档",

@@ -1,4 +1,4 @@
-"""The GUI's folder watcher syncs by itself, and obeys the data-folder rule of add and sync."""
+"""The GUI's folder watcher obeys the data-folder rule of add and sync; skipped files are shown."""
 
 from __future__ import annotations
 
@@ -27,3 +27,21 @@ def test_the_folder_watcher_obeys_the_same_rule(make_window, qtbot):
     qtbot.waitUntil(lambda: "fresh.md" in {d.name for d in kb.list_documents()}, timeout=60_000)
     window.ctx.runner.wait_idle(60_000)
     assert {d.name for d in kb.list_documents()} == {"fresh.md"}
+
+
+def test_skipped_files_are_listed_under_the_table(make_window, qtbot, drop, tmp_path):
+    window = make_window(Config())
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\nA kea opened the bin.\n", encoding="utf-8")
+    (folder / "data.xyz").write_text("no parser for this\n", encoding="utf-8")
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as blocker:
+        drop(window.knowledge, [folder])
+    report = blocker.args[0]
+    assert report.added == ["drop/notes.md"] and report.skipped == [
+        (str(folder / "data.xyz"), "unsupported file type: .xyz")
+    ]
+    assert "1 skipped" in window.knowledge.result_label.text()
+    assert window.knowledge.errors.isVisible()
+    texts = [window.knowledge.errors.item(i).text() for i in range(window.knowledge.errors.count())]
+    assert texts == [f"skipped: {folder / 'data.xyz'}: unsupported file type: .xyz"]

@@ -344,6 +344,7 @@ class KnowledgePanel(QWidget):
             (tr("updated"), report.updated),
             (tr("removed"), report.removed),
             (tr("failed"), report.failed),
+            (tr("skipped"), report.skipped),
         ):
             if items:
                 parts.append(f"{len(items)} {label}")
@@ -354,7 +355,9 @@ class KnowledgePanel(QWidget):
         self.errors.clear()
         for name, error in report.failed:
             self.errors.addItem(f"{name}: {error}")
-        self.errors.setVisible(bool(report.failed))
+        for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
+            self.errors.addItem(f"{tr('skipped')}: {name}: {why}")
+        self.errors.setVisible(bool(report.failed or report.skipped))
 
     def _show_error(self, message: str) -> None:
         self.result_label.setText(tr("Error: {message}").format(message=message))
