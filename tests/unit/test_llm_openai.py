@@ -168,6 +168,9 @@ class FakeKB:
         self.queries.append(query)
         return hits()
 
+    def is_empty(self) -> bool:
+        return False
+
 
 ROUTE_JSON = json.dumps({"is_followup": False, "use_rag": True, "search_query": "African grey parrot diet"})
 
