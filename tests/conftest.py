@@ -6,7 +6,9 @@ import os
 import tempfile
 from pathlib import Path
 
+import keyring
 import pytest
+from keyring.backend import KeyringBackend
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -63,3 +65,33 @@ class CountingEmbedder:
 @pytest.fixture
 def counting_embedder(minilm) -> CountingEmbedder:
     return CountingEmbedder(minilm)
+
+
+class MemoryKeyring(KeyringBackend):
+    """A real keyring backend that keeps passwords in a dict (the OS ones need a desktop session)."""
+
+    priority = 5
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service, username):
+        return self.store.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.store[(service, username)] = password
+
+    def delete_password(self, service, username):
+        self.store.pop((service, username), None)
+
+
+@pytest.fixture
+def memory_keyring(monkeypatch):
+    """The system keyring replaced by a MemoryKeyring for one test."""
+    monkeypatch.delenv("KDESK_NO_KEYRING", raising=False)
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

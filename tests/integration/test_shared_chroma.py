@@ -26,9 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
-import keyring
 import pytest
-from keyring.backend import KeyringBackend
 
 from desktop_app.core import secrets
 from desktop_app.core.config import Config, load_config, save_config
@@ -165,35 +163,6 @@ class TokenProxy:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-
-
-class MemoryKeyring(KeyringBackend):
-    """A real keyring backend in a dict (the OS ones need a desktop session)."""
-
-    priority = 5
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service, username):
-        return self.store.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.store[(service, username)] = password
-
-    def delete_password(self, service, username):
-        self.store.pop((service, username), None)
-
-
-@pytest.fixture
-def memory_keyring(monkeypatch) -> Iterator[MemoryKeyring]:
-    monkeypatch.delenv("KDESK_NO_KEYRING", raising=False)
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def _library(root: Path, url: str, minilm, text: str | None = None, **index: str) -> KnowledgeBase:

@@ -8,42 +8,12 @@ import stat
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends import fail
 
 from desktop_app.core import secrets
 from desktop_app.core.config import Config, load_config
 
 KEY = "sk-proj-Zx81TOPSECRETvalue0123456789"
-
-
-class MemoryKeyring(KeyringBackend):
-    """A real keyring backend that keeps passwords in a dict (the OS ones need a desktop session)."""
-
-    priority = 5
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service, username):
-        return self.store.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.store[(service, username)] = password
-
-    def delete_password(self, service, username):
-        self.store.pop((service, username), None)
-
-
-@pytest.fixture
-def memory_keyring(monkeypatch):
-    monkeypatch.delenv("KDESK_NO_KEYRING", raising=False)
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture
