@@ -308,7 +308,7 @@ def test_the_server_token_comes_from_the_keyring_and_is_checked_on_every_request
             bare.sync()
         assert str(refused.value) == (
             f"the Chroma server at {proxy.url} refused this library: not authorised "
-            "(this desktop has no server token: add it in Settings)"
+            "(this desktop has no server token: keyring set knowledge-desk index.chroma_token)"
         )
         bare.close()
 
@@ -342,7 +342,7 @@ def test_the_server_token_comes_from_the_keyring_and_is_checked_on_every_request
             kb.search("how many kea were counted")
         assert str(revoked.value) == (
             f"the Chroma server at {proxy.url} refused this library: not authorised "
-            "(check the server token in Settings)"
+            "(check the server token: keyring set knowledge-desk index.chroma_token)"
         )
         kb.close()
     everything = caplog.text + str(refused.value) + str(revoked.value) + cli.stdout + cli.stderr

@@ -139,7 +139,7 @@ def parse_server_url(url: str) -> ServerAddress:
     u = urlparse(raw if "://" in raw else f"http://{raw}")
     if "@" in u.netloc:
         raise StoreError(
-            "index.chroma_url must not carry a user name or password: put the server token in Settings "
+            "index.chroma_url must not carry a user name or password: put the server token in the system keyring "
             "(the system keyring keeps it)"
         )
     if u.scheme not in ("http", "https"):
@@ -196,7 +196,7 @@ def server_options(config: Config) -> ServerOptions:
     token = get_api_key(config, "index.chroma_token").strip()
     if any(not 33 <= ord(c) <= 126 for c in token):
         raise StoreError(
-            "the Chroma server token can only hold ASCII letters, digits and punctuation (check it in Settings)"
+            "the Chroma server token can only hold ASCII letters, digits and punctuation (check it: keyring set knowledge-desk index.chroma_token)"
         )
     return ServerOptions(token=token, token_header=header, ca_file=index.chroma_ca_file.strip())
 
@@ -222,9 +222,9 @@ def check_access(server: ServerAddress, options: ServerOptions) -> None:
         raise StoreError(f"cannot reach the Chroma server at {server.url}: {reason}") from exc
     if reply.status_code in (401, 403):
         hint = (
-            "check the server token in Settings"
+            "check the server token: keyring set knowledge-desk index.chroma_token"
             if options.token
-            else "this desktop has no server token: add it in Settings"
+            else "this desktop has no server token: keyring set knowledge-desk index.chroma_token"
         )
         raise StoreError(f"the Chroma server at {server.url} refused this library: not authorised ({hint})")
 
