@@ -38,6 +38,16 @@ def is_data_folder(folder: Path) -> bool:
         return False
 
 
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when another process replaces a file (os.replace gives a new inode): readers
+    compare it with what they last read to notice another writer's flush."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 def inside(path: Path, folder: Path) -> bool:
     """Is `path` `folder` or anything under it (both resolved by the caller)?"""
     return path == folder or folder in path.parents

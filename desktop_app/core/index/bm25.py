@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from desktop_app.core.datafolder import file_stamp
 from desktop_app.core.documents import Chunk
-from desktop_app.core.index.dense import file_stamp
 
 log = logging.getLogger(__name__)
 

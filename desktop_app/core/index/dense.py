@@ -23,18 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
+from desktop_app.core.datafolder import file_stamp
+
 log = logging.getLogger(__name__)
 
 FORMAT = 1
-
-
-def file_stamp(path: Path) -> tuple[int, int, int] | None:
-    """What changes when another process replaces a file (os.replace gives a new inode)."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class DenseIndex:
