@@ -44,10 +44,10 @@ def _step(name: str, fn: Callable[[], Any], log: list[str]) -> Any:
 
 def _core(data_dir: Path, log: list[str]) -> tuple[Any, str]:
     """Index, search and answer without any GUI; returns (embedder, answer)."""
-    from desktop_app.core.budget import ContextBlock
+    from desktop_app.core.ask.budget import ContextBlock
+    from desktop_app.core.ask.extractive import extractive_answer
     from desktop_app.core.config import Config
-    from desktop_app.core.knowledge import KnowledgeBase
-    from desktop_app.core.llm.extractive import extractive_answer
+    from desktop_app.core.library.knowledge import KnowledgeBase
 
     src = data_dir.parent / SAMPLE_NAME
     src.write_text(SAMPLE, encoding="utf-8")

@@ -18,7 +18,7 @@ try:
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop_app.commands.models import fetch_command  # noqa: E402
+from desktop_app.cli.models import fetch_command  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

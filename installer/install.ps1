@@ -97,12 +97,12 @@ if (-not $NoShortcut) {
     $Link = Join-Path $Programs "Knowledge Desk.lnk"
     # pythonw: no console window behind the app
     $Pythonw = Join-Path $Venv "Scripts\pythonw.exe"
-    if ($DryRun) { Write-Host "+ shortcut $Link -> $Pythonw -m desktop_app.cli" }
+    if ($DryRun) { Write-Host "+ shortcut $Link -> $Pythonw -m desktop_app.cli.main" }
     else {
         $Shell = New-Object -ComObject WScript.Shell
         $Shortcut = $Shell.CreateShortcut($Link)
         $Shortcut.TargetPath = $Pythonw
-        $Shortcut.Arguments = "-m desktop_app.cli"
+        $Shortcut.Arguments = "-m desktop_app.cli.main"
         $Shortcut.WorkingDirectory = $env:USERPROFILE
         $Shortcut.Description = "Knowledge Desk: ask questions about your documents and photos, offline"
         $Shortcut.Save()

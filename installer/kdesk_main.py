@@ -3,7 +3,7 @@
 import multiprocessing
 import sys
 
-from desktop_app.cli import main
+from desktop_app.cli.main import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # torch/tokenizers may spawn helpers in a frozen app

@@ -31,7 +31,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def minilm():
     """The bundled offline MiniLM embedder, loaded once for the whole session."""
-    from desktop_app.core.embeddings.default import default_embedder
+    from desktop_app.core.models.embeddings.default import default_embedder
 
     emb = default_embedder()
     emb.embed_documents(["warm up"])

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from desktop_app.core.documents import ParseError, Section
+from desktop_app.core.library.documents import ParseError, Section
 
 DEFAULT_DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
 _TOKEN = re.compile(r"[^\W_]+")
@@ -73,7 +73,7 @@ def parse_before(path: Path) -> list[Section]:
     """The parser before the repairs: pypdf's plain extraction, one section per page with text."""
     from pypdf import PdfReader
 
-    from desktop_app.core.parsers.pdf import clean_text
+    from desktop_app.core.library.parsers.pdf import clean_text
 
     try:
         reader = PdfReader(path, strict=False)
@@ -91,7 +91,7 @@ def parse_before(path: Path) -> list[Section]:
 
 
 def parse_after(path: Path) -> list[Section]:
-    from desktop_app.core.parsers.pdf import parse_pdf
+    from desktop_app.core.library.parsers.pdf import parse_pdf
 
     return parse_pdf(path)
 
@@ -182,8 +182,8 @@ def passage_check(
 ) -> dict[str, dict[str, object]]:
     """For each mode: how many (pdf, passage) queries rank a document holding the passage first
     in BM25 over every document, and the misses."""
-    from desktop_app.core.chunking import chunk_sections, make_doc_id
-    from desktop_app.core.index.bm25 import KeywordIndex
+    from desktop_app.core.library.bm25 import KeywordIndex
+    from desktop_app.core.library.chunking import chunk_sections, make_doc_id
 
     squeezed = {name: _collapse_words(ref) for name, ref in references.items()}
     results: dict[str, dict[str, object]] = {}
@@ -212,7 +212,7 @@ def _collapse_words(text: str) -> str:
 
 
 def _other_documents(docs: Path) -> dict[str, list[Section]]:
-    from desktop_app.core.parsers import parse_file
+    from desktop_app.core.library.parsers import parse_file
 
     out = {}
     for path in sorted(docs.rglob("*.docx")):
@@ -228,7 +228,7 @@ def run(docs: Path, passage_words: list[int], joins: bool, dictionary: Path | No
         raise SystemExit("pdftotext not found: install poppler-utils (it gives the reference text)")
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     handler = _Joins()
-    parser_log = logging.getLogger("desktop_app.core.parsers.pdf")
+    parser_log = logging.getLogger("desktop_app.core.library.parsers.pdf")
     parser_log.addHandler(handler)
     parser_log.setLevel(logging.DEBUG)
     parsers = {"before": parse_before, "after": parse_after}

@@ -7,7 +7,7 @@ import statistics
 import time
 from typing import Any
 
-from desktop_app.core.assistant import Assistant, Conversation
+from desktop_app.core.ask.assistant import Assistant, Conversation
 from desktop_app.core.events import Answer, Retrieved, RouteDecided, Token
 
 

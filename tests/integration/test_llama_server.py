@@ -55,7 +55,7 @@ def _config() -> Config:
 
 @pytest.fixture(scope="module")
 def kb_dir(tmp_path_factory, minilm) -> Path:
-    from desktop_app.core.knowledge import KnowledgeBase
+    from desktop_app.core.library.knowledge import KnowledgeBase
 
     root = tmp_path_factory.mktemp("llama")
     src = root / "src"
@@ -74,7 +74,7 @@ def kb_dir(tmp_path_factory, minilm) -> Path:
 
 @pytest.fixture(scope="module")
 def server():
-    from desktop_app.core.llm.gguf import GGUFServer
+    from desktop_app.core.models.llm.gguf import GGUFServer
 
     srv = GGUFServer(GGUF, context_window=2048)
     url = srv.start()
@@ -88,7 +88,7 @@ def test_kdesk_ask_json_end_to_end_through_router_and_answer(kb_dir: Path, serve
         [
             sys.executable,
             "-m",
-            "desktop_app.cli",
+            "desktop_app.cli.main",
             "ask",
             "What do African grey parrots eat?",
             "--json",
@@ -122,10 +122,10 @@ def test_kdesk_ask_json_end_to_end_through_router_and_answer(kb_dir: Path, serve
 
 
 def test_server_stopped_mid_answer_falls_back_to_cited_passages(kb_dir: Path, minilm):
-    from desktop_app.core.assistant import Assistant
+    from desktop_app.core.ask.assistant import Assistant
     from desktop_app.core.events import Answer, Token, Warning
-    from desktop_app.core.knowledge import KnowledgeBase
-    from desktop_app.core.llm.gguf import GGUFChatModel
+    from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.models.llm.gguf import GGUFChatModel
 
     cfg = _config()
     cfg.llm.max_tokens = 256  # long enough that the stop lands mid-answer

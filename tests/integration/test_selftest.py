@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.cli import main
+from desktop_app.cli.main import main
 
 
 @pytest.mark.slow

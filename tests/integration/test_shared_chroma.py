@@ -30,8 +30,9 @@ import pytest
 
 from desktop_app.core import secrets
 from desktop_app.core.config import Config, load_config, save_config
-from desktop_app.core.index.manifest import INDEXED, PENDING
-from desktop_app.core.index.store import (
+from desktop_app.core.library.knowledge import KnowledgeBase
+from desktop_app.core.library.manifest import INDEXED, PENDING
+from desktop_app.core.library.store import (
     LIBRARY_ID_FILE,
     StoreError,
     library_id_of,
@@ -39,7 +40,6 @@ from desktop_app.core.index.store import (
     server_options,
     shared_client,
 )
-from desktop_app.core.knowledge import KnowledgeBase
 
 pytestmark = pytest.mark.integration
 
@@ -315,7 +315,7 @@ def test_the_server_token_comes_from_the_keyring_and_is_checked_on_every_request
         # The same through the CLI: exit 1, the sentence, no traceback.
         env = dict(os.environ, KDESK_NO_KEYRING="1", HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
         cli = subprocess.run(
-            [sys.executable, "-m", "desktop_app.cli", "--data-dir", str(bare.data_dir), "search", "kea"],
+            [sys.executable, "-m", "desktop_app.cli.main", "--data-dir", str(bare.data_dir), "search", "kea"],
             capture_output=True,
             text=True,
             timeout=300,

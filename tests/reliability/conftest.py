@@ -220,7 +220,7 @@ class RunResult:
 
 
 class Kdesk:
-    """`python -m desktop_app.cli --data-dir DIR ...` with a config the test controls."""
+    """`python -m desktop_app.cli.main --data-dir DIR ...` with a config the test controls."""
 
     def __init__(self, data_dir, embeddings_url: str, **config: dict) -> None:
         import tomli_w
@@ -235,7 +235,7 @@ class Kdesk:
     def argv(self, *args: str) -> list[str]:
         import sys
 
-        return [sys.executable, "-m", "desktop_app.cli", "--data-dir", str(self.data_dir), *args]
+        return [sys.executable, "-m", "desktop_app.cli.main", "--data-dir", str(self.data_dir), *args]
 
     def popen(self, *args: str, **kw):
         import os

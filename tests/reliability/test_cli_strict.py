@@ -8,10 +8,10 @@ import subprocess
 
 import pytest
 
-from desktop_app.core.assistant import EMPTY_LIBRARY, Assistant
+from desktop_app.core.ask.assistant import EMPTY_LIBRARY, Assistant
 from desktop_app.core.config import Config
 from desktop_app.core.events import Answer, RouteDecided
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library.knowledge import KnowledgeBase
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_a_failure_names_the_path_once(kdesk_factory, tmp_path):
 
 
 def test_ask_on_an_empty_library_answers_without_loading_a_model(tmp_path, monkeypatch):
-    import desktop_app.core.knowledge as knowledge
+    import desktop_app.core.library.knowledge as knowledge
 
     def no_model(*_a, **_k):
         raise AssertionError("a model was loaded to search an empty library")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.datafolder import LOCK_NAME
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library.datafolder import LOCK_NAME
+from desktop_app.core.library.knowledge import KnowledgeBase
 
 pytestmark = pytest.mark.slow
 

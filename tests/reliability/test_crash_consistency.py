@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.config import load_config
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library.knowledge import KnowledgeBase
 
 pytestmark = pytest.mark.slow
 

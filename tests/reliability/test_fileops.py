@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.fileops import (
+from desktop_app.core.library.fileops import (
     TMP_PREFIX,
     FileOpsError,
     import_paths,

@@ -17,11 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from desktop_app.core.assistant import Assistant, Conversation
+from desktop_app.core.ask.assistant import Assistant, Conversation
 from desktop_app.core.config import load_config
 from desktop_app.core.events import Answer, RouteDecided, Warning
-from desktop_app.core.knowledge import KnowledgeBase
-from desktop_app.core.llm.openai_compat import OpenAIChatModel
+from desktop_app.core.library.knowledge import KnowledgeBase
+from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
 
 TIMEOUT = 2.0  # llm.timeout and router.timeout for every test here
 ROUTE = json.dumps({"is_followup": False, "use_rag": True, "search_query": "African grey parrot diet"})

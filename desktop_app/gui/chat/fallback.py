@@ -1,4 +1,4 @@
-"""When ``desktop_app.core.assistant`` cannot be loaded, the chat still shows cited passages.
+"""When ``desktop_app.core.ask.assistant`` cannot be loaded, the chat still shows cited passages.
 
 The events are the assistant's own types, so the answer renders and cites exactly as usual.
 """

@@ -34,7 +34,7 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".ti
 
 def is_image(path: Path) -> bool:
     try:
-        from desktop_app.core.parsers import IMAGE_SUFFIXES as core_suffixes
+        from desktop_app.core.library.parsers import IMAGE_SUFFIXES as core_suffixes
     except ImportError:
         core_suffixes = IMAGE_SUFFIXES
     return path.suffix.lower() in set(core_suffixes) | IMAGE_SUFFIXES

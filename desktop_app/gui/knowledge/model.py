@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from desktop_app.core.documents import DocumentInfo
+from desktop_app.core.library.documents import DocumentInfo
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import tr
 

@@ -1,0 +1,228 @@
+"""`kdesk ask QUESTION` (route, retrieve, answer with citations) and `kdesk bench router`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop_app.cli.argtypes import positive_float, positive_int
+from desktop_app.cli.bench import common_parent, get_bench_subparsers
+
+
+def add_llm_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("language model (override config.toml's [llm])")
+    g.add_argument(
+        "--llm-url", metavar="URL", help="OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1"
+    )
+    g.add_argument("--llm-model", metavar="NAME", help="model name on that server")
+    g.add_argument(
+        "--llm-gguf", metavar="PATH", help="a GGUF file (or a name under models/) served in-process"
+    )
+    g.add_argument("--llm-timeout", type=positive_float, metavar="SECONDS", help="limit for one model request")
+    g.add_argument("--no-llm", action="store_true", help="no language model: extractive answers")
+
+
+def apply_llm_flags(cfg: Any, args: argparse.Namespace) -> Any:
+    """Config with the command line's LLM choice applied (flags win over config.toml)."""
+    if getattr(args, "no_llm", False):
+        cfg.llm.backend = "none"
+    elif getattr(args, "llm_gguf", None):
+        cfg.llm.backend, cfg.llm.gguf = "gguf", str(Path(args.llm_gguf).expanduser())
+    elif getattr(args, "llm_url", None):
+        cfg.llm.backend, cfg.llm.url = "openai", args.llm_url
+    if getattr(args, "llm_model", None):
+        cfg.llm.model = args.llm_model
+    if getattr(args, "llm_timeout", None):
+        cfg.llm.timeout = args.llm_timeout
+        cfg.router.timeout = args.llm_timeout
+    return cfg
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "ask", parents=[common_parent()], help="ask a question; the answer cites your documents"
+    )
+    p.add_argument("question")
+    p.add_argument(
+        "--mode",
+        choices=("auto", "always", "never"),
+        default=None,
+        help="retrieval: router decides, always, never",
+    )
+    p.add_argument("--scope", default=None, help="also search this assistant's scope")
+    p.add_argument("--subject", default=None, help="the last subject, for follow-ups ('what does it eat?')")
+    add_llm_flags(p)
+    p.set_defaults(func=cmd_ask)
+
+    b = get_bench_subparsers(subparsers).add_parser(
+        "router",
+        parents=[common_parent()],
+        help="router accuracy (LLM path and heuristic path) on a labelled set",
+    )
+    b.add_argument(
+        "--set", dest="set_file", required=True, metavar="FILE", help="JSONL: message, use_rag, ..."
+    )
+    b.add_argument("--limit", type=positive_int, default=None, help="only the first N messages")
+    b.add_argument("--heuristic-only", action="store_true", help="skip the LLM path")
+    add_llm_flags(b)
+    b.set_defaults(func=cmd_bench_router)
+
+    lat = get_bench_subparsers(subparsers).add_parser(
+        "latency", parents=[common_parent()], help="first-token latency of answers (KB and model warm)"
+    )
+    lat.add_argument(
+        "questions", nargs="*", default=["What do African grey parrots eat?"], metavar="QUESTION"
+    )
+    lat.add_argument("--runs", type=positive_int, default=3)
+    add_llm_flags(lat)
+    lat.set_defaults(func=cmd_bench_latency)
+
+
+def open_with_llm(args: argparse.Namespace, warn: bool = True) -> tuple[Any, Any, Any]:
+    """(config, chat-model choice, KnowledgeBase) for a command that may use an LLM; a configured
+    but unusable LLM is a warning on stderr (the command goes on without it)."""
+    from desktop_app.cli.main import data_dir_of, eprint, load_cfg
+    from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.models.llm.factory import resolve_chat_model
+
+    data_dir = data_dir_of(args)
+    cfg = apply_llm_flags(load_cfg(args), args)
+    choice = resolve_chat_model(cfg, data_dir)
+    if warn and choice.model is None and cfg.llm.backend not in ("none", ""):
+        eprint(f"warning: {choice.reason}")
+    return cfg, choice, KnowledgeBase(data_dir, config=cfg)
+
+
+def _hit_json(h: Any) -> dict:
+    d = h.to_dict()
+    d["text"] = d["text"][:1000]
+    return d
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from desktop_app.cli.main import emit_json, eprint
+    from desktop_app.core.ask.assistant import Assistant, Conversation
+    from desktop_app.core.events import Answer, Error, Retrieved, RouteDecided, Token, Warning
+
+    cfg, choice, kb = open_with_llm(args)
+    out: dict[str, Any] = {
+        "question": args.question,
+        "route": None,
+        "hits": [],
+        "answer": "",
+        "answer_by": None,
+        "citations": [],
+        "model": choice.name or None,
+        "warnings": [],
+    }
+    conv = Conversation(scope=args.scope, last_subject=args.subject)
+    code = 0
+    streamed = False
+    timing: dict[str, float] = {}
+    t0 = time.perf_counter()
+
+    def mark(name: str) -> None:
+        timing.setdefault(name, round((time.perf_counter() - t0) * 1000, 1))
+
+    try:
+        assistant = Assistant(kb, choice.model, cfg)
+        for ev in assistant.ask(args.question, conv, mode=args.mode):
+            mark(f"{type(ev).__name__.lower()}_ms")
+            if isinstance(ev, RouteDecided):
+                out["route"] = {
+                    "use_rag": ev.use_rag,
+                    "search_query": ev.search_query,
+                    "is_followup": ev.is_followup,
+                    "by": ev.by,
+                }
+            elif isinstance(ev, Retrieved):
+                out["hits"] = [_hit_json(h) for h in ev.hits]
+            elif isinstance(ev, Token):
+                if not args.json:
+                    sys.stdout.write(ev.text)
+                    sys.stdout.flush()
+                    streamed = True
+            elif isinstance(ev, Answer):
+                out["answer"] = ev.text
+                out["answer_by"] = ev.by
+                out["citations"] = [{"n": c.n, "source": c.source, "page": c.page} for c in ev.citations]
+            elif isinstance(ev, Warning):
+                out["warnings"].append(ev.message)
+                if streamed:
+                    print(file=sys.stdout)
+                    streamed = False
+                eprint(f"warning: {ev.message}")
+            elif isinstance(ev, Error):
+                out["error"] = ev.message
+                eprint(f"error: {ev.message}")
+                code = 1
+    finally:
+        if choice.model is not None:
+            choice.model.close()
+        kb.close()
+    # Milliseconds from the question to each first event of a kind (model start-up included).
+    out["timing"] = {
+        k.replace("routedecided", "route").replace("token", "first_token"): v for k, v in timing.items()
+    }
+    if args.json:
+        emit_json(out)
+        return code
+    if out["answer_by"] == "extractive" or not streamed:
+        print(out["answer"])
+    elif streamed:
+        print()
+    if out["citations"]:
+        print()
+        for c in out["citations"]:
+            print(f"[{c['n']}] {c['source']}" + (f", p. {c['page']}" if c["page"] else ""))
+    return code
+
+
+def cmd_bench_router(args: argparse.Namespace) -> int:
+    from desktop_app.bench.router import format_report, run_router_bench
+    from desktop_app.cli.main import data_dir_of, emit_json, eprint, load_cfg
+    from desktop_app.core.models.llm.factory import resolve_chat_model
+
+    cfg = apply_llm_flags(load_cfg(args), args)
+    choice = resolve_chat_model(cfg, data_dir_of(args))
+    if choice.model is None and not args.heuristic_only:
+        eprint(f"no language model ({choice.reason}): only the heuristic path is measured")
+    try:
+        report = run_router_bench(
+            Path(args.set_file),
+            None if args.heuristic_only else choice.model,
+            cfg.router,
+            limit=args.limit,
+            model_name=choice.name,
+        )
+    finally:
+        if choice.model is not None:
+            choice.model.close()
+    if args.json:
+        emit_json(report)
+    else:
+        print(format_report(report))
+    return 0
+
+
+def cmd_bench_latency(args: argparse.Namespace) -> int:
+    from desktop_app.bench.latency import run_latency_bench
+    from desktop_app.cli.main import emit_json
+
+    cfg, choice, kb = open_with_llm(args, warn=False)
+    try:
+        report = run_latency_bench(kb, choice.model, cfg, args.questions, runs=args.runs)
+    finally:
+        if choice.model is not None:
+            choice.model.close()
+        kb.close()
+    report["model"] = choice.name or None
+    if args.json:
+        emit_json(report)
+    else:
+        for mode in ("always", "auto"):
+            print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+    return 0

@@ -1,0 +1,271 @@
+"""Decide whether a message needs the documents, and rewrite follow-ups into standalone queries.
+
+The LLM path asks for schema-constrained JSON ``{"is_followup", "use_rag", "search_query"}`` with
+few-shot examples in both languages; if the model is absent, fails, times out or returns
+something unusable, the heuristic path decides (zh + en markers, then retrieval evidence) and
+the result says so with ``by="heuristic"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
+from desktop_app.core.config import RouterConfig
+from desktop_app.core.events import RouteDecided
+from desktop_app.core.models.llm.base import Cancellable, ChatModel, LLMError, complete
+from desktop_app.core.models.llm.jsonx import as_bool, extract_json
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "always", "never")
+Probe = Callable[[str], "float | None"]  # best retrieval score for a query, None if unknown
+
+
+@dataclass
+class Route:
+    use_rag: bool
+    search_query: str
+    is_followup: bool
+    by: str  # "llm" | "heuristic" | "mode"
+    reason: str = ""  # why the heuristic decided, or why the LLM path was not used
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("reason")
+        return d
+
+    def event(self) -> RouteDecided:
+        return RouteDecided(self.use_rag, self.search_query, self.is_followup, self.by, reason=self.reason)
+
+
+# ---------------------------------------------------------------------------- heuristics
+def _rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(parts), re.I)
+
+
+SMALL_TALK = _rx(
+    r"^\s*(hi|hello|hey|yo|howdy|good (morning|afternoon|evening|night)|thanks?( you)?|thx|cheers|"
+    r"bye|goodbye|see you|ok(ay)?|cool|great|nice|lol|haha|sorry)\b[\s!.,?]*(there|again|so much|a lot|"
+    r"everyone|friend|bot)?[\s!.,?]*$",
+    r"\bhow are you\b|\bhow('?s| is) it going\b|\bwho are you\b|\bwhat('?s| is) your name\b|"
+    r"\bnice to meet\b|\btell me a joke\b|\bare you (a )?(bot|human|real)\b|\bwhat can you do\b",
+    r"^\s*(你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯+|哈哈+|辛苦了|在吗)"
+    r"[\s!！。，,?？~呀啊呢吧]*$",
+    r"你是谁|你叫什么|讲个笑话|说个笑话|你会做什么|你好吗|最近怎么样|今天过得",
+)
+ARITHMETIC = _rx(
+    r"\d+(\.\d+)?\s*[-+*/×÷^%]\s*\(?\d",
+    r"\b(calculate|compute|evaluate)\b",
+    r"\b(plus|minus|times|divided by|multiplied by|squared|cubed|square root of|percent of)\b\s*\d",
+    r"\d\s*(加|减|乘以?|除以)\s*\d|等于(多少|几)|计算|平方根|开方",
+)
+TASK_NO_DOCS = _rx(
+    r"\btranslat(e|ion)\b|\bhow (do|would) you say\b|\bin (english|chinese|french|german|spanish|japanese)\b\s*[?.!]*$",
+    r"\b(write|compose) (me )?an? (poem|haiku|story|song|limerick|joke)\b|\brephrase\b|\bparaphrase\b|"
+    r"\bfix (the )?grammar\b",
+    r"翻译|译成|用(英文|中文|英语|日语|法语)|(英文|英语|中文)怎么说|写一首|写一个(故事|笑话)|作一首|改写|润色",
+)
+DOC_REFERENCE = _rx(
+    r"\b(document|documents|file|files|pdf|report|manual|paper|notes|handbook|according to|knowledge base)\b",
+    r"文档|文件|资料|手册|报告|笔记|根据|知识库",
+)
+QUESTION = _rx(
+    r"^\s*(what|how|why|which|when|where|who|whom|whose|does|do|did|is|are|was|were|can|could|should|"
+    r"would|will|list|explain|describe|tell me|summari[sz]e|compare|define|give me|show me|find)\b",
+    r"\?\s*$|？\s*$",
+    r"什么|怎么|怎样|为什么|为何|哪|吗|如何|多少|多久|多大|几|介绍|说明|解释|总结|概括|是否|区别|有没有|能否|可以.*吗|呢",
+)
+FOLLOWUP_EN = re.compile(
+    r"\b(it|its|it's|they|them|their|theirs|this one|that one|these|those|this species|that species|"
+    r"this bird|the same|he|she|him|her)\b",
+    re.I,
+)
+FOLLOWUP_START_EN = re.compile(r"^\s*(and|what about|how about|also)\b", re.I)
+FOLLOWUP_ZH = re.compile(r"它们|它|牠|他们|她们|这种|那种|这个|那个|这只|那只|这类|该物种|此物种|^\s*那")
+FOLLOWUP_END_ZH = re.compile(r"呢[？?]?\s*$")
+
+_PRONOUN_SUB_EN = re.compile(
+    r"\b(it|they|them|this one|that one|this species|that species|this bird|he|she|him)\b", re.I
+)
+_POSSESSIVE_EN = re.compile(r"\b(its|their|his|her)\b", re.I)
+_PRONOUN_SUB_ZH = re.compile(r"它们|它|牠|他们|她们|这种鸟|那种鸟|这种|那种|这只|那只|这类|该物种|此物种")
+
+
+_PLEASANTRY_START = re.compile(
+    r"^\s*(hi|hello|hey|thanks|thank you|thx|cheers|bye|goodbye|ok|okay|cool|great|nice|perfect|awesome|"
+    r"got it|sure|alright|good (morning|afternoon|evening|night))\b|^\s*(好的|好|谢谢|多谢|感谢|再见|拜拜|嗯|行|没问题|明白)",
+    re.I,
+)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def _short_pleasantry(text: str) -> bool:
+    """'Thanks, that helps.', 'bye for now', '好的，谢谢': opens with a pleasantry, short, asks nothing."""
+    short = len(re.findall(r"[A-Za-z]+", text)) <= 5 and len(_CJK.findall(text)) <= 8
+    return short and bool(_PLEASANTRY_START.search(text)) and not QUESTION.search(text)
+
+
+def _clean_query(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().strip("?？!！。.")
+
+
+def rewrite_followup(message: str, subject: str) -> str:
+    """Put the subject in place of the pronoun: 'What does it eat?' -> 'What does macaw eat'."""
+    q = _PRONOUN_SUB_ZH.sub(subject, message, count=1)
+    if q == message:
+        q = _POSSESSIVE_EN.sub(f"{subject}'s", message, count=1)
+        q = _PRONOUN_SUB_EN.sub(subject, q, count=1) if q == message else q
+    if subject.lower() not in q.lower():
+        q = f"{subject} {q}"
+    return _clean_query(q)
+
+
+def is_followup_message(message: str) -> bool:
+    return bool(
+        FOLLOWUP_EN.search(message)
+        or FOLLOWUP_START_EN.search(message)
+        or FOLLOWUP_ZH.search(message)
+        or FOLLOWUP_END_ZH.search(message)
+    )
+
+
+def heuristic_route(
+    message: str,
+    last_subject: str | None = None,
+    probe: Probe | None = None,
+    min_hit_score: float = 0.35,
+) -> Route:
+    """Markers first (small talk, arithmetic, translation: no retrieval), then follow-ups against
+    the last subject, then question/document markers, then retrieval evidence."""
+    text = message.strip()
+    query = _clean_query(text)
+    if not text:
+        return Route(False, "", False, "heuristic", "empty message")
+    doc_ref = bool(DOC_REFERENCE.search(text))
+    if (SMALL_TALK.search(text) or _short_pleasantry(text)) and not doc_ref:
+        return Route(False, "", False, "heuristic", "small talk")
+    if ARITHMETIC.search(text) and not doc_ref:
+        return Route(False, "", False, "heuristic", "arithmetic")
+    if TASK_NO_DOCS.search(text) and not doc_ref:
+        return Route(False, "", False, "heuristic", "translation or writing task")
+    if last_subject and is_followup_message(text):
+        return Route(
+            True, rewrite_followup(text, last_subject), True, "heuristic", "follow-up on the last subject"
+        )
+    if doc_ref or QUESTION.search(text):
+        return Route(True, query, False, "heuristic", "question or document marker")
+    if probe is not None:
+        score = probe(query)
+        if score is not None:
+            use = score >= min_hit_score
+            return Route(use, query if use else "", False, "heuristic", f"retrieval evidence {score:.2f}")
+    # No markers and no evidence to judge by: a few content words are most likely a search.
+    use = len(re.findall(r"[A-Za-z0-9]+", text)) >= 2 or len(_CJK.findall(text)) >= 4
+    return Route(use, query if use else "", False, "heuristic", "no markers")
+
+
+# ---------------------------------------------------------------------------- router
+NO_DOC_REASONS = ("small talk", "arithmetic", "translation or writing task")
+
+
+class RouteError(Exception):
+    """The LLM's routing answer was unusable."""
+
+
+def parse_route(text: str, message: str) -> Route:
+    data = extract_json(text)
+    if data is None:
+        raise RouteError(f"no JSON object in the router's reply: {text[:80]!r}")
+    use_rag = as_bool(data.get("use_rag"))
+    is_followup = as_bool(data.get("is_followup"))
+    if use_rag is None or is_followup is None:
+        raise RouteError(f"router reply lacks use_rag/is_followup booleans: {str(data)[:80]}")
+    query = data.get("search_query")
+    query = _clean_query(query) if isinstance(query, str) else ""
+    if use_rag and not query:
+        query = _clean_query(message)
+    return Route(use_rag, query if use_rag else "", is_followup, "llm")
+
+
+class Router:
+    def __init__(
+        self,
+        chat_model: ChatModel | None,
+        config: RouterConfig | None = None,
+        probe: Probe | None = None,
+    ) -> None:
+        self.chat_model = chat_model
+        self.config = config or RouterConfig()
+        self.probe = probe
+
+    def route(
+        self,
+        message: str,
+        *,
+        last_subject: str | None = None,
+        recent: Sequence[str] = (),
+        mode: str | None = None,
+        cancel: Cancellable | None = None,
+    ) -> Route:
+        mode = (mode or self.config.mode or "auto").lower()
+        if mode not in MODES:
+            raise ValueError(f"unknown router mode {mode!r}; expected one of {', '.join(MODES)}")
+        if mode == "never":
+            return Route(False, "", False, "mode", "mode=never")
+        if mode == "always":
+            followup = bool(last_subject) and is_followup_message(message)
+            query = (
+                rewrite_followup(message, last_subject)
+                if followup and last_subject
+                else _clean_query(message)
+            )
+            return Route(True, query, followup, "mode", "mode=always")
+        if self.chat_model is not None:
+            try:
+                route = self.llm_route(message, last_subject=last_subject, recent=recent, cancel=cancel)
+            except (LLMError, RouteError) as exc:
+                log.info("router LLM path failed, using heuristics: %s", exc)
+                route = self.heuristic(message, last_subject)
+                route.reason = f"LLM router failed ({exc}); {route.reason}"
+                return route
+            return self.overridden(route, message) if self.config.markers_override else route
+        return self.heuristic(message, last_subject)
+
+    def overridden(self, route: Route, message: str) -> Route:
+        """Small CPU models send almost everything to retrieval (docs/chat-benchmarks.md); the
+        no-documents markers are precise, so when one matches it wins over the LLM's use_rag."""
+        if not route.use_rag:
+            return route
+        marker = heuristic_route(message)
+        if marker.use_rag or marker.reason not in NO_DOC_REASONS:
+            return route
+        return Route(False, "", False, "heuristic", f"{marker.reason} marker overrides the LLM's use_rag")
+
+    def heuristic(self, message: str, last_subject: str | None = None) -> Route:
+        return heuristic_route(message, last_subject, self.probe, self.config.min_hit_score)
+
+    def llm_route(
+        self,
+        message: str,
+        *,
+        last_subject: str | None = None,
+        recent: Sequence[str] = (),
+        cancel: Cancellable | None = None,
+    ) -> Route:
+        """The LLM's decision; raises LLMError or RouteError when it cannot give a usable one."""
+        if self.chat_model is None:
+            raise LLMError("no language model", "unreachable")
+        text = complete(
+            self.chat_model,
+            router_messages(message, last_subject, list(recent)),
+            json_schema=ROUTE_SCHEMA,
+            max_tokens=96,
+            temperature=0.0,
+            cancel=cancel,
+            timeout=self.config.timeout,
+        )
+        return parse_route(text, message)

@@ -1,0 +1,435 @@
+"""BM25 keyword index beside the vector store (bm25s), persisted as per-chunk tokens.
+
+Two BM25 models share the stored tokens: one over chunks (which chunk of a document matches)
+and one over whole documents (which document matches: a document's headings once plus its
+chunks' text without the overlap repeated from the previous chunk). On SciFact, BM25 over whole
+documents beats the best chunk of each document (nDCG@10 0.693 vs 0.681 test, 0.696 vs 0.685
+train), and the retriever fuses at document level (retrieval.py).
+
+bm25s builds a static index, so we keep every chunk's tokens (plus doc id and scope) on disk
+and rebuild the bm25s models lazily on the first search after a change (a fraction of a second
+for 10k chunks). If the persisted file is missing, corrupt or written by another tokenizer
+version the index starts empty; the KnowledgeBase compares ``doc_ids()`` with its manifest and
+re-feeds what is missing.
+
+Tokenizer: English (and any other alphabetic script) lowercased, stopwords dropped, Snowball
+stemmed (PyStemmer); Chinese runs give jieba words plus overlapping character bigrams (on CMRC
+2018 dev nDCG@10: jieba+bigrams 0.988, chars+bigrams 0.986, bigrams 0.984, jieba 0.984; see
+docs/retrieval-benchmarks.md); mixed text is split into script runs first, so "BM25算法的原理"
+gives ["bm25", "算法", "的", "原理", "算法", "法的", "的原", "原理"].
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from desktop_app.core.library.datafolder import file_stamp
+from desktop_app.core.library.documents import Chunk
+
+log = logging.getLogger(__name__)
+
+# Bump when tokenization changes: a persisted index with another version is rebuilt.
+TOKENIZER_VERSION = "en-snowball-sw2+zh-jieba-bigram-1+doc-2"
+FILE_NAME = "bm25.json"
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+
+# English stopwords (the common NLTK list, minus negations that carry meaning in claims).
+STOPWORDS_EN = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves""".split()
+)
+
+
+class Tokenizer:
+    """Text -> BM25 terms; the same function for chunks and queries."""
+
+    def __init__(self) -> None:
+        import Stemmer  # PyStemmer
+
+        self._stemmer = Stemmer.Stemmer("english")
+        self._cache: dict[str, str] = {}
+        self._jieba = None  # loaded on the first Chinese text (its dictionary takes ~1 s)
+
+    def _stem(self, word: str) -> str:
+        stem = self._cache.get(word)
+        if stem is None:
+            stem = self._stemmer.stemWord(word)
+            if len(self._cache) < 500_000:
+                self._cache[word] = stem
+        return stem
+
+    def _segment(self, run: str) -> list[str]:
+        if self._jieba is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            self._jieba = jieba
+        return self._jieba.lcut(run, HMM=True)
+
+    def __call__(self, text: str) -> list[str]:
+        tokens: list[str] = []
+        for match in _TOKEN_RE.finditer(text.lower()):
+            run = match.group()
+            if _CJK_RE.match(run):
+                if len(run) == 1:
+                    tokens.append(run)
+                    continue
+                # Words give exact-term matches, bigrams recall where jieba's split differs
+                # between the question and the passage.
+                tokens.extend(self._segment(run))
+                tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+            elif run not in STOPWORDS_EN:
+                tokens.append(self._stem(run))
+        return tokens
+
+
+_tokenizer: Tokenizer | None = None
+_tokenizer_lock = threading.Lock()
+
+
+def tokenize(text: str) -> list[str]:
+    """The shared tokenizer (PyStemmer objects are cheap, but the stem cache is worth sharing)."""
+    global _tokenizer
+    if _tokenizer is None:
+        with _tokenizer_lock:
+            if _tokenizer is None:
+                _tokenizer = Tokenizer()
+    return _tokenizer(text)
+
+
+def chunk_terms(chunk: Chunk) -> list[str]:
+    """Terms indexed for a chunk: its heading path (the document title for most files) + its text.
+
+    Headings name the subject of every chunk under them, so later chunks of a long document
+    still match a query on the title.
+    """
+    heading = " ".join(chunk.heading_path)
+    return tokenize(f"{heading}\n{chunk.text}" if heading else chunk.text)
+
+
+@dataclass
+class _Entry:
+    doc_id: str
+    scope: str
+    terms: list[str]  # heading terms, then the chunk text's terms
+    head: int = 0  # how many leading terms come from the heading path
+    skip: int = 0  # text terms repeated from the previous chunk (overlap): not counted per document
+    head_in_text: bool = False  # the text starts with its heading (a Markdown title line)
+
+    def doc_terms(self, heading_changed: bool) -> list[str]:
+        """This chunk's share of its document's terms: the heading when it changes, new text."""
+        lead = self.terms[: self.head] if heading_changed and not self.head_in_text else []
+        return lead + self.terms[self.head + self.skip :]
+
+
+def overlap_chars(prev: str, text: str, min_len: int = 16) -> int:
+    """Length of the longest suffix of ``prev`` that starts ``text`` (the chunker's overlap)."""
+    if len(prev) < min_len or len(text) < min_len:
+        return 0
+    probe = text[:min_len]
+    pos = prev.find(probe, max(0, len(prev) - len(text)))
+    while pos >= 0:
+        if text.startswith(prev[pos:]):
+            return len(prev) - pos
+        pos = prev.find(probe, pos + 1)
+    return 0
+
+
+def _entries_of(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
+    """Entries for the chunks of whole documents (overlap is found between consecutive chunks)."""
+    out: list[tuple[str, _Entry]] = []
+    prev: Chunk | None = None
+    for c in sorted(chunks, key=lambda c: (c.doc_id, c.chunk_index)):
+        heading = " ".join(c.heading_path)
+        head_terms = tokenize(heading) if heading else []
+        text_terms = tokenize(c.text)
+        skip = 0
+        if prev is not None and prev.doc_id == c.doc_id:
+            n = overlap_chars(prev.text, c.text)
+            skip = min(len(tokenize(c.text[:n])), len(text_terms)) if n else 0
+        last = c.heading_path[-1] if c.heading_path else ""
+        in_text = bool(last) and last in c.text[: len(last) + 16]
+        out.append((c.id, _Entry(c.doc_id, c.scope, head_terms + text_terms, len(head_terms), skip, in_text)))
+        prev = c
+    return out
+
+
+class KeywordIndex:
+    """BM25 over chunks, persisted in ``directory/bm25.json``; not thread-safe for writers."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / FILE_NAME
+        self._entries: dict[str, _Entry] = {}  # chunk_id -> entry, insertion-ordered
+        self._by_doc: dict[str, list[str]] = {}
+        self._dirty = False  # changed since the last flush
+        self._model = None  # bm25s.BM25, rebuilt lazily
+        self._model_ids: list[str] = []
+        self._model_pos: dict[str, int] = {}
+        self._last: dict[tuple, np.ndarray | None] = {}  # (model id, terms) -> scores, a few recent
+        self._masks: dict[tuple[str, frozenset[str]], np.ndarray] = {}  # (level, scopes) -> mask
+        self._model_scopes: np.ndarray | None = None
+        self._doc_model = None  # bm25s.BM25 over whole documents, built with the chunk model
+        self._doc_ids: list[str] = []
+        self._doc_pos: dict[str, int] = {}
+        self._doc_scopes: np.ndarray | None = None
+        self._lock = threading.RLock()
+        self.load_error: str | None = None  # why the persisted state was discarded, if it was
+        self._load()
+
+    # -- persistence -------------------------------------------------------------------------
+    def _load(self) -> None:
+        self._seen = file_stamp(self.path)  # before reading: a later replace is noticed
+        if not self.path.exists():
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("tokenizer") != TOKENIZER_VERSION:
+                raise ValueError(f"tokenizer {data.get('tokenizer')!r} != {TOKENIZER_VERSION!r}")
+            for chunk_id, doc_id, scope, terms, head, skip, in_text in data["chunks"]:
+                entry = _Entry(doc_id, scope, terms.split(" ") if terms else [], head, skip, bool(in_text))
+                self._add(chunk_id, entry)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # Derived data: start empty, the KnowledgeBase re-feeds every document.
+            self.load_error = f"keyword index discarded ({exc}); it will be rebuilt"
+            log.warning("%s: %s", self.path, self.load_error)
+            self._entries.clear()
+            self._by_doc.clear()
+
+    def flush(self) -> None:
+        """Persist atomically (tmp file + os.replace); a no-op when nothing changed."""
+        with self._lock:
+            if not self._dirty and self.path.exists():
+                return
+            self.directory.mkdir(parents=True, exist_ok=True)
+            data = {
+                "tokenizer": TOKENIZER_VERSION,
+                "chunks": [
+                    [cid, e.doc_id, e.scope, " ".join(e.terms), e.head, e.skip, int(e.head_in_text)]
+                    for cid, e in self._entries.items()
+                ],
+            }
+            tmp = self.path.with_name(f"{self.path.name}.tmp{os.getpid()}")
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+            self._seen = file_stamp(self.path)
+            self._dirty = False
+
+    def reload_if_changed(self) -> bool:
+        """Take what another process flushed since this one last read or wrote the file (never over
+        unflushed changes of its own; a damaged file leaves the copy in memory). True if reloaded."""
+        with self._lock:
+            if self._dirty or file_stamp(self.path) == self._seen:
+                return False
+            fresh = KeywordIndex(self.directory)
+            if fresh.load_error:
+                return False
+            for name, value in vars(fresh).items():
+                if name != "_lock":
+                    setattr(self, name, value)
+            return True
+
+    # -- updates -----------------------------------------------------------------------------
+    def _add(self, chunk_id: str, entry: _Entry) -> None:
+        self._entries[chunk_id] = entry
+        self._by_doc.setdefault(entry.doc_id, []).append(chunk_id)
+
+    def _drop_doc(self, doc_id: str) -> None:
+        for chunk_id in self._by_doc.pop(doc_id, []):
+            self._entries.pop(chunk_id, None)
+
+    def upsert(self, chunks: list[Chunk]) -> None:
+        """Index chunks, replacing every previously indexed chunk of their documents."""
+        if not chunks:
+            return
+        prepared = _entries_of(chunks)
+        with self._lock:
+            for doc_id in {c.doc_id for c in chunks}:
+                self._drop_doc(doc_id)
+            for chunk_id, entry in prepared:
+                if chunk_id in self._entries:  # same id under another doc: keep one copy
+                    old = self._entries[chunk_id]
+                    self._by_doc[old.doc_id].remove(chunk_id)
+                self._add(chunk_id, entry)
+            self._changed()
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        with self._lock:
+            removed = False
+            for doc_id in doc_ids:
+                if doc_id in self._by_doc:
+                    self._drop_doc(doc_id)
+                    removed = True
+            if removed:
+                self._changed()
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._model = None
+        self._doc_model = None
+        self._last = {}
+
+    def doc_of(self, chunk_id: str) -> str | None:
+        entry = self._entries.get(chunk_id)
+        return entry.doc_id if entry is not None else None
+
+    def doc_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._by_doc)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # -- search ------------------------------------------------------------------------------
+    def _ensure_model(self) -> None:
+        if self._model is not None or not self._entries:
+            return
+        import bm25s
+
+        # bm25s sets its logger to DEBUG on import ("Building index from tokens" on every search):
+        # give the level back to the app's logging set-up (--verbose in the CLI).
+        logging.getLogger("bm25s").setLevel(logging.NOTSET)
+        ids = list(self._entries)
+        model = bm25s.BM25()
+        # An empty token list would break bm25s' vocabulary; "" is its own empty token.
+        model.index([self._entries[c].terms or [""] for c in ids], show_progress=False)
+        docs: list[list[str]] = []
+        for chunk_ids in self._by_doc.values():
+            terms: list[str] = []
+            heading: list[str] | None = None
+            for cid in chunk_ids:  # chunk order (upsert adds a document's chunks in order)
+                e = self._entries[cid]
+                cur = e.terms[: e.head]
+                terms += e.doc_terms(cur != heading)
+                heading = cur
+            docs.append(terms or [""])
+        doc_model = bm25s.BM25()
+        doc_model.index(docs, show_progress=False)
+        self._model_ids = ids
+        self._model_pos = {c: i for i, c in enumerate(ids)}
+        self._masks = {}
+        self._model_scopes = np.array([self._entries[c].scope for c in ids], dtype=object)
+        self._doc_ids = list(self._by_doc)
+        self._doc_pos = {d: i for i, d in enumerate(self._doc_ids)}
+        self._doc_scopes = np.array([self._entries[c[0]].scope for c in self._by_doc.values()], dtype=object)
+        self._doc_model = doc_model
+        self._model = model
+
+    def _scores(self, model, terms: list[str]) -> np.ndarray | None:
+        """BM25 scores of every entry of a model; recent queries' are kept (retrieval asks for
+        the same query's chunk and document scores several times)."""
+        key = (id(model), tuple(terms))
+        if key in self._last:
+            return self._last[key]
+        term_ids = model.get_tokens_ids(terms) if terms else []
+        scores = np.asarray(model.get_scores_from_ids(term_ids), dtype=np.float32) if term_ids else None
+        if len(self._last) >= 16:
+            self._last.pop(next(iter(self._last)))
+        self._last[key] = scores
+        return scores
+
+    def _masked(self, level: str, scores: np.ndarray, scopes: set[str] | None) -> np.ndarray:
+        if scopes is None:
+            return scores
+        key = (level, frozenset(scopes))
+        mask = self._masks.get(key)
+        if mask is None:
+            where = self._model_scopes if level == "chunk" else self._doc_scopes
+            mask = self._masks[key] = np.isin(where, list(scopes))
+        return np.where(mask, scores, 0.0)
+
+    @staticmethod
+    def _top(scores: np.ndarray, k: int) -> np.ndarray:
+        candidates = np.flatnonzero(scores > 0)
+        if candidates.size > k:
+            top = np.argpartition(-scores[candidates], k - 1)[:k]
+            candidates = candidates[top]
+        return candidates[np.argsort(-scores[candidates], kind="stable")]
+
+    def search(self, query: str, k: int, scopes: set[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk_id, BM25 score) best first; chunks sharing no term with the query are left out."""
+        return self._search("chunk", query, k, scopes)
+
+    def search_docs(self, query: str, k: int, scopes: set[str] | None = None) -> list[tuple[str, float]]:
+        """(doc_id, BM25 score of the whole document) best first; no-match documents left out."""
+        return self._search("doc", query, k, scopes)
+
+    def _search(self, level: str, query: str, k: int, scopes: set[str] | None) -> list[tuple[str, float]]:
+        terms = tokenize(query)
+        if k <= 0 or not terms:
+            return []
+        with self._lock:
+            self._ensure_model()
+            model, ids = (
+                (self._model, self._model_ids) if level == "chunk" else (self._doc_model, self._doc_ids)
+            )
+            if model is None:
+                return []
+            scores = self._scores(model, terms)
+            if scores is None:
+                return []
+            scores = self._masked(level, scores, scopes)
+        return [(ids[i], float(scores[i])) for i in self._top(scores, k)]
+
+    def score_docs(self, query: str, doc_ids: Iterable[str]) -> dict[str, float]:
+        """Whole-document BM25 scores of given documents (0.0: no query term; unknown ids left out)."""
+        terms = tokenize(query)
+        with self._lock:
+            self._ensure_model()
+            model = self._doc_model
+            if model is None:
+                return {}
+            pos = [(d, self._doc_pos[d]) for d in doc_ids if d in self._doc_pos]
+            scores = self._scores(model, terms)
+        if scores is None:
+            return {d: 0.0 for d, _ in pos}
+        return {d: float(scores[i]) for d, i in pos}
+
+    def best_chunks(self, query: str, doc_id: str, n: int) -> list[tuple[str, float]]:
+        """A document's ``n`` chunks that match the query best (chunk BM25), best first; its first
+        chunks when none matches on its own (the document matched on terms spread over chunks)."""
+        terms = tokenize(query)
+        with self._lock:
+            self._ensure_model()
+            chunk_ids = list(self._by_doc.get(doc_id, ()))
+            if self._model is None or not chunk_ids:
+                return []
+            scores = self._scores(self._model, terms)
+            pos = self._model_pos
+        scored = [(c, float(scores[pos[c]]) if scores is not None else 0.0) for c in chunk_ids]
+        scored.sort(key=lambda cs: -cs[1])  # stable: equal scores keep chunk order
+        return scored[:n]
+
+    def score_chunks(self, query: str, chunk_ids: Iterable[str]) -> dict[str, float]:
+        """BM25 scores of given chunks for a query (0.0 when no term matches; unknown ids left out)."""
+        terms = tokenize(query)
+        with self._lock:
+            self._ensure_model()
+            model = self._model
+            if model is None:
+                return {}
+            pos = [(c, self._model_pos[c]) for c in chunk_ids if c in self._model_pos]
+            scores = self._scores(model, terms)
+            if scores is None:
+                return {c: 0.0 for c, _ in pos}
+        return {c: float(scores[i]) for c, i in pos}

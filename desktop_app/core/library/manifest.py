@@ -1,0 +1,130 @@
+"""The manifest: which file is indexed, with which content hash, how many chunks, and its status.
+
+SQLite gives atomic, incremental writes: every state change is one committed transaction, so a
+crash leaves either the old row or the new one. A row is written as "pending" *before* any chunk
+of its document reaches the vector store and becomes "indexed" only after all of them are stored,
+so a document marked indexed never has missing chunks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from desktop_app.core.library.documents import DocumentInfo
+
+INDEXED, FAILED, PENDING = "indexed", "failed", "pending"
+
+
+@dataclass
+class Entry:
+    name: str
+    doc_id: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    chunks: int
+    status: str
+    error: str | None
+    indexed_at: str | None
+    kind: str
+    scope: str
+
+    def info(self) -> DocumentInfo:
+        return DocumentInfo(
+            name=self.name,
+            doc_id=self.doc_id,
+            sha256=self.sha256,
+            size=self.size,
+            chunks=self.chunks,
+            status=self.status,
+            error=self.error,
+            indexed_at=self.indexed_at,
+            kind=self.kind,
+            scope=self.scope,
+        )
+
+
+_COLUMNS = "name, doc_id, sha256, size, mtime_ns, chunks, status, error, indexed_at, kind, scope"
+
+
+class Manifest:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS documents ("
+            " name TEXT PRIMARY KEY, doc_id TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,"
+            " mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,"
+            " indexed_at TEXT, kind TEXT NOT NULL, scope TEXT NOT NULL)"
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def all(self) -> dict[str, Entry]:
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM documents ORDER BY name").fetchall()
+        return {r[0]: Entry(*r) for r in rows}
+
+    def get(self, name: str) -> Entry | None:
+        with self._lock:
+            r = self._db.execute(f"SELECT {_COLUMNS} FROM documents WHERE name=?", (name,)).fetchone()
+        return Entry(*r) if r else None
+
+    def scopes(self) -> set[str]:
+        """Every scope with a row (pending and failed included, so it covers every stored chunk)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT DISTINCT scope FROM documents")}
+
+    def put(self, entry: Entry) -> None:
+        self.put_many([entry])
+
+    def put_many(self, entries: list[Entry]) -> None:
+        """Write rows in one transaction (all or none)."""
+        if not entries:
+            return
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany(
+                    f"INSERT OR REPLACE INTO documents ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    [
+                        (
+                            e.name,
+                            e.doc_id,
+                            e.sha256,
+                            e.size,
+                            e.mtime_ns,
+                            e.chunks,
+                            e.status,
+                            e.error,
+                            e.indexed_at,
+                            e.kind,
+                            e.scope,
+                        )
+                        for e in entries
+                    ],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def delete(self, names: list[str]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("DELETE FROM documents WHERE name=?", [(n,) for n in names])
+            self._db.execute("COMMIT")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

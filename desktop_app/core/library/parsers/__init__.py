@@ -1,0 +1,47 @@
+"""Turn a file into sections of text, dispatching on its suffix.
+
+``parse_file`` raises ``ParseError`` with a short, specific message for anything it cannot read
+(encrypted, corrupt, scanned, binary, empty, unsupported); any other exception is a bug.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers.text import TEXT_SUFFIXES
+
+PDF_SUFFIXES = frozenset({".pdf"})
+DOCX_SUFFIXES = frozenset({".docx"})
+SUPPORTED_SUFFIXES = frozenset(TEXT_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES)
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp", ".gif", ".tif", ".tiff"})
+
+__all__ = ["IMAGE_SUFFIXES", "SUPPORTED_SUFFIXES", "ParseError", "Section", "parse_file"]
+
+
+def parse_file(path: Path) -> list[Section]:
+    """Sections of a text, PDF or DOCX document; never an empty list (that is a ParseError)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        raise ParseError(f"image file: {suffix} is handled as a reference photo, not a text document")
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise ParseError(f"unsupported file type: {suffix or '(no suffix)'}")
+    if not path.is_file():
+        raise ParseError("not a file" if path.exists() else "file not found")
+
+    if suffix in PDF_SUFFIXES:
+        from desktop_app.core.library.parsers.pdf import parse_pdf
+
+        sections = parse_pdf(path)
+    elif suffix in DOCX_SUFFIXES:
+        from desktop_app.core.library.parsers.docx import parse_docx
+
+        sections = parse_docx(path)
+    else:
+        from desktop_app.core.library.parsers.text import parse_text_file
+
+        sections = parse_text_file(path)
+    if not sections:
+        raise ParseError("empty document: no text")
+    return sections

@@ -1,0 +1,589 @@
+"""DOCX: sections by heading, tables as Markdown, text boxes, shapes, notes, headers and footers.
+
+The package is read with zipfile + ElementTree, not python-docx: python-docx cannot open Strict OOXML,
+its ``Paragraph.text`` sees only direct runs and hyperlinks (text boxes, content controls inside a
+paragraph and tracked insertions are lost), and its errors do not say which part is damaged.
+Strict parts are renamed into the transitional namespaces once parsed, so one walker reads both.
+
+Reading order: body blocks as they come (content controls, custom XML, tracked insertions and
+moves unwrapped; deletions skipped). A shape's text (text box, WordArt, SmartArt) is read once,
+from the first ``mc:Choice``, else the ``mc:Fallback``: an inline shape's inside its paragraph's
+text, a floating shape's as blocks right after the paragraph it is anchored to. Footnotes and
+endnotes follow the block that refers to them, Markdown style (``text[^1]`` ... ``[^1]: note``).
+Headers open the document and footers close it, each distinct paragraph once however many
+sections repeat it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import xml.etree.ElementTree as ET
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote
+
+from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers.pdf import clean_text
+
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_WP_NS = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+_A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_DGM_NS = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+# Strict OOXML (ISO/IEC 29500 Strict) names the same elements in these namespaces; the package
+# layer (relationships, content types) and the Microsoft and VML extensions are the same in both.
+_STRICT_PREFIX = "http://purl.oclc.org/ooxml/"
+_STRICT = {
+    f"{_STRICT_PREFIX}wordprocessingml/main": _W_NS,
+    f"{_STRICT_PREFIX}officeDocument/relationships": _R_NS,
+    f"{_STRICT_PREFIX}drawingml/wordprocessingDrawing": _WP_NS,
+    f"{_STRICT_PREFIX}drawingml/main": _A_NS,
+    f"{_STRICT_PREFIX}drawingml/diagram": _DGM_NS,
+}
+_W, _R, _WP, _A, _DGM = (f"{{{ns}}}" for ns in (_W_NS, _R_NS, _WP_NS, _A_NS, _DGM_NS))
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_V = "{urn:schemas-microsoft-com:vml}"
+_PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_CT_OVERRIDE = "{http://schemas.openxmlformats.org/package/2006/content-types}Override"
+
+_P, _TBL, _TR, _TC, _RUN = f"{_W}p", f"{_W}tbl", f"{_W}tr", f"{_W}tc", f"{_W}r"
+_BLOCKS, _ROWS, _CELLS = frozenset({_P, _TBL}), frozenset({_TR}), frozenset({_TC})
+_ALT = f"{_MC}AlternateContent"
+# Shapes with text: a text box's paragraphs, WordArt or a watermark (the ``string`` attribute of a
+# VML text path), a SmartArt diagram (its nodes live in a separate diagram data part).
+_TXBX, _TEXTPATH, _DIAGRAM = f"{_W}txbxContent", f"{_V}textpath", f"{_DGM}relIds"
+# Wrappers whose children belong to the enclosing container: content controls, custom XML, smart
+# tags, tracked insertions and moves (their deleted counterparts, w:del and w:moveFrom, are skipped).
+_BLOCK_WRAPPERS = frozenset(
+    f"{_W}{name}" for name in ("sdt", "sdtContent", "customXml", "smartTag", "ins", "moveTo")
+)
+_INLINE_WRAPPERS = _BLOCK_WRAPPERS | {f"{_W}{name}" for name in ("hyperlink", "fldSimple", "dir", "bdo")}
+# Run content as python-docx renders it; w:instrText (field codes) and w:delText are not text.
+_RUN_TEXT = {f"{_W}tab": "\t", f"{_W}ptab": "\t", f"{_W}cr": "\n", f"{_W}noBreakHyphen": "-"}
+_DRAWINGS = frozenset({f"{_W}drawing", f"{_W}pict", f"{_W}object"})
+_NOTE_REFS = {f"{_W}footnoteReference": "footnote", f"{_W}endnoteReference": "endnote"}
+_FLOATING_VML = re.compile(r"position\s*:\s*absolute")
+_HEADER_ORDER = {"first": 0, "default": 1, "even": 2}  # page 1, then every page, then even pages
+
+# What zipfile raises for a damaged member: bad CRC or header (BadZipFile), bad deflate data (zlib),
+# cut-off data (EOFError), unknown compression (NotImplementedError), encryption (RuntimeError), a
+# name in the member's header that is not UTF-8 (UnicodeDecodeError, a ValueError).
+# The largest real body part in the shared corpus (an 872-page handbook) unpacks to a few MB.
+MAX_PART_BYTES = 512 * 10**6
+_ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError)
+_XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
+_HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")  # the stream name, in the OLE directory
+_DOCX_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+_OTHER_MAIN = {
+    "application/vnd.ms-word.document.macroEnabled.main+xml": "a macro-enabled Word document (.docm)",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": (
+        "a Word template (.dotx)"
+    ),
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": "a macro-enabled Word template (.dotm)",
+}
+
+Element = ET.Element
+Block = tuple[str, int | None]  # text and heading level; None for body text, tables, notes, shapes
+
+
+# --------------------------------------------------------------------------- the package
+
+
+def _zip_reason(exc: BaseException) -> str:
+    """zipfile's and zlib's errors in words: their messages are cryptic or embed a ZipInfo repr."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, NotImplementedError):  # before RuntimeError, its base class
+        return f"it uses a ZIP feature that cannot be read here: {text}"
+    if isinstance(exc, RuntimeError):
+        return "it is password-protected inside the archive"
+    if isinstance(exc, EOFError):
+        return "its compressed data ends early"
+    if isinstance(exc, zlib.error):
+        return f"its compressed data is damaged: {text}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "a file name in it is not valid UTF-8"
+    if text.startswith("Bad CRC-32"):
+        return "its checksum does not match, so its data is damaged"
+    return text or type(exc).__name__
+
+
+def _open_zip(path: Path, head: bytes) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, NotImplementedError, EOFError, ValueError) as exc:
+        if not head:
+            raise ParseError("corrupt DOCX: the file is empty") from exc
+        if not head.startswith(b"PK"):
+            raise ParseError(
+                "corrupt DOCX: the file is not a ZIP archive, so it is not a Word document "
+                "(it may be another format renamed .docx, or badly damaged)"
+            ) from exc
+        if str(exc) == "File is not a zip file":  # a ZIP start but no directory at the end
+            raise ParseError(
+                "corrupt DOCX: the ZIP archive has no directory at its end, so the file is probably "
+                "truncated (an incomplete download or copy)"
+            ) from exc
+        raise ParseError(f"corrupt DOCX: the ZIP archive is damaged ({_zip_reason(exc)})") from exc
+
+
+def _to_transitional(root: Element) -> None:
+    """Rename Strict elements and attributes to their transitional names, in place."""
+    for element in root.iter():
+        if element.tag.startswith("{" + _STRICT_PREFIX):
+            namespace, local = element.tag[1:].split("}", 1)
+            element.tag = f"{{{_STRICT.get(namespace, namespace)}}}{local}"
+        for key in [k for k in element.attrib if k.startswith("{" + _STRICT_PREFIX)]:
+            namespace, local = key[1:].split("}", 1)
+            element.attrib[f"{{{_STRICT.get(namespace, namespace)}}}{local}"] = element.attrib.pop(key)
+
+
+def _parse_xml(data: bytes) -> Element:
+    """ElementTree's expat reads no external entities and caps entity expansion ("billion laughs").
+    It decodes only UTF-8, UTF-16 and single-byte encodings itself, so a part declared in another
+    (GBK, Shift_JIS: some non-Word writers) is decoded by Python first."""
+    try:
+        return ET.fromstring(data)
+    except ValueError:  # "multi-byte encodings are not supported": the codec exists, expat lacks it
+        declared = _XML_ENCODING.match(data)
+        encoding = declared.group(1).decode("ascii") if declared else "utf-8"
+        return ET.fromstring(data.decode(encoding, errors="replace"))
+
+
+class _Package:
+    """The parts of a DOCX zip. Part names are case-insensitive in OPC, so lookups are too."""
+
+    def __init__(self, zf: zipfile.ZipFile) -> None:
+        self._zf = zf
+        self._names = {info.filename.lower(): info.filename for info in zf.infolist()}
+        self._rels: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def xml(self, name: str, *, required: bool = False) -> Element | None:
+        """A parsed part. A missing or unreadable optional part is None: the body still counts."""
+        actual = self._names.get(name.lower())
+        if actual is None:
+            return None
+        size = self._zf.getinfo(actual).file_size
+        if size > MAX_PART_BYTES:  # a decompression bomb, or far more text than any real document
+            raise ParseError(
+                f"corrupt DOCX: {name} unpacks to {size / 1e6:.1f} MB, more than the "
+                f"{MAX_PART_BYTES / 1e6:g} MB a Word document's part can hold"
+            )
+        try:
+            data = self._zf.read(actual)
+        except _ZIP_READ_ERRORS as exc:
+            if not required:
+                return None
+            raise ParseError(
+                f"corrupt DOCX: {name} cannot be unpacked from the ZIP archive ({_zip_reason(exc)})"
+            ) from exc
+        try:
+            root = _parse_xml(data)
+        except ET.ParseError as exc:
+            if not required:
+                return None
+            line, column = exc.position
+            raise ParseError(
+                f"corrupt DOCX: {name} is not well-formed XML (line {line}, column {column + 1})"
+            ) from exc
+        if _STRICT_PREFIX.encode() in data:
+            _to_transitional(root)
+        return root
+
+    def rels(self, part: str) -> dict[str, tuple[str, str]]:
+        """A part's internal relationships: id -> (type's last segment, target part name).
+
+        Types are compared by their last segment: Strict spells the same ones under
+        http://purl.oclc.org/ooxml/officeDocument/relationships/."""
+        if part not in self._rels:
+            folder, name = posixpath.split(part)
+            root = self.xml(posixpath.join(folder, "_rels", f"{name}.rels"))
+            found: dict[str, tuple[str, str]] = {}
+            for rel in [] if root is None else root.iter(_PKG_REL):
+                target = unquote(rel.get("Target") or "")
+                if not target or rel.get("TargetMode") == "External":
+                    continue
+                if target.startswith("/"):
+                    target = target.lstrip("/")
+                else:
+                    target = posixpath.normpath(posixpath.join(folder, target))
+                found[rel.get("Id") or ""] = ((rel.get("Type") or "").rsplit("/", 1)[-1], target)
+            self._rels[part] = found
+        return self._rels[part]
+
+    def main_part(self) -> str:
+        """The main document part (not always word/document.xml), after checking it is a .docx."""
+        targets = [t for kind, t in self.rels("").values() if kind == "officeDocument"]
+        main = next((t for t in targets if t.lower() in self._names), "word/document.xml")
+        if main.lower() not in self._names:
+            raise ParseError(
+                "corrupt DOCX: the file is a ZIP archive but not a Word document "
+                "(it has no word/document.xml)"
+            )
+        types = self.xml("[Content_Types].xml")
+        for override in [] if types is None else types.iter(_CT_OVERRIDE):
+            content_type = override.get("ContentType") or _DOCX_MAIN
+            if (
+                content_type != _DOCX_MAIN
+                and (override.get("PartName") or "").lstrip("/").lower() == main.lower()
+            ):
+                kind = _OTHER_MAIN.get(content_type, f"a package of type {content_type}")
+                raise ParseError(
+                    f"corrupt DOCX: the file is {kind}, not a Word document (.docx); save it as .docx"
+                )
+        return main
+
+
+# --------------------------------------------------------------------------- WordprocessingML
+
+
+def _val(element: Element | None) -> str | None:
+    return None if element is None else element.get(f"{_W}val")
+
+
+def _branch(alternate: Element) -> Element | None:
+    """The one branch of an mc:AlternateContent to read: Word writes the same text in each."""
+    choice = alternate.find(f"{_MC}Choice")
+    return choice if choice is not None else alternate.find(f"{_MC}Fallback")
+
+
+def _children(element: Element, tags: frozenset[str]) -> list[Element]:
+    """Direct children with one of ``tags``, looking through wrappers and alternate content."""
+    found = []
+    for child in element:
+        if child.tag in tags:
+            found.append(child)
+        elif child.tag in _BLOCK_WRAPPERS:
+            found.extend(_children(child, tags))
+        elif child.tag == _ALT and (branch := _branch(child)) is not None:
+            found.extend(_children(branch, tags))
+    return found
+
+
+def _shapes(element: Element, floating: bool = False) -> Iterator[tuple[Element, bool]]:
+    """(shape text element, floating?) in a drawing. Text boxes are not looked into (reading
+    them finds the shapes nested inside), and only one branch of alternate content is."""
+    for child in element:
+        if child.tag in (_TXBX, _TEXTPATH, _DIAGRAM):
+            yield child, floating
+        elif child.tag == _ALT:
+            if (branch := _branch(child)) is not None:
+                yield from _shapes(branch, floating)
+        else:
+            moves = child.tag == f"{_WP}anchor" or (
+                child.tag.startswith(_V) and bool(_FLOATING_VML.search(child.get("style") or ""))
+            )
+            yield from _shapes(child, floating or moves)
+
+
+class _Styles:
+    """Heading levels by paragraph style id: Title is 0, Heading N is N, also through a style
+    based on one (cached: a document has few styles and many paragraphs)."""
+
+    def __init__(self, root: Element | None) -> None:
+        self._styles: dict[str, tuple[str, str | None]] = {}
+        self._default: str | None = None
+        self._levels: dict[str | None, int | None] = {}
+        for style in [] if root is None else root.iter(f"{_W}style"):
+            style_id = style.get(f"{_W}styleId")
+            if style_id is None or style.get(f"{_W}type", "paragraph") != "paragraph":
+                continue
+            name = (_val(style.find(f"{_W}name")) or "").strip()
+            self._styles[style_id] = (name, _val(style.find(f"{_W}basedOn")))
+            if style.get(f"{_W}default") in ("1", "true", "on"):
+                self._default = style_id
+
+    def level(self, style_id: str | None) -> int | None:
+        if style_id not in self._levels:
+            self._levels[style_id] = self._lookup(style_id)
+        return self._levels[style_id]
+
+    def _lookup(self, style_id: str | None) -> int | None:
+        current = style_id if style_id in self._styles else self._default  # as Word falls back
+        for _ in range(10):  # basedOn chains can loop in damaged files
+            if current not in self._styles:
+                return None
+            name, based_on = self._styles[current]
+            if name.lower() == "title":
+                return 0
+            match = _HEADING_NAME.match(name) or _HEADING_NAME.match(current)
+            if match:
+                return int(match.group(1))
+            current = based_on
+        return None
+
+
+class _Paragraph:
+    """The text of one paragraph being read, and the floating shapes anchored in it."""
+
+    def __init__(self, markers: bool) -> None:
+        self.parts: list[str] = []
+        self.floating: list[Element] = []
+        self.markers = markers  # note markers go in the text, but not in headings (they become paths)
+        self.spliced = False  # an inline shape's text was put in between spaces
+
+    def text(self) -> str:
+        text = "".join(self.parts)
+        return clean_text(re.sub(" {2,}", " ", text) if self.spliced else text).strip()
+
+
+class _Reader:
+    """Reads the parts of one DOCX into blocks; parts are loaded while the zip is open."""
+
+    def __init__(self, package: _Package) -> None:
+        self._package = package
+        self._diagram_sources: dict[Element, str] = {}  # SmartArt reference -> the part holding it
+        main = package.main_part()
+        document = self._load(main, required=True)
+        self.body = document.find(f"{_W}body")
+        if self.body is None:
+            raise ParseError(f"corrupt DOCX: {main} has no document body (no w:body element)")
+        self._main_rels = package.rels(main)
+        first = {kind: target for kind, target in reversed(list(self._main_rels.values()))}
+        self._styles = _Styles(self._load(first["styles"]) if "styles" in first else None)
+        self._notes: dict[str, dict[str, Element]] = {}  # "footnote"/"endnote" -> w:id -> note
+        for kind in ("footnote", "endnote"):
+            root = self._load(first[f"{kind}s"]) if f"{kind}s" in first else None
+            self._notes[kind] = (
+                {} if root is None else {n.get(f"{_W}id") or "": n for n in root.iter(f"{_W}{kind}")}
+            )
+        self._numbers: dict[tuple[str, str], int] = {}
+        self._pending: list[tuple[int, Element]] = []  # notes referred to, not yet written
+
+    def _load(self, name: str, required: bool = False) -> Element | None:
+        root = self._package.xml(name, required=required)
+        if root is not None:  # a diagram's data part is named by its source part's relationships
+            self._diagram_sources.update(dict.fromkeys(root.iter(_DIAGRAM), name))
+        return root
+
+    def page_furniture(self) -> tuple[list[Block], list[Block]]:
+        """Header and footer blocks of every section, each distinct paragraph once."""
+        found: dict[str, list[Block]] = {"header": [], "footer": []}
+        parts_read: set[str] = set()
+        texts: set[str] = set()
+        changed = {id(old) for change in self.body.iter(f"{_W}sectPrChange") for old in change}
+        for sect_pr in self.body.iter(f"{_W}sectPr"):
+            if id(sect_pr) in changed:  # a tracked change's old layout
+                continue
+            references = [r for r in sect_pr if r.tag in (f"{_W}headerReference", f"{_W}footerReference")]
+            references.sort(key=lambda ref: _HEADER_ORDER.get(ref.get(f"{_W}type") or "", 1))
+            for ref in references:
+                kind, target = self._main_rels.get(ref.get(f"{_R}id") or "", ("", ""))
+                if kind not in found or target in parts_read:
+                    continue
+                parts_read.add(target)
+                root = self._load(target)
+                for text, _ in [] if root is None else self.blocks(root):
+                    if text not in texts:
+                        texts.add(text)
+                        found[kind].append((text, None))
+        return found["header"], found["footer"]
+
+    def blocks(self, container: Element, headings: bool = False) -> list[Block]:
+        out: list[Block] = []
+        for element in _children(container, _BLOCKS):
+            floating: list[Element] = []
+            if element.tag == _TBL:
+                if table := self._table(element):
+                    out.append((table, None))
+            else:
+                level = self._heading_level(element) if headings else None
+                paragraph = self._paragraph(element, markers=level is None)
+                if text := paragraph.text():
+                    out.append((text, level))
+                floating = paragraph.floating
+            out.extend(self._flush_notes())
+            for shape in floating:
+                out.extend(self._shape_blocks(shape))
+        return out
+
+    def _heading_level(self, p: Element) -> int | None:
+        """The paragraph style's heading level, else a direct outline level in its properties."""
+        ppr = p.find(f"{_W}pPr")
+        level = self._styles.level(_val(None if ppr is None else ppr.find(f"{_W}pStyle")))
+        if level is not None or ppr is None:
+            return level
+        try:
+            outline = int(_val(ppr.find(f"{_W}outlineLvl")) or "")
+        except ValueError:
+            return None
+        return outline + 1 if 0 <= outline <= 8 else None  # 9 means "body text"
+
+    def _paragraph(self, p: Element, markers: bool = True) -> _Paragraph:
+        paragraph = _Paragraph(markers)
+        self._inline(p, paragraph)
+        return paragraph
+
+    def _inline(self, container: Element, paragraph: _Paragraph) -> None:
+        for child in container:
+            if child.tag == _RUN:
+                self._run(child, paragraph)
+            elif child.tag in _INLINE_WRAPPERS:
+                self._inline(child, paragraph)
+            elif child.tag == _ALT and (branch := _branch(child)) is not None:
+                self._inline(branch, paragraph)
+
+    def _run(self, run: Element, paragraph: _Paragraph) -> None:
+        parts = paragraph.parts
+        for child in run:
+            tag = child.tag
+            if tag == f"{_W}t":
+                parts.append(child.text or "")
+            elif tag in _RUN_TEXT:
+                parts.append(_RUN_TEXT[tag])
+            elif tag == f"{_W}br":
+                parts.append("" if child.get(f"{_W}type") in ("page", "column") else "\n")
+            elif tag in _NOTE_REFS:
+                self._note_reference(_NOTE_REFS[tag], child.get(f"{_W}id") or "", paragraph)
+            elif tag in _DRAWINGS:
+                for shape, floating in _shapes(child):
+                    if floating:
+                        paragraph.floating.append(shape)
+                    elif text := self._flat(shape):
+                        parts.append(f" {text} ")
+                        paragraph.spliced = True
+            elif tag == _ALT and (branch := _branch(child)) is not None:
+                self._run(branch, paragraph)  # a branch holds run content: a drawing, a symbol
+
+    def _note_reference(self, kind: str, note_id: str, paragraph: _Paragraph) -> None:
+        note = self._notes[kind].get(note_id)
+        if note is None:
+            return
+        key = (kind, note_id)
+        if key not in self._numbers:  # numbered in reading order, footnotes and endnotes alike
+            self._numbers[key] = len(self._numbers) + 1
+            self._pending.append((self._numbers[key], note))
+        if paragraph.markers:
+            paragraph.parts.append(f"[^{self._numbers[key]}]")
+
+    def _flush_notes(self) -> list[Block]:
+        out: list[Block] = []
+        while self._pending:  # a note may refer to another one, which is appended as it is read
+            number, note = self._pending.pop(0)
+            if text := " ".join(self._flat_parts(note)):
+                out.append((f"[^{number}]: {text}", None))
+        return out
+
+    def _shape_parts(self, shape: Element) -> list[str]:
+        if shape.tag == _TXBX:
+            return self._flat_parts(shape)
+        if shape.tag == _TEXTPATH:
+            return [text] if (text := " ".join((shape.get("string") or "").split())) else []
+        return self._diagram_parts(shape)
+
+    def _shape_blocks(self, shape: Element) -> list[Block]:
+        if shape.tag == _TXBX:  # a text box keeps its tables and notes as blocks
+            return self.blocks(shape)
+        parts = self._shape_parts(shape)
+        return [("\n".join(parts), None)] if parts else []
+
+    def _flat(self, shape: Element) -> str:
+        return " ".join(" ".join(self._shape_parts(shape)).split())
+
+    def _diagram_parts(self, rel_ids: Element) -> list[str]:
+        """A SmartArt diagram's node texts, from the data part its r:dm relationship names."""
+        source = self._diagram_sources.get(rel_ids, "")
+        kind, target = self._package.rels(source).get(rel_ids.get(f"{_R}dm") or "", ("", ""))
+        data = self._package.xml(target) if kind == "diagramData" else None
+        parts = []
+        for point in [] if data is None else data.iter(f"{_DGM}pt"):
+            if point.get("type", "node") in ("node", "asst"):  # not connectors or layout points
+                for p in point.iter(f"{_A}p"):
+                    if text := " ".join("".join(t.text or "" for t in p.iter(f"{_A}t")).split()):
+                        parts.append(text)
+        return parts
+
+    def _flat_parts(self, container: Element) -> list[str]:
+        """Every paragraph's text in a container, with nested tables and all shapes flattened in."""
+        parts: list[str] = []
+        for element in _children(container, _BLOCKS):
+            if element.tag == _TBL:
+                for tr in _children(element, _ROWS):
+                    for tc in _children(tr, _CELLS):
+                        parts.extend(self._flat_parts(tc))
+                continue
+            paragraph = self._paragraph(element)
+            parts.append(paragraph.text())
+            parts.extend(self._flat(shape) for shape in paragraph.floating)
+        return [part for part in parts if part]
+
+    def _table(self, tbl: Element) -> str:
+        """A Markdown table; merged cells keep their text in the first grid cell, ragged rows are padded."""
+        rows: list[list[str]] = []
+        for tr in _children(tbl, _ROWS):
+            row: list[str] = []
+            for tc in _children(tr, _CELLS):
+                row.append(" ".join(" ".join(self._flat_parts(tc)).split()).replace("|", "\\|"))
+                try:
+                    span = max(1, min(int(_val(tc.find(f"{_W}tcPr/{_W}gridSpan")) or 1), 64))
+                except ValueError:
+                    span = 1
+                row.extend([""] * (span - 1))
+            rows.append(row)
+        if not any(any(cell for cell in row) for row in rows):
+            return ""
+        width = max(len(row) for row in rows)
+        rows = [row + [""] * (width - len(row)) for row in rows]
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _read(path: Path, head: bytes) -> tuple[list[Block], list[Block], list[Block]]:
+    """(header, body, footer) blocks of a DOCX."""
+    with _open_zip(path, head) as zf:
+        reader = _Reader(_Package(zf))
+        headers, footers = reader.page_furniture()
+        return headers, reader.blocks(reader.body, headings=True), footers
+
+
+def parse_docx(path: Path) -> list[Section]:
+    """Sections of a DOCX split at Title/Heading 1..9 paragraphs, each with its heading path."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(_OLE_MAGIC))
+            # An OLE compound file: Word encrypts DOCX into one, and old binary .doc files are one.
+            encrypted = head == _OLE_MAGIC and _OLE_ENCRYPTED in fh.read()
+        if encrypted:
+            raise ParseError("encrypted DOCX: a password is required")
+        if head == _OLE_MAGIC:
+            raise ParseError("corrupt DOCX: this is an old binary Word (.doc) file; save it as .docx")
+        headers, body, footers = _read(path, head)
+    except OSError as exc:  # also a disk error or the file vanishing while the zip is read
+        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+    except RecursionError as exc:  # the walk recurses per XML level, and expat sets no depth limit
+        raise ParseError("corrupt DOCX: its XML is nested too deeply to be read") from exc
+
+    # (heading_path, blocks, has_body) per section; the first has no heading and opens with the headers.
+    sections: list[tuple[list[str], list[str], bool]] = [([], [text for text, _ in headers], bool(headers))]
+    stack: list[tuple[int, str]] = []
+    for text, level in body:
+        if level is None:
+            path_, blocks, _ = sections[-1]
+            blocks.append(text)
+            sections[-1] = (path_, blocks, True)
+            continue
+        title = " ".join(text.split())
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        sections.append(([t for _, t in stack], [title], False))
+    if footers:  # after the last section, but not under its heading
+        if sections[-1][0]:
+            sections.append(([], [], True))
+        path_, blocks, _ = sections[-1]
+        blocks.extend(text for text, _ in footers)
+        sections[-1] = (path_, blocks, True)
+
+    with_body = [s for s in sections if s[2]]
+    kept = with_body or [s for s in sections if s[1]]
+    if not kept:
+        raise ParseError("empty document: no text")
+    return [Section(text="\n\n".join(blocks), heading_path=path_) for path_, blocks, _ in kept]

@@ -1,0 +1,197 @@
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` server (Ollama, vLLM, text-embeddings-inference).
+
+The vectors are computed elsewhere, so this is all about the wire: batching, timeouts, retries with
+backoff on transient failures (5xx, 429, dropped connections, timeouts), and errors a user can read.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import httpx
+import numpy as np
+
+from desktop_app.core.models.embeddings.base import normalize
+
+log = logging.getLogger(__name__)
+
+# Transient: worth another try after a pause. 4xx other than 408/429 means the request itself is wrong.
+_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class EmbeddingError(RuntimeError):
+    """The embeddings server could not give vectors; the message is shown to the user as is."""
+
+
+def embeddings_url(base_url: str) -> str:
+    """The full endpoint from what a user types: ``host:port``, ``.../v1`` or ``.../v1/embeddings``."""
+    url = base_url.strip().rstrip("/")
+    if not url:
+        raise EmbeddingError("no embeddings server URL configured (embedding.url)")
+    if "://" not in url:
+        url = "http://" + url
+    if url.endswith("/embeddings"):
+        return url
+    if url.endswith("/v1"):
+        return url + "/embeddings"
+    return url + "/v1/embeddings"
+
+
+def openai_embedder_name(model: str, url: str) -> str:
+    """The ``name`` an OpenAICompatEmbedder for (model, url) will have, without building one."""
+    return f"openai:{model}@{urlsplit(embeddings_url(url)).netloc}"
+
+
+class OpenAICompatEmbedder:
+    """An Embedder over HTTP. ``dim`` is learnt from the first response (probing once if asked early)."""
+
+    def __init__(
+        self,
+        model: str,
+        url: str,
+        api_key: str = "",
+        *,
+        batch_size: int = 32,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        max_chars: int = 2000,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not model:
+            raise EmbeddingError("no embedding model name given (embedding.model = 'openai:<model>')")
+        self.model = model
+        self.url = embeddings_url(url)
+        self.batch_size = max(1, int(batch_size))
+        self.retries = max(0, int(retries))
+        self.backoff = backoff
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self._max_chars = max_chars
+        self._dim: int | None = None
+        self._sleep = sleep
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=transport,
+            trust_env=False,  # a local server must not be routed through a corporate proxy
+        )
+        self._host = urlsplit(self.url).netloc
+
+    # -- Embedder protocol -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return openai_embedder_name(self.model, self.url)
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._embed(["dimension probe"])  # the index needs the width before the first batch
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def max_chars(self) -> int:
+        return self._max_chars
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.document_prefix + t for t in texts])
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.query_prefix + t for t in texts])
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        out: list[np.ndarray] = []
+        for start in range(0, len(texts), self.batch_size):
+            # Servers reject over-long input (TEI: 413/validation error) rather than truncating.
+            batch = [(t[: self._max_chars] or " ") for t in texts[start : start + self.batch_size]]
+            out.append(self._post_batch(batch))
+        return normalize(np.concatenate(out, axis=0))
+
+    def _post_batch(self, batch: list[str]) -> np.ndarray:
+        payload = {"model": self.model, "input": batch, "encoding_format": "float"}
+        last_problem = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self._sleep(self.backoff * (2 ** (attempt - 1)))
+            try:
+                resp = self._client.post(self.url, json=payload)
+            except httpx.TimeoutException:
+                last_problem = "timed out"
+                log.warning("embeddings %s: timed out (attempt %d)", self._host, attempt + 1)
+                continue
+            except httpx.TransportError as exc:
+                last_problem = f"cannot connect ({type(exc).__name__}: {exc})"
+                log.warning("embeddings %s: %s (attempt %d)", self._host, last_problem, attempt + 1)
+                continue
+            if resp.status_code in _RETRY_STATUS:
+                last_problem = f"HTTP {resp.status_code}: {_snippet(resp)}"
+                log.warning("embeddings %s: %s (attempt %d)", self._host, last_problem, attempt + 1)
+                continue
+            if resp.status_code in (401, 403):
+                raise EmbeddingError(
+                    f"embeddings server {self._host} refused the request (HTTP {resp.status_code}): "
+                    "check embedding.api_key"
+                )
+            if resp.status_code == 404:
+                raise EmbeddingError(
+                    f"embeddings server {self._host} has no {urlsplit(self.url).path} or no model "
+                    f"'{self.model}' (HTTP 404: {_snippet(resp)})"
+                )
+            if resp.status_code >= 400:
+                raise EmbeddingError(
+                    f"embeddings server {self._host} rejected the request "
+                    f"(HTTP {resp.status_code}: {_snippet(resp)})"
+                )
+            return self._parse(resp, len(batch))
+        raise EmbeddingError(
+            f"embeddings server {self._host} failed after {self.retries + 1} attempts: {last_problem}"
+        )
+
+    def _parse(self, resp: httpx.Response, expected: int) -> np.ndarray:
+        try:
+            data = resp.json()["data"]
+            rows = sorted(data, key=lambda d: d.get("index", 0))  # the spec allows any order
+            vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise EmbeddingError(
+                f"embeddings server {self._host} sent an answer that is not an embeddings list: "
+                f"{_snippet(resp)}"
+            ) from exc
+        if vectors.ndim != 2 or vectors.shape[0] != expected:
+            raise EmbeddingError(
+                f"embeddings server {self._host} returned {vectors.shape[0] if vectors.ndim else 0} "
+                f"vectors for {expected} inputs"
+            )
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"embeddings server {self._host} changed dimension from {self._dim} to {vectors.shape[1]}: "
+                "was the model swapped? Re-index with `kdesk reindex`."
+            )
+        return vectors
+
+
+def _snippet(resp: httpx.Response, limit: int = 200) -> str:
+    text = resp.text.strip().replace("\n", " ")
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+OpenAIEmbedder = OpenAICompatEmbedder  # the name make_embedder() imports

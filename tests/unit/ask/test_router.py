@@ -1,0 +1,173 @@
+"""Router: heuristics in both languages, the LLM path through a scripted ChatModel, modes, bench."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from desktop_app.bench.router import SET_PATH, load_set, run_router_bench
+from desktop_app.core.ask.router import Router, heuristic_route, parse_route, rewrite_followup
+from desktop_app.core.config import RouterConfig
+from desktop_app.core.models.llm.base import LLMError
+
+
+class ScriptedModel:
+    """A ChatModel that replies with fixed text (or raises), recording what it was sent."""
+
+    name = "scripted"
+    context_window = 2048
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+        self.calls: list[dict] = []
+
+    def stream(
+        self, messages, json_schema=None, max_tokens=None, temperature=None, cancel=None, timeout=None
+    ):
+        self.calls.append({"messages": messages, "json_schema": json_schema, "timeout": timeout})
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        yield self.reply
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Hi!",
+        "thanks a lot",
+        "Good morning",
+        "你好",
+        "谢谢！",
+        "What is 12 * 7?",
+        "3加5等于几？",
+        "Translate 'hello' into French",
+        "把“谢谢”翻译成英文",
+        "写一首关于秋天的诗",
+    ],
+)
+def test_heuristic_keeps_chat_arithmetic_and_translation_away_from_the_documents(message):
+    route = heuristic_route(message)
+    assert route.use_rag is False and route.search_query == "" and route.by == "heuristic"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What do African grey parrots eat?",
+        "Where does the scarlet macaw live?",
+        "非洲灰鹦鹉吃什么？",
+        "文档里关于保修期是怎么规定的？",
+        "Summarize the installation steps",
+    ],
+)
+def test_heuristic_sends_questions_to_retrieval(message):
+    route = heuristic_route(message)
+    assert route.use_rag is True and route.search_query
+
+
+def test_followup_is_rewritten_with_the_last_subject_in_both_languages():
+    en = heuristic_route("What does it eat?", last_subject="African grey parrot")
+    assert en.is_followup and en.use_rag and en.search_query == "What does African grey parrot eat"
+    zh = heuristic_route("它吃什么？", last_subject="金刚鹦鹉")
+    assert zh.is_followup and zh.search_query == "金刚鹦鹉吃什么"
+    assert rewrite_followup("How long do they live?", "macaw") == "How long do macaw live"
+    assert rewrite_followup("那寿命呢？", "鸮鹦鹉").startswith("鸮鹦鹉")
+
+
+def test_pronoun_without_a_subject_is_not_a_followup():
+    route = heuristic_route("What does it eat?")
+    assert route.use_rag and not route.is_followup
+
+
+def test_retrieval_evidence_decides_messages_without_markers():
+    assert heuristic_route("parrot diet", probe=lambda q: 0.6, min_hit_score=0.35).use_rag is True
+    low = heuristic_route("parrot diet", probe=lambda q: 0.1, min_hit_score=0.35)
+    assert low.use_rag is False and "evidence 0.10" in low.reason
+
+
+def test_llm_route_uses_schema_fewshot_and_last_subject():
+    model = ScriptedModel(json.dumps({"is_followup": True, "use_rag": True, "search_query": "macaw diet"}))
+    router = Router(model, RouterConfig(timeout=7))
+    route = router.route("what does it eat?", last_subject="macaw")
+    assert (route.use_rag, route.is_followup, route.search_query, route.by) == (
+        True,
+        True,
+        "macaw diet",
+        "llm",
+    )
+    call = model.calls[0]
+    assert call["json_schema"]["required"] == ["is_followup", "use_rag", "search_query"]
+    assert call["timeout"] == 7
+    assert call["messages"][-1]["content"] == "last_subject: macaw\nmessage: what does it eat?"
+    assert any("它吃什么" in m["content"] for m in call["messages"])  # Chinese few-shot present
+
+
+def test_chinese_message_gets_the_chinese_router_prompt():
+    model = ScriptedModel('{"is_followup": false, "use_rag": false, "search_query": ""}')
+    Router(model).route("你好")
+    assert "路由" in model.calls[0]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["I think you should search", '{"use_rag": "maybe"}', LLMError("timed out", "timeout"), ""],
+)
+def test_unusable_llm_answers_fall_back_to_heuristics(reply):
+    route = Router(ScriptedModel(reply)).route("What do parrots eat?")
+    assert route.by == "heuristic" and route.use_rag and "LLM router failed" in route.reason
+
+
+def test_parse_route_tolerates_fences_and_string_booleans():
+    route = parse_route(
+        '```json\n{"is_followup": "false", "use_rag": "true", "search_query": ""}\n```', "Parrot diet?"
+    )
+    assert route.use_rag and not route.is_followup and route.search_query == "Parrot diet"
+
+
+def test_modes_always_and_never_skip_the_llm():
+    model = ScriptedModel("{}")
+    router = Router(model)
+    never = router.route("What do parrots eat?", mode="never")
+    always = router.route("hello", mode="always")
+    assert (never.use_rag, never.by) == (False, "mode")
+    assert (always.use_rag, always.search_query, always.by) == (True, "hello", "mode")
+    assert router.route("it eats what?", last_subject="kea", mode="always").search_query.startswith("kea")
+    assert model.calls == []
+    with pytest.raises(ValueError):
+        router.route("x", mode="sometimes")
+
+
+def test_router_set_is_labelled_in_both_languages_and_heuristics_score_it():
+    rows = load_set(SET_PATH)
+    assert len(rows) >= 60
+    assert {r["lang"] for r in rows} == {"en", "zh"}
+    assert {"small_talk", "arithmetic", "translation", "document", "followup"} <= {
+        r["category"] for r in rows
+    }
+    report = run_router_bench(
+        SET_PATH, ScriptedModel('{"is_followup": false, "use_rag": true, "search_query": "x"}')
+    )
+    assert report["heuristic"]["use_rag_accuracy"] >= 0.9
+    # An LLM that always says "retrieve" is right exactly on the retrieval rows.
+    expected = sum(r["use_rag"] for r in rows) / len(rows)
+    assert report["llm"]["use_rag_accuracy"] == pytest.approx(expected, abs=0.001)
+
+
+def test_no_document_markers_override_an_llm_that_retrieves_for_everything():
+    always = '{"is_followup": false, "use_rag": true, "search_query": "x"}'
+    route = Router(ScriptedModel(always)).route("What is 17 * 23?")
+    assert (route.use_rag, route.by) == (False, "heuristic") and "overrides" in route.reason
+    assert Router(ScriptedModel(always)).route("What do parrots eat?").by == "llm"
+    trusting = Router(ScriptedModel(always), RouterConfig(markers_override=False))
+    assert trusting.route("What is 17 * 23?").use_rag is True
+
+
+def test_bench_reports_the_llm_path_with_marker_overrides():
+    report = run_router_bench(
+        SET_PATH, ScriptedModel('{"is_followup": false, "use_rag": true, "search_query": "x"}')
+    )
+    assert report["llm_with_markers"]["use_rag_accuracy"] > report["llm"]["use_rag_accuracy"]

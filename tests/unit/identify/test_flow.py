@@ -1,0 +1,367 @@
+"""The identify flow: confidence branches, feature queries, the no-LLM vote, the LLM decision, events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from desktop_app.core.config import Config, IdentifyConfig
+from desktop_app.core.events import Answer, Classified, Decision, Error, FeatureQueries, Retrieved, Warning
+from desktop_app.core.identify.classifier import get_classifier
+from desktop_app.core.identify.colours import ColourProfile
+from desktop_app.core.identify.flow import (
+    HIGH,
+    LOW,
+    MEDIUM,
+    UNCERTAIN,
+    Identifier,
+    IdentifyResult,
+    confidence_level,
+    evidence_vote,
+    needs_retrieval,
+)
+from desktop_app.core.identify.gallery import GalleryMatch
+from desktop_app.core.library.documents import Hit
+
+NOTES = {
+    "Scarlet Macaw": "# Scarlet Macaw\n\n**Colours:** scarlet red body; a yellow band on the upper wing; blue flight "
+    "feathers; bare white face.\n\nThe yellow wing band marks the species. A large parrot of the American tropics.",
+    "Hyacinth Macaw": "# Hyacinth Macaw\n\n**Colours:** cobalt blue all over; yellow eye ring; black bill.\n\n"
+    "The largest flying parrot.",
+    "Galah": "# Galah\n\n**Colours:** rose pink face and breast; grey back and wings.\n\nA cockatoo of Australia.",
+}
+
+
+def _hit(name: str, text: str) -> Hit:
+    slug = name.lower().replace(" ", "-")
+    return Hit(f"{slug}-chunk-0", slug, text, f"parrots/{slug}.md", None, 0, 1, 1.0, vector_score=0.5)
+
+
+class FakeSearch:
+    """Word-overlap search over NOTES; records the queries it was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def __call__(self, queries, top_k, scope):
+        self.calls.append(list(queries))
+        hits = []
+        for name, text in NOTES.items():
+            words = {w for q in queries for w in q.lower().replace("/", " ").split() if len(w) > 3}
+            overlap = sum(w in text.lower() for w in words)
+            if overlap:
+                hits.append((overlap, _hit(name, text)))
+        return [h for _, h in sorted(hits, key=lambda x: -x[0])][:top_k]
+
+
+class FakeGallery:
+    def __init__(self, matches: list[tuple[str, float]]) -> None:
+        self.matches = [
+            GalleryMatch(f"id{i}", label, f"{label}/{i}.jpg", sim) for i, (label, sim) in enumerate(matches)
+        ]
+
+    def nearest(self, feature, k=10, scope=None):
+        return self.matches[:k]
+
+
+class FakeChat:
+    name = "fake"
+    context_window = 4096
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.schemas: list[dict] = []
+
+    def stream(self, messages, json_schema=None, max_tokens=None, temperature=None, cancel=None):
+        self.schemas.append(json_schema)
+        yield self.reply
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def coral(shared_data) -> Path:
+    get_classifier().load()  # the process-wide model: loaded once for all vision tests
+    return shared_data / "images" / "coral"
+
+
+def _identifier(gallery, chat=None, **cfg) -> tuple[Identifier, FakeSearch]:
+    config = Config()
+    # Fixed calibration so the fake similarities below land in known levels whatever the defaults.
+    cfg = {"temperature": 0.05, "reject_similarity": 0.70, "high": 0.8, "medium": 0.5, **cfg}
+    for k, v in cfg.items():
+        setattr(config.identify, k, v)
+    search = FakeSearch()
+    return Identifier(None, chat, config, search=search, gallery=gallery), search
+
+
+# ------------------------------------------------------------------ the rule
+def test_confidence_levels_follow_the_configured_thresholds():
+    cfg = IdentifyConfig(high=0.8, medium=0.5)
+    assert confidence_level(0.9, cfg) == HIGH
+    assert confidence_level(0.8, cfg) == HIGH
+    assert confidence_level(0.6, cfg) == MEDIUM
+    assert confidence_level(0.49, cfg) == LOW
+
+
+def test_parrot_set_rule_decides_when_to_retrieve():
+    cfg = IdentifyConfig(medium_retrieve_below=0.65, unknown_retrieve_below=0.75)
+    assert needs_retrieval(LOW, 0.45, cfg) is True
+    assert needs_retrieval(MEDIUM, 0.60, cfg) is True
+    assert needs_retrieval(MEDIUM, 0.70, cfg) is False
+    assert needs_retrieval(HIGH, 0.95, cfg) is False
+    assert needs_retrieval(None, 0.70, cfg) is True
+    assert needs_retrieval(None, 0.80, cfg) is False
+
+
+# ------------------------------------------------------------------ branches through the flow
+def test_high_confidence_names_the_species_with_a_retrieved_summary(coral):
+    ident, search = _identifier(
+        FakeGallery([("Scarlet Macaw", 0.97), ("Scarlet Macaw", 0.95), ("Galah", 0.55)])
+    )
+    events = list(ident.run(coral / "parrot.jpg"))
+    kinds = [type(e) for e in events]
+    assert kinds == [Classified, FeatureQueries, Retrieved, Decision, Answer]
+    cls = events[0]
+    assert cls.confidence_level == HIGH and cls.low_confidence is False
+    assert cls.candidates[0] == {
+        "name": "Scarlet Macaw",
+        "score": cls.candidates[0]["score"],
+        "source": "gallery",
+        "photo": "Scarlet Macaw/0.jpg",
+    }
+    assert any(c["source"] == "imagenet" and c["name"] == "macaw" for c in cls.candidates)
+    assert events[1].queries == []  # no feature queries on the confident path
+    assert search.calls == [["Scarlet Macaw"]]
+    assert events[3].decision["final_name"] == "Scarlet Macaw"
+    answer = events[4]
+    assert "Scarlet Macaw" in answer.text and "yellow band" in answer.text
+    assert answer.citations and answer.citations[0].source == "parrots/scarlet-macaw.md"
+
+
+def test_medium_confidence_above_065_does_not_retrieve(coral):
+    ident, search = _identifier(
+        FakeGallery([("Scarlet Macaw", 0.80), ("Galah", 0.70)]), high=0.99, medium=0.5
+    )
+    result = ident.identify(coral / "parrot.jpg")
+    assert result.confidence_level == MEDIUM and 0.65 <= result.confidence_score < 0.99
+    assert result.low_confidence is False and result.feature_queries == []
+    assert result.decision["final_name"] == "Scarlet Macaw"
+
+
+def test_medium_confidence_below_065_runs_the_fallback(coral):
+    ident, _ = _identifier(
+        FakeGallery([("Scarlet Macaw", 0.78), ("Hyacinth Macaw", 0.76)]), high=0.9, medium=0.3
+    )
+    result = ident.identify(coral / "parrot.jpg")
+    assert result.confidence_level == MEDIUM and result.confidence_score < 0.65
+    assert result.low_confidence is True and len(result.feature_queries) == 3
+
+
+def test_low_confidence_gathers_evidence_and_the_vote_picks_the_matching_colours(coral):
+    gallery = FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715), ("Galah", 0.71)])
+    # A lower evidence lead than the default, so this real photo's colour match can override.
+    ident, search = _identifier(gallery, vote_evidence_lead=0.2)
+    events = list(ident.run(coral / "parrot.jpg"))
+    assert [type(e) for e in events] == [Classified, FeatureQueries, Retrieved, Decision, Answer]
+    cls, fq, retrieved, decision, answer = events
+    assert cls.confidence_level == LOW and cls.low_confidence is True
+    assert cls.candidates[0]["name"] == "Hyacinth Macaw"  # the gallery alone would be wrong
+    assert fq.queries[0] == "Hyacinth Macaw / Scarlet Macaw / Galah: differences and identification keys"
+    assert fq.queries[1] == fq.visual_description and "red" in fq.visual_description
+    assert fq.queries[2].startswith("Hyacinth Macaw: appearance")
+    assert search.calls[0] == fq.queries  # one multi-query retrieval
+    ids = [h.chunk_id for h in retrieved.hits]
+    assert len(ids) == len(set(ids)) <= 6  # top 2 per query, deduplicated
+    d = decision.decision
+    assert set(d) == {"final_name", "reasoning", "need_more_info", "followup"}
+    assert d["final_name"] == "Scarlet Macaw" and d["need_more_info"] is False
+    assert "red" in d["reasoning"]
+    assert answer.text.startswith("This looks like Scarlet Macaw")
+    assert "fit the observed colours clearly better" in d["reasoning"]
+
+
+def test_by_default_the_gallery_pick_stands_unless_the_notes_clearly_disagree(coral):
+    # The same near-tie: Scarlet's notes match this photo better, but not by the default lead
+    # (colour names are coarse; looser overrides cost accuracy on the parrot benchmarks).
+    gallery = FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715), ("Galah", 0.71)])
+    ident, _ = _identifier(gallery)
+    result = ident.identify(coral / "parrot.jpg")
+    assert result.decision["final_name"] == "Hyacinth Macaw"
+    assert ident.last_ranking[:3] == ["Hyacinth Macaw", "Scarlet Macaw", "Galah"]
+
+
+def test_a_photo_far_from_every_reference_is_named_only_as_a_guess(coral):
+    # p(none of these) between reject_tentative and reject_uncertain: the nearest label, with a
+    # request for a better photo.
+    gallery = FakeGallery([("Scarlet Macaw", 0.60), ("Hyacinth Macaw", 0.55)])
+    ident, _ = _identifier(gallery, reject_tentative=0.5, reject_uncertain=0.999)
+    result = ident.identify(coral / "parrot.jpg")
+    d = result.decision
+    assert d["final_name"] == "Scarlet Macaw" and d["need_more_info"] is True
+    assert "nearest guess" in d["reasoning"] and "photo" in d["followup"]
+
+
+def test_owl_comes_out_low_and_uncertain_with_a_followup_request(coral):
+    clf = get_classifier()
+    parrots = clf.embed([coral / "parrot.jpg"])
+
+    class RealGallery:  # the owl against a gallery holding a real macaw photo
+        def nearest(self, feature, k=10, scope=None):
+            sim = float(parrots[0] @ feature)
+            return [GalleryMatch("p", "Scarlet Macaw", "Scarlet Macaw/1.jpg", sim)]
+
+    ident, _ = _identifier(RealGallery())
+    result = ident.identify(coral / "owl.jpg")
+    assert result.confidence_level == LOW
+    assert result.decision["final_name"] == UNCERTAIN
+    assert result.decision["need_more_info"] is True and "photo" in result.decision["followup"]
+    assert "can't identify" in result.answer
+
+
+# ------------------------------------------------------------------ the vote
+def _profile(**shares: float) -> ColourProfile:
+    return ColourProfile(dict(sorted(shares.items(), key=lambda kv: -kv[1])), np.zeros(27, np.float32))
+
+
+def test_vote_prefers_the_candidate_whose_notes_match_the_observed_colours():
+    cands = [
+        {"name": "Galah", "score": 0.4, "source": "gallery"},
+        {"name": "Scarlet Macaw", "score": 0.35, "source": "gallery"},
+    ]
+    hits = [_hit(n, t) for n, t in NOTES.items()]
+    d = evidence_vote(cands, _profile(red=0.5, blue=0.2, yellow=0.2, white=0.1), hits)
+    assert d["final_name"] == "Scarlet Macaw" and d["need_more_info"] is False
+    d = evidence_vote(cands, _profile(pink=0.6, grey=0.4), hits)
+    assert d["final_name"] == "Galah"
+
+
+def test_vote_is_honestly_uncertain_when_the_margin_is_small():
+    twin = "**Colours:** green body, red forehead."
+    cands = [
+        {"name": "Alpha Parrot", "score": 0.30, "source": "gallery"},
+        {"name": "Beta Parrot", "score": 0.29, "source": "gallery"},
+    ]
+    hits = [_hit("Alpha Parrot", "Alpha Parrot. " + twin), _hit("Beta Parrot", "Beta Parrot. " + twin)]
+    d = evidence_vote(cands, _profile(green=0.8, red=0.2), hits)
+    assert d["final_name"] == UNCERTAIN and d["need_more_info"] is True
+    assert "Alpha Parrot" in d["followup"] and "Beta Parrot" in d["followup"]
+
+
+def test_vote_reads_notes_only_for_contenders_not_for_far_runner_ups():
+    # Scarlet Macaw is far behind; the only text mentioning it is another species' note, which
+    # must not be presented as its notes.
+    cands = [
+        {"name": "Galah", "score": 0.60, "source": "gallery"},
+        {"name": "Scarlet Macaw", "score": 0.05, "source": "gallery"},
+    ]
+    hits = [
+        _hit("Galah", NOTES["Galah"]),
+        _hit("Catalina Macaw", "Catalina Macaw: a hybrid of Scarlet Macaw and blue-and-yellow macaw."),
+    ]
+    d = evidence_vote(cands, _profile(pink=0.6, grey=0.4), hits)
+    assert d["final_name"] == "Galah"
+    assert "Galah: notes (parrots/galah.md)" in d["reasoning"] and "catalina" not in d["reasoning"]
+
+
+def test_vote_ignores_negated_colours_in_notes():
+    cands = [
+        {"name": "White Cockatoo", "score": 0.5, "source": "gallery"},
+        {"name": "Galah", "score": 0.5, "source": "gallery"},
+    ]
+    hits = [
+        _hit("White Cockatoo", "White Cockatoo: white all over, no yellow or pink crest."),
+        _hit("Galah", NOTES["Galah"]),
+    ]
+    d = evidence_vote(cands, _profile(white=0.9, grey=0.1), hits)
+    assert d["final_name"] == "White Cockatoo"
+
+
+# ------------------------------------------------------------------ the LLM decision
+def test_llm_decision_is_used_and_its_schema_allows_only_candidates(coral):
+    reply = json.dumps(
+        {
+            "final_name": "Scarlet Macaw",
+            "reasoning": "Red body, yellow wing band [1].",
+            "need_more_info": False,
+            "followup": "",
+        }
+    )
+    chat = FakeChat(reply)
+    ident, _ = _identifier(FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715)]), chat=chat)
+    result = ident.identify(coral / "parrot.jpg", question="What parrot is this?")
+    assert result.decision["final_name"] == "Scarlet Macaw" and result.warnings == []
+    enum = chat.schemas[-1]["properties"]["final_name"]["enum"]
+    assert "Scarlet Macaw" in enum and "Hyacinth Macaw" in enum and enum[-1] == UNCERTAIN
+    assert "macaw" in enum  # the ImageNet candidates are allowed too
+
+
+@pytest.mark.parametrize("reply", ["not json at all", '{"final_name": "Kakapo", "reasoning": "x"}'])
+def test_llm_garbage_falls_back_to_the_vote(coral, reply):
+    ident, _ = _identifier(
+        FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715)]),
+        chat=FakeChat(reply),
+        vote_evidence_lead=0.2,
+    )
+    events = list(ident.run(coral / "parrot.jpg"))
+    warnings = [e for e in events if isinstance(e, Warning)]
+    assert warnings and "evidence vote" in warnings[0].message
+    decision = next(e for e in events if isinstance(e, Decision)).decision
+    assert decision["final_name"] == "Scarlet Macaw"
+
+
+def test_unreadable_photo_yields_an_error_event(tmp_path):
+    bad = tmp_path / "broken.jpg"
+    bad.write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
+    ident, _ = _identifier(FakeGallery([]))
+    events = list(ident.run(bad))
+    assert len(events) == 1 and isinstance(events[0], Error) and "broken.jpg" in events[0].message
+
+
+def test_result_json_has_the_cli_contract_keys(coral):
+    ident, _ = _identifier(FakeGallery([("Galah", 0.5)]))
+    out = ident.identify(coral / "bird.bmp").to_dict()
+    for key in (
+        "candidates",
+        "confidence_level",
+        "low_confidence",
+        "visual_description",
+        "feature_queries",
+        "hits",
+        "decision",
+    ):
+        assert key in out
+    assert out["confidence_level"] == LOW
+    json.dumps(out)  # serialisable as is
+    assert IdentifyResult.from_events([]).confidence_level == LOW
+
+
+def test_assistant_identify_sets_the_conversation_subject(coral):
+    from desktop_app.core.ask.assistant import Assistant
+
+    class NotesKB:  # no gallery: ImageNet alone names the bird
+        config = Config()
+
+        def search_many(self, queries, top_k=None, scope=None):
+            return [_hit("macaw", "macaw: large, long-tailed, brightly coloured parrots.")]
+
+        def search(self, query, top_k=None, scope=None):
+            return self.search_many([query], top_k, scope)
+
+    assistant = Assistant(NotesKB(), None)
+    conv = assistant.new_conversation()
+    events = list(assistant.identify(coral / "parrot.jpg", conversation=conv))
+    cls = next(e for e in events if isinstance(e, Classified))
+    assert cls.candidates[0] == {
+        "name": "macaw",
+        "score": cls.candidates[0]["score"],
+        "source": "imagenet",
+        "zh": "金刚鹦鹉",
+    }
+    assert cls.confidence_level == HIGH
+    assert conv.last_subject == "macaw"
+    assert conv.history[-1]["role"] == "assistant" and "macaw" in conv.history[-1]["content"]

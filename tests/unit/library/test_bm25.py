@@ -1,0 +1,228 @@
+"""KeywordIndex: tokenization, incremental updates, scopes, persistence and recovery."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from desktop_app.core.library.bm25 import FILE_NAME, KeywordIndex, tokenize
+from desktop_app.core.library.documents import Chunk
+
+
+def chunk(doc_id: str, i: int, text: str, scope: str = "shared", heading: list[str] | None = None) -> Chunk:
+    return Chunk(
+        id=f"{doc_id}-chunk-{i}",
+        doc_id=doc_id,
+        text=text,
+        source=f"{doc_id}.txt",
+        page=None,
+        heading_path=heading or [],
+        chunk_index=i,
+        total_chunks=1,
+        char_start=0,
+        char_end=len(text),
+        scope=scope,
+    )
+
+
+def fill(index: KeywordIndex) -> None:
+    index.upsert(
+        [
+            chunk("parrots", 0, "African grey parrots are known for their intelligence and mimicry."),
+            chunk("parrots", 1, "Macaws have long tails and bright red, blue and yellow feathers."),
+            chunk("cooking", 0, "Boil the pasta in salted water for ten minutes."),
+            chunk("zh", 0, "金刚鹦鹉的羽毛颜色鲜艳，尾巴很长。"),
+        ]
+    )
+
+
+def test_tokenize_stems_english_and_drops_stopwords():
+    assert tokenize("The parrots were flying") == ["parrot", "fli"]
+
+
+def test_tokenize_gives_chinese_words_and_bigrams_within_mixed_text():
+    tokens = tokenize("BM25算法的原理")
+    assert tokens[0] == "bm25"
+    assert {"算法", "原理"} <= set(tokens)  # jieba words
+    assert {"法的", "的原"} <= set(tokens)  # character bigrams
+    assert tokenize("鸟") == ["鸟"]
+    assert tokenize("  ,,, ") == []
+
+
+def test_search_ranks_matching_chunk_first_with_positive_scores(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    hits = index.search("which parrot mimics speech?", k=5)
+    assert hits[0][0] == "parrots-chunk-0"
+    assert all(score > 0 for _, score in hits)
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert index.search("金刚鹦鹉的尾巴", k=3)[0][0] == "zh-chunk-0"
+
+
+def test_search_leaves_out_chunks_without_any_query_term(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    assert [cid for cid, _ in index.search("pasta", k=10)] == ["cooking-chunk-0"]
+    assert index.search("submarine", k=10) == []
+    assert index.search("the of and", k=10) == []  # stopwords only
+
+
+def test_search_respects_k(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk(f"d{i}", 0, f"parrot number {i}") for i in range(20)])
+    assert len(index.search("parrot", k=7)) == 7
+
+
+def test_upsert_replaces_all_previous_chunks_of_a_document(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.upsert([chunk("parrots", 0, "Cockatoos raise their crest when excited.")])
+    assert index.search("macaw tails", k=5) == []
+    assert index.search("cockatoo crest", k=5)[0][0] == "parrots-chunk-0"
+    assert index.doc_ids() == {"parrots", "cooking", "zh"}
+    assert len(index) == 3
+
+
+def test_delete_docs_removes_their_chunks(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.delete_docs(["parrots", "unknown-doc"])
+    assert index.doc_ids() == {"cooking", "zh"}
+    assert index.search("parrot", k=5) == []
+
+
+def test_scopes_filter_search(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk("a", 0, "parrot shared notes")])
+    index.upsert([chunk("b", 0, "parrot notes of the vet", scope="vet")])
+    assert {c for c, _ in index.search("parrot", 5, scopes={"shared"})} == {"a-chunk-0"}
+    assert {c for c, _ in index.search("parrot", 5, scopes={"shared", "vet"})} == {"a-chunk-0", "b-chunk-0"}
+    assert {c for c, _ in index.search("parrot", 5)} == {"a-chunk-0", "b-chunk-0"}
+
+
+def test_heading_path_is_searchable_in_every_chunk(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk("d", 3, "they eat seeds and fruit", heading=["Kakapo"])])
+    assert index.search("kakapo", 5)[0][0] == "d-chunk-3"
+
+
+def test_flush_persists_and_a_new_instance_reloads(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    before = index.search("parrot intelligence", 5)
+    index.flush()
+    assert not list(tmp_path.glob("*.tmp"))
+    again = KeywordIndex(tmp_path)
+    assert again.load_error is None
+    assert again.doc_ids() == {"parrots", "cooking", "zh"}
+    assert again.search("parrot intelligence", 5) == before
+
+
+def test_changes_after_flush_are_not_persisted_until_next_flush(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.flush()
+    index.delete_docs(["cooking"])
+    assert "cooking" in KeywordIndex(tmp_path).doc_ids()
+    index.flush()
+    assert "cooking" not in KeywordIndex(tmp_path).doc_ids()
+
+
+def test_search_sees_updates_made_after_the_model_was_built(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    assert index.search("kiwi", 5) == []
+    index.upsert([chunk("kiwi", 0, "The kiwi is a flightless bird.")])
+    assert index.search("kiwi", 5)[0][0] == "kiwi-chunk-0"
+
+
+def test_corrupt_file_starts_empty_with_a_reason(tmp_path: Path):
+    (tmp_path / FILE_NAME).write_text("{not json", encoding="utf-8")
+    index = KeywordIndex(tmp_path)
+    assert index.doc_ids() == set()
+    assert index.load_error and "rebuilt" in index.load_error
+    fill(index)  # the KnowledgeBase re-feeds it
+    index.flush()
+    assert KeywordIndex(tmp_path).doc_ids() == {"parrots", "cooking", "zh"}
+
+
+def test_file_from_another_tokenizer_version_is_discarded(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    index.flush()
+    data = json.loads((tmp_path / FILE_NAME).read_text(encoding="utf-8"))
+    data["tokenizer"] = "old"
+    (tmp_path / FILE_NAME).write_text(json.dumps(data), encoding="utf-8")
+    assert KeywordIndex(tmp_path).doc_ids() == set()
+
+
+def test_missing_directory_and_empty_index_are_fine(tmp_path: Path):
+    index = KeywordIndex(tmp_path / "not" / "yet")
+    assert index.search("anything", 5) == []
+    index.flush()
+    assert (tmp_path / "not" / "yet" / FILE_NAME).exists()
+
+
+def test_chunk_with_no_terms_does_not_break_the_index(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert([chunk("empty", 0, "... !!!"), chunk("full", 0, "parrot")])
+    assert index.search("parrot", 5) == [("full-chunk-0", index.search("parrot", 5)[0][1])]
+    assert index.doc_ids() == {"empty", "full"}
+
+
+def test_score_chunks_gives_scores_for_named_chunks_only(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    top = dict(index.search("parrot intelligence", 5))
+    got = index.score_chunks("parrot intelligence", ["parrots-chunk-0", "cooking-chunk-0", "nope"])
+    assert got["parrots-chunk-0"] == top["parrots-chunk-0"]
+    assert got["cooking-chunk-0"] == 0.0
+    assert "nope" not in got
+
+
+def test_search_docs_scores_whole_documents_even_when_terms_are_spread_over_chunks(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    index.upsert(
+        [
+            chunk("kakapo", 0, "The kakapo is a flightless parrot.", heading=["Kakapo"]),
+            chunk("kakapo", 1, "It is active at night and feeds on rimu fruit.", heading=["Kakapo"]),
+            chunk("kea", 0, "The kea is an alpine parrot that is active by day.", heading=["Kea"]),
+            chunk("pasta", 0, "Boil the pasta at night or by day.", heading=["Pasta"]),
+        ]
+    )
+    docs = index.search_docs("flightless parrot active at night", k=5)
+    # No chunk of the kakapo holds all three terms; the document does.
+    assert docs[0][0] == "kakapo" and docs[0][1] > docs[1][1] > 0
+    assert [d for d, _ in docs] == ["kakapo", "kea", "pasta"]
+    assert index.search_docs("kakapo", k=1, scopes={"other"}) == []
+    assert index.score_docs("flightless parrot active at night", ["kakapo", "nope"]) == {"kakapo": docs[0][1]}
+    # Its best chunk for the query comes first; with no matching chunk, chunk order.
+    assert [c for c, _ in index.best_chunks("rimu fruit", "kakapo", 2)] == [
+        "kakapo-chunk-1",
+        "kakapo-chunk-0",
+    ]
+    assert [c for c, _ in index.best_chunks("zebra", "kakapo", 1)] == ["kakapo-chunk-0"]
+
+
+def test_document_terms_count_overlap_and_repeated_headings_once(tmp_path: Path):
+    overlap = "Rangers weigh every kakapo each month."
+    one = KeywordIndex(tmp_path / "one")
+    one.upsert([chunk("d", 0, "Kakapo nest on the ground. " + overlap, heading=["Kakapo"])])
+    split = KeywordIndex(tmp_path / "split")
+    split.upsert(
+        [
+            chunk("d", 0, "Kakapo nest on the ground. " + overlap, heading=["Kakapo"]),
+            chunk("d", 1, overlap + " They breed in rimu years.", heading=["Kakapo"]),
+        ]
+    )
+    for index in (one, split):
+        index.upsert([chunk("other", 0, "Kea live in the mountains.", heading=["Kea"])])
+    entries = split._entries
+    assert entries["d-chunk-1"].skip == len(tokenize(overlap))
+    # The split document scores "weigh" no higher than the single chunk: the repeated heading
+    # and the overlap sentence are not counted twice (only "rimu"/"breed"/"year" were added).
+    assert split.score_docs("weigh", ["d"])["d"] < one.score_docs("weigh", ["d"])["d"] * 1.01
+    split.flush()
+    again = KeywordIndex(tmp_path / "split")
+    assert again.search_docs("rimu kakapo", 2) == split.search_docs("rimu kakapo", 2)
+    assert again._entries["d-chunk-1"].skip == entries["d-chunk-1"].skip

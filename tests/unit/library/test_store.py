@@ -1,0 +1,49 @@
+"""ChromaStore on a real embedded Chroma: ids-only queries and vector reads agree with full hits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from desktop_app.core.library.documents import Chunk
+from desktop_app.core.library.store import ChromaStore, make_client
+
+
+def _chunks(n: int) -> list[Chunk]:
+    return [
+        Chunk(
+            id=f"d{i}-chunk-0",
+            doc_id=f"d{i}",
+            text=f"text {i}",
+            source=f"f{i}.md",
+            page=None,
+            heading_path=[],
+            chunk_index=0,
+            total_chunks=1,
+            char_start=0,
+            char_end=6,
+            section_index=0,
+            scope="shared",
+        )
+        for i in range(n)
+    ]
+
+
+def test_query_ids_matches_full_query_and_vectors_round_trip(tmp_path):
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((40, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    store = ChromaStore(make_client(tmp_path), "chunks__test__16")
+    store.upsert(_chunks(40), vecs)
+    q = vecs[[5, 17]] + 0.01
+    full = store.query(q, 7)
+    light = store.query_ids(q, 7)
+    assert [[h.chunk_id for h in hits] for hits in full] == [[cid for cid, _ in row] for row in light]
+    assert light[0][0][0] == "d5-chunk-0" and light[1][0][0] == "d17-chunk-0"
+    for hits, row in zip(full, light):
+        for h, (_, score) in zip(hits, row):
+            assert abs(h.vector_score - score) < 1e-6
+    got = store.vectors(["d3-chunk-0", "d9-chunk-0", "missing"])
+    assert set(got) == {"d3-chunk-0", "d9-chunk-0"}
+    assert np.allclose(got["d9-chunk-0"], vecs[9], atol=1e-6)
+    assert store.query_ids(np.zeros((0, 16), dtype=np.float32), 3) == []
+    assert store.vectors([]) == {}
