@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
 from desktop_app.core.ask.extractive import extractive_answer
@@ -30,10 +30,25 @@ from desktop_app.core.ask.prompts import (
 )
 from desktop_app.core.ask.router import Route, Router
 from desktop_app.core.config import Config
-from desktop_app.core.events import Answer, Citation, Error, Event, Retrieved, RouteDecided, Token, Warning
+from desktop_app.core.events import (
+    Answer,
+    Citation,
+    Decision,
+    Error,
+    Event,
+    Retrieved,
+    RouteDecided,
+    Token,
+    Warning,
+)
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.models.llm.base import Cancellable, ChatModel, LLMError, Message
 from desktop_app.core.tasks import Cancelled
+
+if TYPE_CHECKING:
+    from desktop_app.core.identify.flow import Identifier
+    from desktop_app.core.identify.images import ImageSource
+    from desktop_app.core.library.knowledge import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
@@ -135,10 +150,11 @@ class Assistant:
 
     def __init__(
         self,
-        kb: Any,
+        kb: KnowledgeBase | None,
         chat_model: ChatModel | None,
         config: Config | None = None,
         router: Router | None = None,
+        identifier: Callable[[], Identifier] | None = None,
     ) -> None:
         self.kb = kb
         self.chat_model = chat_model
@@ -147,6 +163,9 @@ class Assistant:
         self.conversation = Conversation()  # the default one; the GUI may keep several
         self._probe_cache: tuple[str, str | None, list[Hit]] | None = None
         self._scope: str | None = None
+        # The photo flow; the Desk hands over its own (one per app), else one is built on first use.
+        self._identifier_of = identifier
+        self._own_identifier: Identifier | None = None
 
     # ------------------------------------------------------------------ public
     def new_conversation(self, scope: str | None = None) -> Conversation:
@@ -203,22 +222,45 @@ class Assistant:
         except Cancelled:
             yield Warning("stopped")
 
+    @property
+    def identifier(self) -> Identifier:
+        if self._identifier_of is not None:
+            return self._identifier_of()
+        if self._own_identifier is None:
+            from desktop_app.core.identify.flow import Identifier
+
+            self._own_identifier = Identifier(self.kb, self.chat_model, self.config)
+        return self._own_identifier
+
     def identify(
         self,
-        image: Any,
+        image: ImageSource,
         question: str | None = None,
         conversation: Conversation | None = None,
         cancel: Cancellable | None = None,
     ) -> Iterator[Event]:
-        """Identify a photo (vision/identify.py): Classified, FeatureQueries, Retrieved, Decision,
-        Answer. A confident name becomes the conversation's ``last_subject``."""
-        from desktop_app.core.identify.flow import assistant_identify
+        """Identify a photo (identify/flow.py): Classified, FeatureQueries, Retrieved, Decision,
+        Answer. A named species (never "uncertain") becomes the conversation's ``last_subject``,
+        so "what does it eat?" resolves to it; this is the one place a photo sets the subject."""
+        from desktop_app.core.identify.flow import UNCERTAIN, pretty_name
 
         conv = conversation if conversation is not None else self.conversation
+        final = None
+        answer = ""
         try:
-            yield from assistant_identify(self, image, question, conv, cancel)
+            for event in self.identifier.run(image, question=question, scope=conv.scope, cancel=cancel):
+                if isinstance(event, Decision):
+                    final = event.decision.get("final_name")
+                elif isinstance(event, Answer):
+                    answer = event.text
+                yield event
         except Cancelled:
             yield Warning("stopped")
+            return
+        if final and final != UNCERTAIN:
+            conv.last_subject = pretty_name(final)
+            label = getattr(image, "name", None) or "photo"
+            conv.add_turn(question or f"[photo: {label}] What is this?", answer)
 
     def retrieve(self, query: str, scope: str | None = None) -> tuple[list[Hit], Warning | None]:
         """Hits for ``query``; a search failure becomes a Warning and no hits, never an exception."""

@@ -210,7 +210,8 @@ def observed_colours(text: str) -> set[str]:
     return found
 
 
-def _pretty(name: str) -> str:
+def pretty_name(name: str) -> str:
+    """A label as shown to people (gallery labels may use underscores)."""
     return name.replace("_", " ").strip()
 
 
@@ -400,7 +401,7 @@ class Identifier:
         vote_names = [n for n in contenders if not notes_about(hits, n)]
         extra = (
             self._safe_search(
-                [f"{_pretty(n)} identification" for n in vote_names], 3 * len(vote_names), scope
+                [f"{pretty_name(n)} identification" for n in vote_names], 3 * len(vote_names), scope
             )
             if vote_names
             else []
@@ -493,11 +494,11 @@ class Identifier:
     @staticmethod
     def feature_queries(names: Sequence[str], description: str, top: str) -> list[str]:
         """Candidate comparison, visual description, top-1 traits."""
-        shown = [_pretty(n) for n in names[:3]]
+        shown = [pretty_name(n) for n in names[:3]]
         return [
             " / ".join(shown) + ": differences and identification keys",
             description,
-            f"{_pretty(top)}: appearance, colours and identification traits",
+            f"{pretty_name(top)}: appearance, colours and identification traits",
         ]
 
     def _safe_search(self, queries: Sequence[str], top_k: int, scope: str | None) -> list[Hit]:
@@ -525,12 +526,12 @@ class Identifier:
         """High confidence: name it and add a short summary from the knowledge base."""
         yield FeatureQueries([], description)
         t1 = time.perf_counter()
-        hits = [h for h in self._safe_search([_pretty(top)], 3, scope) if mentions(h, top)][:2]
+        hits = [h for h in self._safe_search([pretty_name(top)], 3, scope) if mentions(h, top)][:2]
         t["retrieve"] = (time.perf_counter() - t1) * 1000
-        yield Retrieved(hits, _pretty(top))
+        yield Retrieved(hits, pretty_name(top))
         decision = {
             "final_name": top,
-            "reasoning": f"The classifier is confident ({score:.0%}) that this is {_pretty(top)}.",
+            "reasoning": f"The classifier is confident ({score:.0%}) that this is {pretty_name(top)}.",
             "need_more_info": False,
             "followup": "",
         }
@@ -543,7 +544,7 @@ class Identifier:
         if name == UNCERTAIN:
             text = "I can't identify this with confidence. " + (decision.get("reasoning") or "")
         else:
-            text = f"This looks like {_pretty(name)}. " + (decision.get("reasoning") or "")
+            text = f"This looks like {pretty_name(name)}. " + (decision.get("reasoning") or "")
             about = [h for h in hits if mentions(h, name)]
             if about and by == "classifier":
                 text += f" {_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]"
@@ -736,14 +737,14 @@ def evidence_vote(
     for i, (c, _, match, documented, docs) in enumerate(named[:3]):
         if match is None:
             if docs:
-                reasons.append(f"{_pretty(c['name'])}: notes ({docs[0].source}) name no colours")
+                reasons.append(f"{pretty_name(c['name'])}: notes ({docs[0].source}) name no colours")
             elif i == 0:  # only the leader's missing notes are worth saying
-                reasons.append(f"{_pretty(c['name'])}: no notes found")
+                reasons.append(f"{pretty_name(c['name'])}: no notes found")
         else:
             agree = sorted(set(documented) & set(observed), key=COLOUR_NAMES.index)
             src = docs[0].source if docs else ""
             reasons.append(
-                f"{_pretty(c['name'])}: notes ({src}) mention {', '.join(agree) or 'none'} of the observed colours"
+                f"{pretty_name(c['name'])}: notes ({src}) mention {', '.join(agree) or 'none'} of the observed colours"
             )
     reasoning = f"Observed {seen_names}." + (" " + "; ".join(reasons) + "." if reasons else "")
     if best[0]["name"] == UNCERTAIN:
@@ -776,8 +777,8 @@ def evidence_vote(
     leader = max(rows, key=lambda r: r[1])  # the gallery's first choice
     if leader is not best:
         reasoning += (
-            f" The reference photos put {_pretty(leader[0]['name'])} and {_pretty(best[0]['name'])} close"
-            f" together; the notes of {_pretty(best[0]['name'])} fit the observed colours clearly better."
+            f" The reference photos put {pretty_name(leader[0]['name'])} and {pretty_name(best[0]['name'])} close"
+            f" together; the notes of {pretty_name(best[0]['name'])} fit the observed colours clearly better."
         )
     if reject is not None and reject >= tentative:
         return {
@@ -794,7 +795,7 @@ def evidence_vote(
 def _followup(profile: ColourProfile, names: Sequence[str] = ()) -> str:
     ask = "Please send a sharper photo showing the whole bird (head, beak, wings and tail) in good light"
     if len(names) >= 2:
-        ask += f", ideally one where the features that separate {_pretty(names[0])} from {_pretty(names[1])} are visible"
+        ask += f", ideally one where the features that separate {pretty_name(names[0])} from {pretty_name(names[1])} are visible"
     ask += ", or add reference photos and notes for this kind to the knowledge base."
     return ask
 
@@ -816,31 +817,3 @@ def identify_image(
     return Identifier(None, chat_model, config, search=search, gallery=gallery).identify(
         image, question, scope
     )
-
-
-def assistant_identify(
-    assistant: Any,
-    image: ImageSource,
-    question: str | None = None,
-    conversation: Any = None,
-    cancel: Any = None,
-) -> Iterator[Event]:
-    """``Assistant.identify``: the identify flow in a conversation. A confident final name becomes
-    the conversation's ``last_subject`` so "what does it eat?" resolves to the species."""
-    ident = getattr(assistant, "_identifier", None)
-    if ident is None or ident.kb is not assistant.kb or ident.chat_model is not assistant.chat_model:
-        ident = Identifier(assistant.kb, assistant.chat_model, assistant.config)
-        assistant._identifier = ident  # keeps the gallery handle between photos
-    scope = getattr(conversation, "scope", None)
-    final = None
-    answer = ""
-    for event in ident.run(image, question=question, scope=scope, cancel=cancel):
-        if isinstance(event, Decision):
-            final = event.decision.get("final_name")
-        elif isinstance(event, Answer):
-            answer = event.text
-        yield event
-    if conversation is not None and final and final != UNCERTAIN:
-        conversation.last_subject = _pretty(final)
-        label = getattr(image, "name", None) or "photo"
-        conversation.add_turn(question or f"[photo: {label}] What is this?", answer)

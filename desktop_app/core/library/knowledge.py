@@ -628,6 +628,19 @@ class KnowledgeBase:
             )
         return self._retriever
 
+    def apply_config(self, config: Config) -> None:
+        """New settings for the same collection (the Desk reopens the knowledge base when the
+        embedding model or the Chroma server changes): the next search uses the retrieval
+        settings and reranker, the next indexing the chunking ones."""
+        with self._lock:
+            old, self.config = self.config, config
+            self._retriever = None
+            if old.retrieval.exact_dense_mb != config.retrieval.exact_dense_mb:
+                if self._dense is False:
+                    self._dense = None  # decided again on the next search: it may fit now
+                else:
+                    self._fit_dense()
+
     def get_chunk(self, chunk_id: str) -> Hit | None:
         got = self.store.get([chunk_id])
         return got[0] if got else None

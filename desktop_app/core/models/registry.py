@@ -420,74 +420,30 @@ def _reranker_from_manifest(
 
 
 def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir) -> RoleStatus:
-    backend = cfg.llm.backend.strip() or "none"
+    """What the running assistant uses: the factory's own decision (resolve_chat_model), plus what
+    would install or enable a local model."""
+    from desktop_app.core.models.llm.factory import resolve_chat_model
+
+    choice = resolve_chat_model(cfg, data_dir)
     gguf = _first(avails, "huggingface")
     gguf_spec = next((s for s in specs if gguf and s.id == gguf.id), None)
-    if backend == "openai":
-        return RoleStatus(
-            "chat",
-            f"{cfg.llm.model or 'the default model'} on an OpenAI-compatible server ({cfg.llm.url or 'no url set'})",
-            f"server:{cfg.llm.url}",
-            None,
-            'llm.backend = "openai"',
-            None,
-            "",
-            avails,
-        )
-    if backend == "gguf":
-        if not _module_installed("xllamacpp"):
-            return RoleStatus(
-                "chat",
-                None,
-                None,
-                None,
-                'llm.backend = "gguf" needs the Python package xllamacpp, not installed',
-                pip_command("xllamacpp"),
-                "",
-                avails,
-            )
-        name = cfg.llm.gguf.strip()
-        if not name:
-            hint = f"set {gguf_spec.enable}" if gguf_spec else ""
-            cmd = gguf.install_command if gguf and not gguf.installed else None
-            return RoleStatus(
-                "chat",
-                None,
-                None,
-                None,
-                'llm.backend = "gguf" but llm.gguf names no file; answers are extractive',
-                cmd,
-                hint,
-                avails,
-            )
-        found = find_model(name, data_dir)
-        if found is not None and found.is_dir():  # a folder: the loader takes its first .gguf
-            ggufs = sorted(found.glob("*.gguf"))
-            found = ggufs[0] if ggufs else None
-        if found is not None and found.is_file():
-            return RoleStatus("chat", found.name, name, str(found), 'llm.backend = "gguf"', None, "", avails)
-        return RoleStatus(
-            "chat",
-            None,
-            None,
-            None,
-            f'llm.gguf = "{name}" is not in any models folder; answers are extractive',
-            gguf.install_command if gguf else None,
-            "",
-            avails,
-        )
+    fetch = gguf.install_command if gguf and not gguf.installed else None
+    if choice.active:
+        active_id = f"server:{choice.where}" if choice.backend == "openai" else Path(choice.where).name
+        path = choice.where if choice.backend == "gguf" else None
+        return RoleStatus("chat", choice.name, active_id, path, choice.reason, None, "", avails)
+    backend = cfg.llm.backend.strip().lower()
+    if backend == "gguf" and cfg.llm.gguf.strip() and not _module_installed("xllamacpp"):
+        fetch = pip_command("xllamacpp")
     hint = ""
     if gguf and gguf.installed and gguf_spec:
         hint = f"{gguf.id} is installed; to use it set {gguf_spec.enable}"
+    if backend in ("", "none"):
+        return RoleStatus(
+            "chat", "extractive answers (no LLM)", "extractive", None, choice.reason, fetch, hint, avails
+        )
     return RoleStatus(
-        "chat",
-        "extractive answers (no LLM)",
-        "extractive",
-        None,
-        'llm.backend = "none"',
-        gguf.install_command if gguf and not gguf.installed else None,
-        hint,
-        avails,
+        "chat", None, None, None, f"{choice.reason}; answers are extractive", fetch, hint, avails
     )
 
 

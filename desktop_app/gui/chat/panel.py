@@ -23,21 +23,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.ask.assistant import Conversation
+from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.gui.chat.messages import AnswerMessage, UserMessage
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.knowledge.panel import local_paths
 
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
-
 
 def is_image(path: Path) -> bool:
-    try:
-        from desktop_app.core.library.parsers import IMAGE_SUFFIXES as core_suffixes
-    except ImportError:
-        core_suffixes = IMAGE_SUFFIXES
-    return path.suffix.lower() in set(core_suffixes) | IMAGE_SUFFIXES
+    return path.suffix.lower() in IMAGE_SUFFIXES
 
 
 class ChatPanel(QWidget):
@@ -51,7 +47,7 @@ class ChatPanel(QWidget):
         self.ctx = ctx
         self.scope_getter = scope_getter or (lambda: "shared")
         self.setAcceptDrops(True)
-        self.conversation: Any = None  # the assistant's Conversation (history, last subject)
+        self.conversation: Conversation | None = None  # history and the subject of follow-ups
         self.messages: list[QWidget] = []
         self._queued: list[tuple[str, Any]] = []  # work waiting for the KB to open
 
@@ -132,20 +128,10 @@ class ChatPanel(QWidget):
         ctx = self.ctx
         mode = ctx.config.router.mode
         scope = self.scope_getter()
-        kb = ctx.kb
-        if ctx.assistant is not None:
-            conversation = self._conversation_for(scope)
+        conversation = self._conversation_for(scope)
 
-            def work(state):
-                return ctx.call_ask(question, conversation, mode, state)
-        else:
-            from desktop_app.gui.chat.fallback import passages_answer
-
-            answer.add_note(tr("The assistant is not available; showing the best passages."))
-            top_k = ctx.config.retrieval.top_k
-
-            def work(state):
-                return passages_answer(kb, question, scope, top_k)
+        def work(state):
+            return ctx.call_ask(question, conversation, mode, state)
 
         def done() -> None:
             answer.finish()
@@ -175,13 +161,7 @@ class ChatPanel(QWidget):
 
     def _start_identify(self, image: Path, card: IdentifyCard) -> None:
         ctx = self.ctx
-        if not ctx.can_identify():
-            card.show_error(tr("photo identification is not available in this build"))
-            self.identify_finished.emit(card)
-            return
-
-        scope = self.scope_getter()
-        conversation = self._conversation_for(scope) if ctx.assistant is not None else None
+        conversation = self._conversation_for(self.scope_getter())
 
         def done() -> None:
             card.finish()
@@ -190,7 +170,7 @@ class ChatPanel(QWidget):
 
         ctx.runner.run(
             "identify",
-            lambda state: ctx.call_identify(image, conversation, scope, state),
+            lambda state: ctx.call_identify(image, conversation, state),
             on_partial=card.handle_event,
             on_failure=card.show_error,
             on_cancelled=card.mark_stopped,
@@ -198,10 +178,10 @@ class ChatPanel(QWidget):
         )
         self._update_buttons()
 
-    def _conversation_for(self, scope: str) -> Any:
-        """The running conversation, or a new one when the collection changed."""
+    def _conversation_for(self, scope: str) -> Conversation:
+        """The running conversation, or a new one when the scope changed."""
         wanted = None if scope == "shared" else scope
-        if self.conversation is None or getattr(self.conversation, "scope", None) != wanted:
+        if self.conversation is None or self.conversation.scope != wanted:
             self.conversation = self.ctx.new_conversation(scope)
         return self.conversation
 

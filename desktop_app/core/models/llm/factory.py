@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,20 +14,36 @@ from desktop_app.core.config import Config
 from desktop_app.core.models.llm.base import ChatModel
 from desktop_app.core.paths import find_model, models_dirs
 
+OPENAI_BACKENDS = ("openai", "ollama", "vllm", "lmstudio", "llamacpp", "server")
+BACKENDS = (*OPENAI_BACKENDS, "gguf", "none")
+
 
 @dataclass
 class ChatModelChoice:
-    model: ChatModel | None
-    backend: str  # "openai" | "gguf" | "none"
+    """The one decision of which chat model is active: `kdesk models`, the status bar and the
+    running assistant all read it. Deciding builds nothing; ``model`` builds it (cheap: a GGUF
+    server starts on the first question)."""
+
+    backend: str  # "openai" | "gguf" | "none": what runs, whatever alias the config used
     name: str
     reason: str  # one line for a person: what is active and why, or why nothing is
+    where: str = ""  # the server's URL or the GGUF file
+    build: Callable[[], ChatModel] | None = None  # None: extractive answers
+
+    @property
+    def active(self) -> bool:
+        return self.build is not None
+
+    @functools.cached_property
+    def model(self) -> ChatModel | None:
+        return self.build() if self.build is not None else None
 
     def to_dict(self) -> dict:
         return {
             "role": "chat",
             "backend": self.backend,
             "name": self.name,
-            "active": self.model is not None,
+            "active": self.active,
             "reason": self.reason,
         }
 
@@ -49,37 +67,59 @@ def _api_key(config: Config) -> str:
 
 
 def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatModelChoice:
-    """The configured chat model (not yet started: GGUF servers start on first use) and why."""
+    """The configured chat model and why (nothing is built or started here)."""
     llm = config.llm
     backend = (llm.backend or "none").strip().lower()
-    if backend in ("openai", "ollama", "vllm", "lmstudio", "llamacpp", "server"):
+    if backend in OPENAI_BACKENDS:
         if not llm.url.strip():
-            return ChatModelChoice(None, "none", "", "llm.backend is 'openai' but llm.url is empty")
-        from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
+            return ChatModelChoice("none", "", f"llm.backend is {llm.backend!r} but llm.url is empty")
 
-        model = OpenAIChatModel.from_config(llm, api_key=_api_key(config))
-        return ChatModelChoice(model, "openai", model.name, f"OpenAI-compatible server at {model.base_url}")
+        def openai() -> ChatModel:
+            from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
+
+            return OpenAIChatModel.from_config(llm, api_key=_api_key(config))
+
+        base = llm.url.strip().rstrip("/")
+        return ChatModelChoice(
+            "openai",
+            f"{llm.model or 'default'} @ {base}",
+            f"OpenAI-compatible server at {base}",
+            where=base,
+            build=openai,
+        )
     if backend == "gguf":
-        from desktop_app.core.models.llm.gguf import GGUFChatModel, xllamacpp_available
+        from desktop_app.core.models.llm.gguf import xllamacpp_available
 
         if not llm.gguf.strip():
-            return ChatModelChoice(None, "none", "", "llm.backend is 'gguf' but llm.gguf names no file")
+            return ChatModelChoice("none", "", "llm.backend is 'gguf' but llm.gguf names no file")
         path = _find_gguf(llm.gguf, data_dir)
         if path is None:
             where = ", ".join(str(d) for d in models_dirs(data_dir))
-            return ChatModelChoice(
-                None, "none", llm.gguf, f"GGUF model {llm.gguf!r} not found (looked in {where})"
-            )
+            return ChatModelChoice("none", llm.gguf, f"GGUF model {llm.gguf!r} not found (looked in {where})")
         if not xllamacpp_available():
             return ChatModelChoice(
-                None, "none", path.name, "a GGUF model is configured but xllamacpp is not installed"
+                "none",
+                path.name,
+                "a GGUF model is configured but xllamacpp is not installed",
+                where=str(path),
             )
-        model = GGUFChatModel.from_config(llm, path)
-        return ChatModelChoice(model, "gguf", model.name, f"local GGUF {path} served in-process by xllamacpp")
+
+        def gguf() -> ChatModel:
+            from desktop_app.core.models.llm.gguf import GGUFChatModel
+
+            return GGUFChatModel.from_config(llm, path)
+
+        return ChatModelChoice(
+            "gguf",
+            path.name,
+            f"local GGUF {path} served in-process by xllamacpp",
+            where=str(path),
+            build=gguf,
+        )
     if backend not in ("none", ""):
-        return ChatModelChoice(None, "none", "", f"unknown llm.backend {llm.backend!r}; extractive answers")
+        return ChatModelChoice("none", "", f"unknown llm.backend {llm.backend!r}; extractive answers")
     return ChatModelChoice(
-        None, "none", "", "no language model configured: answers are extractive (cited passages)"
+        "none", "", "no language model configured: answers are extractive (cited passages)"
     )
 
 

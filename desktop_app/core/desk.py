@@ -1,0 +1,195 @@
+"""The Desk: the one owner of a library's config and of every service built from it.
+
+The CLI, the desktop app (``gui/context.py``) and the benchmarks get the knowledge base, the chat
+model, the assistant and the photo identifier from a Desk and from nowhere else. Each is built on
+first use; ``apply_config`` rebuilds exactly what depends on the sections that changed; ``close``
+stops the Chroma child process and any local language model server.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from desktop_app.core.config import Config, load_config
+from desktop_app.core.models.llm.factory import ChatModelChoice, resolve_chat_model
+
+if TYPE_CHECKING:
+    from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.identify.flow import Identifier
+    from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.models.embeddings import Embedder
+    from desktop_app.core.models.llm.base import ChatModel
+    from desktop_app.core.models.registry import RoleStatus
+
+log = logging.getLogger(__name__)
+
+# Settings sections whose change needs another knowledge base: another collection or server.
+_LIBRARY_FIELDS = {
+    "embedding": None,  # every field
+    "index": {"chroma_url", "chroma_token", "chroma_token_header", "chroma_ca_file", "chroma_own_process"},
+}
+
+
+def changed_sections(old: Config, new: Config) -> set[str]:
+    """Names of the config sections that differ ("llm", "retrieval", ...)."""
+    return {name for name in vars(new) if getattr(old, name) != getattr(new, name)}
+
+
+def _needs_new_library(old: Config, new: Config) -> bool:
+    for section, fields in _LIBRARY_FIELDS.items():
+        a, b = getattr(old, section), getattr(new, section)
+        if fields is None and a != b:
+            return True
+        if fields is not None and any(getattr(a, f) != getattr(b, f) for f in fields):
+            return True
+    return False
+
+
+class Desk:
+    """Builds the services of one data folder on first use and keeps them coherent with its config.
+
+    ``embedder`` replaces the configured embedding model (tests and benchmarks hand in one they
+    already loaded); ``own_process`` runs Chroma in a child process (the desktop app does, so the
+    window never waits on its locks).
+    """
+
+    def __init__(
+        self,
+        data_dir: Path | str,
+        config: Config | None = None,
+        *,
+        embedder: Embedder | None = None,
+        own_process: bool = False,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser()
+        self._config = config if config is not None else load_config(self.data_dir / "config.toml")
+        self._embedder = embedder
+        self._own_process = own_process
+        self._on_wait = on_wait  # told when another process holds the data folder's writer lock
+        self._lock = threading.RLock()  # services are built from the GUI's worker threads too
+        self._kb: KnowledgeBase | None = None
+        self._chat: ChatModelChoice | None = None
+        self._assistant: Assistant | None = None
+        self._identifier: Identifier | None = None
+
+    # ------------------------------------------------------------------ what it owns
+    @property
+    def config(self) -> Config:
+        """The settings every service was built from (replace them with ``apply_config``)."""
+        return self._config
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        with self._lock:
+            if self._kb is None:
+                from desktop_app.core.library.knowledge import KnowledgeBase
+
+                self._kb = KnowledgeBase(
+                    self.data_dir, self._config, embedder=self._embedder, own_process=self._own_process
+                )
+                if self._on_wait is not None:
+                    self._kb.on_wait = self._on_wait
+            return self._kb
+
+    @property
+    def knowledge_dir(self) -> Path:
+        """The user's documents (the knowledge base is not opened to answer this)."""
+        return self._kb.knowledge_dir if self._kb is not None else self.data_dir / "knowledge"
+
+    @property
+    def chat(self) -> ChatModelChoice:
+        """Which chat model is active and why: the one decision `kdesk models` and the status bar
+        report and the assistant runs (``models/llm/factory.py``)."""
+        with self._lock:
+            if self._chat is None:
+                self._chat = resolve_chat_model(self._config, self.data_dir)
+            return self._chat
+
+    @property
+    def chat_model(self) -> ChatModel | None:
+        return self.chat.model
+
+    @property
+    def assistant(self) -> Assistant:
+        with self._lock:
+            if self._assistant is None:
+                from desktop_app.core.ask.assistant import Assistant
+
+                self._assistant = Assistant(
+                    self.kb, self.chat_model, self._config, identifier=lambda: self.identifier
+                )
+            return self._assistant
+
+    @property
+    def identifier(self) -> Identifier:
+        """The photo flow (loads the image classifier on first use)."""
+        with self._lock:
+            if self._identifier is None:
+                from desktop_app.core.identify.flow import Identifier
+
+                self._identifier = Identifier(self.kb, self.chat_model, self._config)
+            return self._identifier
+
+    def model_status(self) -> list[RoleStatus]:
+        """Each role's active model, or why there is none, and what would install one."""
+        from desktop_app.core.models.registry import model_status
+
+        return model_status(self.data_dir, self._config)
+
+    # ------------------------------------------------------------------ changes
+    def apply_config(self, new: Config) -> set[str]:
+        """Use ``new`` from now on, rebuilding only what depends on what changed; returns the
+        names of the changed sections. Another embedding model or Chroma server means another
+        knowledge base (closed and reopened on next use); retrieval settings apply to the next
+        search; a changed language model is stopped and the next question uses the new one."""
+        new = copy.deepcopy(new)
+        with self._lock:
+            old, self._config = self._config, new
+            changed = changed_sections(old, new)
+            if not changed:
+                return changed
+            if self._kb is not None:
+                if _needs_new_library(old, new):
+                    self._kb.close()
+                    self._kb = None
+                else:
+                    self._kb.apply_config(new)
+            if "llm" in changed:
+                self._close_chat()
+            if changed - {"ui"}:
+                # Cheap to rebuild: they only hold settings and references to the parts above.
+                self._assistant = None
+                self._identifier = None
+            log.info("settings changed: %s", ", ".join(sorted(changed)))
+            return changed
+
+    def close(self) -> None:
+        """Stop what runs in the background (Chroma's child process, a GGUF server)."""
+        with self._lock:
+            self._close_chat()
+            self._assistant = self._identifier = None
+            if self._kb is not None:
+                self._kb.close()
+                self._kb = None
+
+    def _close_chat(self) -> None:
+        chat, self._chat = self._chat, None
+        if chat is not None and "model" in vars(chat):  # built: it may hold a server or a connection
+            close = getattr(chat.model, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception as exc:  # noqa: BLE001 - closing must not stop the change
+                    log.warning("closing the language model failed: %s", exc)
+
+    def __enter__(self) -> Desk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
