@@ -39,6 +39,7 @@ from desktop_app.core.identify.classifier import (
     get_classifier,
 )
 from desktop_app.core.identify.images import load_image
+from desktop_app.core.library.scopes import chroma_where
 
 log = logging.getLogger(__name__)
 
@@ -213,12 +214,6 @@ def score_labels(
     return scores, p_none
 
 
-def _scope_where(scope: str | None) -> dict[str, Any]:
-    if scope in (None, "", "shared"):
-        return {"scope": "shared"}
-    return {"scope": {"$in": ["shared", scope]}}
-
-
 class GalleryHandler:
     """The KnowledgeBase's plug-in for image files (see knowledge.DocumentHandler)."""
 
@@ -313,7 +308,7 @@ class GalleryHandler:
         key = (scope or None, self._generation, self.collection.count(), ridge_lambda)
         ref = self._refs.get(key)
         if ref is None:
-            got = self.collection.get(where=_scope_where(scope), include=["embeddings", "metadatas"])
+            got = self.collection.get(where=chroma_where(scope), include=["embeddings", "metadatas"])
             metas = got["metadatas"] or []
             feats = np.asarray(got["embeddings"] if len(got["ids"]) else np.zeros((0, FEATURE_DIM)))
             ref = fit_reference(
@@ -342,11 +337,11 @@ class GalleryHandler:
         return len(self.stored_doc_ids_in(scope))
 
     def stored_doc_ids_in(self, scope: str | None) -> set[str]:
-        got = self.collection.get(where=_scope_where(scope), include=["metadatas"])
+        got = self.collection.get(where=chroma_where(scope), include=["metadatas"])
         return {m.get("doc_id", i) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
 
     def labels(self, scope: str | None = None) -> list[str]:
-        got = self.collection.get(where=_scope_where(scope), include=["metadatas"])
+        got = self.collection.get(where=chroma_where(scope), include=["metadatas"])
         return sorted({m["label"] for m in got["metadatas"] or []})
 
     def nearest(self, feature: np.ndarray, k: int = 10, scope: str | None = None) -> list[GalleryMatch]:
@@ -358,7 +353,7 @@ class GalleryHandler:
         res = self.collection.query(
             query_embeddings=[np.asarray(feature, dtype=np.float32).tolist()],
             n_results=min(k * len(VIEW_SUFFIXES), total),
-            where=_scope_where(scope),
+            where=chroma_where(scope),
             include=["metadatas", "distances"],
         )
         out: list[GalleryMatch] = []

@@ -28,6 +28,7 @@ from desktop_app.core.config import Config, load_config
 from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock, inside, is_data_folder
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit, ParseError
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, Manifest, now_iso
+from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.library.store import (
     UPSERT_SLICE,
     UPSERT_SLICE_INTERACTIVE,
@@ -95,12 +96,6 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def scope_of(rel: str) -> str:
-    """`@name/...` at the top of the knowledge folder is assistant `name`'s scope."""
-    first = rel.split("/", 1)[0]
-    return first[1:] if first.startswith("@") and len(first) > 1 and "/" in rel else "shared"
 
 
 class KnowledgeBase:

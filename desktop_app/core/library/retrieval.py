@@ -28,12 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from desktop_app.core.config import RetrievalConfig
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.scopes import chroma_where, visible_scopes
 
 if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
@@ -68,15 +69,6 @@ def cjk_share(text: str) -> float:
     """Fraction of a text's non-space characters that are Chinese, Japanese or Korean."""
     chars = [c for c in text if not c.isspace()]
     return sum(1 for c in chars if _CJK.match(c)) / len(chars) if chars else 0.0
-
-
-def visible_scopes(scope: str | None) -> set[str]:
-    """Shared chunks are visible everywhere; an assistant's own scope only to that assistant."""
-    return {"shared"} if not scope or scope == "shared" else {"shared", scope}
-
-
-def _chroma_where(scopes: set[str]) -> dict[str, Any]:
-    return {"scope": next(iter(scopes))} if len(scopes) == 1 else {"scope": {"$in": sorted(scopes)}}
 
 
 # Keyword-only candidate documents enter with this many of their chunks (chunk BM25 order).
@@ -222,7 +214,7 @@ class Retriever:
                 dense = [exact.top(qi, coarse_k) for qi in range(len(queries))]
             else:
                 dense = self.store.query_ids(
-                    vectors, coarse_k, where=_chroma_where(scopes) if hidden else None
+                    vectors, coarse_k, where=chroma_where(scope) if hidden else None
                 )
         # Keyword candidates: (chunk_id, chunk BM25) of the best documents' best chunks (or the
         # best chunks overall for chunk-level RRF).

@@ -341,13 +341,6 @@ def hit_from(chunk_id: str, text: str, meta: dict[str, Any], distance: float | N
     )
 
 
-def scope_filter(scope: str | None) -> dict[str, Any]:
-    """Shared chunks are visible everywhere; an assistant's own scope only to that assistant."""
-    if not scope or scope == "shared":
-        return {"scope": "shared"}
-    return {"scope": {"$in": ["shared", scope]}}
-
-
 def _unreachable(exc: BaseException) -> bool:
     """A connection-level failure (server down, reset), as opposed to a usage error."""
     if isinstance(exc, (ConnectionError, TimeoutError)):

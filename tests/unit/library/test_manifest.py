@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from desktop_app.core.library.knowledge import scope_of
 from desktop_app.core.library.manifest import FAILED, INDEXED, Entry, Manifest
+from desktop_app.core.library.scopes import scope_of
 
 
 def _entry(name: str, status: str = INDEXED, chunks: int = 3) -> Entry:

@@ -10,8 +10,8 @@ import pytest
 
 from desktop_app.core import paths
 from desktop_app.core.config import Config
-from desktop_app.core.models.registry import ROLES, ManifestError, load_manifest, model_status
 from desktop_app.core.models import registry as registry
+from desktop_app.core.models.registry import ROLES, ManifestError, load_manifest, model_status
 
 TINY_MANIFEST = """
 schema = 1
