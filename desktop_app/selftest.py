@@ -47,11 +47,12 @@ def _core(data_dir: Path, log: list[str]) -> tuple[Any, str]:
     from desktop_app.core.ask.budget import ContextBlock
     from desktop_app.core.ask.extractive import extractive_answer
     from desktop_app.core.config import Config
-    from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.desk import Desk
 
     src = data_dir.parent / SAMPLE_NAME
     src.write_text(SAMPLE, encoding="utf-8")
-    kb = KnowledgeBase(data_dir, config=Config())
+    desk = Desk(data_dir, Config())
+    kb = desk.kb
     try:
         report = _step("indexed a sample document", lambda: kb.add([src]), log)
         if report.failed or not (report.added or report.updated):
@@ -67,7 +68,7 @@ def _core(data_dir: Path, log: list[str]) -> tuple[Any, str]:
         print(f"self-test: Q: {QUESTION}\nself-test: A: {answer}", file=sys.stderr)
         return kb.embedder, extract.text
     finally:
-        kb.close()
+        desk.close()
 
 
 def _gui(data_dir: Path, embedder: Any, log: list[str]) -> bool:

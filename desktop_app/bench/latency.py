@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from desktop_app.core.ask.assistant import Assistant, Conversation
+from desktop_app.core.desk import Desk
 from desktop_app.core.events import Answer, Retrieved, RouteDecided, Token
 
 
@@ -33,9 +34,9 @@ def _one(assistant: Assistant, question: str, mode: str) -> dict[str, Any]:
     return marks
 
 
-def run_latency_bench(kb: Any, chat_model: Any, config: Any, questions: list[str], runs: int = 3) -> dict:
+def run_latency_bench(desk: Desk, questions: list[str], runs: int = 3) -> dict:
     """p50 of each mark over ``runs`` rounds of ``questions``, after one warm-up question."""
-    assistant = Assistant(kb, chat_model, config)
+    assistant = desk.assistant
     warm = _one(assistant, questions[0], "always")  # loads the embedder, starts a GGUF server
     report: dict[str, Any] = {"warm_up": warm, "runs": runs, "questions": questions}
     for mode in ("always", "auto"):

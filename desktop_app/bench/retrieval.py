@@ -211,7 +211,8 @@ def run_retrieval_bench(
     ``work_dir`` keeps the index (a second run re-uses it: sync finds nothing changed); without
     it a temporary folder is used and removed.
     """
-    from desktop_app.core.library.knowledge import KnowledgeBase, chunk_from_hit
+    from desktop_app.core.desk import Desk
+    from desktop_app.core.library.knowledge import chunk_from_hit
     from desktop_app.core.library.rerank import load_reranker
     from desktop_app.core.library.retrieval import Retriever
 
@@ -233,7 +234,8 @@ def run_retrieval_bench(
     work_dir = Path(work_dir)
     try:
         emb = embedder or make_bench_embedder(embedder_name, config, work_dir)
-        kb = KnowledgeBase(work_dir, config=config, embedder=emb)
+        desk = Desk(work_dir, config, embedder=emb)
+        kb = desk.kb
         # Write the corpus as files (only those missing or different, so a kept work_dir is reused).
         by_rel: dict[str, str] = {}
         used: set[str] = set()
@@ -358,7 +360,7 @@ def run_retrieval_bench(
                 fusion=rcfg.fusion if use_dense and use_kw else None,
             )
             log(f"{mode}: nDCG@10 {result.modes[mode].ndcg_at_10:.4f}")
-        kb.close()
+        desk.close()
         return result
     finally:
         if tmp is not None:

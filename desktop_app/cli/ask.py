@@ -1,4 +1,4 @@
-"""`kdesk ask QUESTION` (route, retrieve, answer with citations) and `kdesk bench router`."""
+"""`kdesk ask QUESTION`: route, retrieve, answer with citations; the LLM flags other commands share."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop_app.cli.argtypes import positive_float, positive_int
-from desktop_app.cli.bench import common_parent, get_bench_subparsers
+from desktop_app.cli.argtypes import positive_float
+from desktop_app.cli.common import common_flags, emit_json, eprint, load_cfg, open_desk
+from desktop_app.core.desk import Desk
 
 
 def add_llm_flags(p: argparse.ArgumentParser) -> None:
@@ -21,7 +22,9 @@ def add_llm_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--llm-gguf", metavar="PATH", help="a GGUF file (or a name under models/) served in-process"
     )
-    g.add_argument("--llm-timeout", type=positive_float, metavar="SECONDS", help="limit for one model request")
+    g.add_argument(
+        "--llm-timeout", type=positive_float, metavar="SECONDS", help="limit for one model request"
+    )
     g.add_argument("--no-llm", action="store_true", help="no language model: extractive answers")
 
 
@@ -43,7 +46,7 @@ def apply_llm_flags(cfg: Any, args: argparse.Namespace) -> Any:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "ask", parents=[common_parent()], help="ask a question; the answer cites your documents"
+        "ask", parents=[common_flags()], help="ask a question; the answer cites your documents"
     )
     p.add_argument("question")
     p.add_argument(
@@ -57,43 +60,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_flags(p)
     p.set_defaults(func=cmd_ask)
 
-    b = get_bench_subparsers(subparsers).add_parser(
-        "router",
-        parents=[common_parent()],
-        help="router accuracy (LLM path and heuristic path) on a labelled set",
-    )
-    b.add_argument(
-        "--set", dest="set_file", required=True, metavar="FILE", help="JSONL: message, use_rag, ..."
-    )
-    b.add_argument("--limit", type=positive_int, default=None, help="only the first N messages")
-    b.add_argument("--heuristic-only", action="store_true", help="skip the LLM path")
-    add_llm_flags(b)
-    b.set_defaults(func=cmd_bench_router)
 
-    lat = get_bench_subparsers(subparsers).add_parser(
-        "latency", parents=[common_parent()], help="first-token latency of answers (KB and model warm)"
-    )
-    lat.add_argument(
-        "questions", nargs="*", default=["What do African grey parrots eat?"], metavar="QUESTION"
-    )
-    lat.add_argument("--runs", type=positive_int, default=3)
-    add_llm_flags(lat)
-    lat.set_defaults(func=cmd_bench_latency)
-
-
-def open_with_llm(args: argparse.Namespace, warn: bool = True) -> tuple[Any, Any, Any]:
-    """(config, chat-model choice, KnowledgeBase) for a command that may use an LLM; a configured
+def open_desk_with_llm(args: argparse.Namespace, warn: bool = True) -> Desk:
+    """The Desk for a command that may use an LLM (the flags override config.toml); a configured
     but unusable LLM is a warning on stderr (the command goes on without it)."""
-    from desktop_app.cli.main import data_dir_of, eprint, load_cfg
-    from desktop_app.core.library.knowledge import KnowledgeBase
-    from desktop_app.core.models.llm.factory import resolve_chat_model
-
-    data_dir = data_dir_of(args)
-    cfg = apply_llm_flags(load_cfg(args), args)
-    choice = resolve_chat_model(cfg, data_dir)
-    if warn and choice.model is None and cfg.llm.backend not in ("none", ""):
-        eprint(f"warning: {choice.reason}")
-    return cfg, choice, KnowledgeBase(data_dir, config=cfg)
+    desk = open_desk(args, apply_llm_flags(load_cfg(args), args))
+    if warn and not desk.chat.active and desk.config.llm.backend not in ("none", ""):
+        eprint(f"warning: {desk.chat.reason}")
+    return desk
 
 
 def _hit_json(h: Any) -> dict:
@@ -103,11 +77,11 @@ def _hit_json(h: Any) -> dict:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from desktop_app.cli.main import emit_json, eprint
-    from desktop_app.core.ask.assistant import Assistant, Conversation
+    from desktop_app.core.ask.assistant import Conversation
     from desktop_app.core.events import Answer, Error, Retrieved, RouteDecided, Token, Warning
 
-    cfg, choice, kb = open_with_llm(args)
+    desk = open_desk_with_llm(args)
+    choice = desk.chat
     out: dict[str, Any] = {
         "question": args.question,
         "route": None,
@@ -127,9 +101,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     def mark(name: str) -> None:
         timing.setdefault(name, round((time.perf_counter() - t0) * 1000, 1))
 
-    try:
-        assistant = Assistant(kb, choice.model, cfg)
-        for ev in assistant.ask(args.question, conv, mode=args.mode):
+    with desk:
+        for ev in desk.assistant.ask(args.question, conv, mode=args.mode):
             mark(f"{type(ev).__name__.lower()}_ms")
             if isinstance(ev, RouteDecided):
                 out["route"] = {
@@ -159,10 +132,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 out["error"] = ev.message
                 eprint(f"error: {ev.message}")
                 code = 1
-    finally:
-        if choice.model is not None:
-            choice.model.close()
-        kb.close()
     # Milliseconds from the question to each first event of a kind (model start-up included).
     out["timing"] = {
         k.replace("routedecided", "route").replace("token", "first_token"): v for k, v in timing.items()
@@ -179,50 +148,3 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for c in out["citations"]:
             print(f"[{c['n']}] {c['source']}" + (f", p. {c['page']}" if c["page"] else ""))
     return code
-
-
-def cmd_bench_router(args: argparse.Namespace) -> int:
-    from desktop_app.bench.router import format_report, run_router_bench
-    from desktop_app.cli.main import data_dir_of, emit_json, eprint, load_cfg
-    from desktop_app.core.models.llm.factory import resolve_chat_model
-
-    cfg = apply_llm_flags(load_cfg(args), args)
-    choice = resolve_chat_model(cfg, data_dir_of(args))
-    if choice.model is None and not args.heuristic_only:
-        eprint(f"no language model ({choice.reason}): only the heuristic path is measured")
-    try:
-        report = run_router_bench(
-            Path(args.set_file),
-            None if args.heuristic_only else choice.model,
-            cfg.router,
-            limit=args.limit,
-            model_name=choice.name,
-        )
-    finally:
-        if choice.model is not None:
-            choice.model.close()
-    if args.json:
-        emit_json(report)
-    else:
-        print(format_report(report))
-    return 0
-
-
-def cmd_bench_latency(args: argparse.Namespace) -> int:
-    from desktop_app.bench.latency import run_latency_bench
-    from desktop_app.cli.main import emit_json
-
-    cfg, choice, kb = open_with_llm(args, warn=False)
-    try:
-        report = run_latency_bench(kb, choice.model, cfg, args.questions, runs=args.runs)
-    finally:
-        if choice.model is not None:
-            choice.model.close()
-        kb.close()
-    report["model"] = choice.name or None
-    if args.json:
-        emit_json(report)
-    else:
-        for mode in ("always", "auto"):
-            print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
-    return 0

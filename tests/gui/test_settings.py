@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 
 from desktop_app.core.config import load_config
@@ -82,3 +84,52 @@ def test_a_data_folder_chosen_in_settings_is_used_from_the_next_start(
     assert window.ctx.data_dir != elsewhere  # this session keeps its folder
     data_dir_pointer().unlink()
     assert default_data_dir() == before
+
+
+def _ask(window, qtbot, question: str):
+    window.chat.input.setText(question)
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
+        window.chat.send()
+    return blocker.args[0]
+
+
+def test_settings_apply_to_the_next_question_in_the_same_window(make_window, qtbot, drop, minilm):
+    """Weights and router mode chosen in Settings are what the running window's next search and
+    route use: the same hits a restart with the saved config.toml gives, not the old ones."""
+    from desktop_app.core.events import Retrieved
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    window = make_window()
+    notes = sorted((Path(__file__).resolve().parents[2] / "knowledge" / "parrots").glob("*.md"))[:12]
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000):
+        drop(window.knowledge, notes)
+    window.ctx.runner.wait_idle(30_000)
+    question = "Which parrot lives in the mountains of New Zealand?"
+
+    def retrieved(answer) -> tuple[str, list[tuple[str, float]]]:
+        event = next(e for e in answer.events if isinstance(e, Retrieved))
+        return event.query, [(h.chunk_id, round(h.fused_score or 0.0, 6)) for h in event.hits]
+
+    _, before = retrieved(_ask(window, qtbot, question))
+
+    dialog = window.open_settings()
+    dialog.dense_weight.setValue(1.0)
+    dialog.keyword_weight.setValue(0.0)
+    with qtbot.waitSignal(window.ctx.kb_ready, timeout=60_000):  # the Desk rebuilt what changed
+        dialog.accept()
+    window.ctx.runner.wait_idle(30_000)
+    query, after = retrieved(_ask(window, qtbot, question))
+    saved = load_config(window.ctx.data_dir / "config.toml")
+    assert (saved.retrieval.dense_weight, saved.retrieval.keyword_weight) == (1.0, 0.0)
+    with KnowledgeBase(window.ctx.data_dir, saved, embedder=minilm) as restarted:
+        expected = [(h.chunk_id, round(h.fused_score or 0.0, 6)) for h in restarted.search(query)]
+    assert after == expected  # what a restart would give...
+    assert after != before  # ...and not what the old weights gave
+
+    dialog = window.open_settings()
+    dialog.router_mode.setCurrentIndex(dialog.router_mode.findData("never"))
+    with qtbot.waitSignal(window.ctx.kb_ready, timeout=60_000):
+        dialog.accept()
+    window.ctx.runner.wait_idle(30_000)
+    route = _ask(window, qtbot, question).route
+    assert (route.use_rag, route.by) == (False, "mode")

@@ -30,6 +30,7 @@ from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.knowledge.panel import local_paths
+from desktop_app.gui.operations import JobKind
 
 
 def is_image(path: Path) -> bool:
@@ -49,7 +50,7 @@ class ChatPanel(QWidget):
         self.setAcceptDrops(True)
         self.conversation: Conversation | None = None  # history and the subject of follow-ups
         self.messages: list[QWidget] = []
-        self._queued: list[tuple[str, Any]] = []  # work waiting for the KB to open
+        self._queued: list[tuple[JobKind, Any]] = []  # work waiting for the KB to open
 
         self.placeholder = QLabel(alignment=Qt.AlignCenter, objectName="placeholder")
         self.placeholder.setWordWrap(True)
@@ -119,7 +120,7 @@ class ChatPanel(QWidget):
         self._add(answer)
         if self.ctx.kb is None:
             answer.add_note(tr("Waiting for the knowledge base to open…"))
-            self._queued.append(("ask", (question, answer)))
+            self._queued.append((JobKind.ASK, (question, answer)))
         else:
             self._start_ask(question, answer)
         return answer
@@ -139,7 +140,7 @@ class ChatPanel(QWidget):
             self.answer_finished.emit(answer)
 
         ctx.runner.run(
-            "ask",
+            JobKind.ASK,
             work,
             on_partial=answer.handle_event,
             on_failure=lambda msg: answer.add_note(tr("Error: {message}").format(message=msg)),
@@ -154,7 +155,7 @@ class ChatPanel(QWidget):
         card.citation_clicked.connect(self.citation_activated)
         self._add(card)
         if self.ctx.kb is None:
-            self._queued.append(("identify", (image, card)))
+            self._queued.append((JobKind.IDENTIFY, (image, card)))
         else:
             self._start_identify(image, card)
         return card
@@ -169,7 +170,7 @@ class ChatPanel(QWidget):
             self.identify_finished.emit(card)
 
         ctx.runner.run(
-            "identify",
+            JobKind.IDENTIFY,
             lambda state: ctx.call_identify(image, conversation, state),
             on_partial=card.handle_event,
             on_failure=card.show_error,
@@ -213,8 +214,8 @@ class ChatPanel(QWidget):
 
     # -- helpers -------------------------------------------------------------------------------
     def stop(self) -> None:
-        self.ctx.runner.cancel("ask")
-        self.ctx.runner.cancel("identify")
+        self.ctx.runner.cancel(JobKind.ASK)
+        self.ctx.runner.cancel(JobKind.IDENTIFY)
 
     def _add(self, widget: QWidget) -> None:
         self.placeholder.hide()
@@ -232,7 +233,7 @@ class ChatPanel(QWidget):
     def _run_queued(self) -> None:
         queued, self._queued = self._queued, []
         for kind, args in queued:
-            if kind == "ask":
+            if kind is JobKind.ASK:
                 question, answer = args
                 answer.notes.setText("")
                 answer.notes.hide()
@@ -241,7 +242,7 @@ class ChatPanel(QWidget):
                 self._start_identify(*args)
 
     def _update_buttons(self, *_: object) -> None:
-        busy = self.ctx.runner.is_busy("ask") or self.ctx.runner.is_busy("identify")
+        busy = self.ctx.runner.is_busy(JobKind.ASK) or self.ctx.runner.is_busy(JobKind.IDENTIFY)
         self.stop_button.setEnabled(busy)
 
     def last_answer(self) -> AnswerMessage | None:

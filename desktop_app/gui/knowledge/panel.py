@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.gui.context import KB_LOCK, AppContext
+from desktop_app.core.library.knowledge import SyncReport
+from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
+from desktop_app.gui.operations import INDEXING, JobKind, KnowledgeChange, index_batch, run_batch
+from desktop_app.gui.tasks import QtTaskState
 
 _SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
 
@@ -231,73 +235,72 @@ class KnowledgePanel(QWidget):
             self.progress_label.setText(tr("Waiting for the knowledge base to open…"))
             self.progress_label.show()
             return
-        kb = self.ctx.kb
-        self._start_batch(
-            "add",
-            lambda state: kb.add(paths, scope=scope, task=state),
-            tr("Adding {n} item(s)…").format(n=len(paths)),
-        )
+        work = index_batch(JobKind.ADD, self.ctx.kb, paths, scope)
+        self._start_batch(JobKind.ADD, work, tr("Adding {n} item(s)…").format(n=len(paths)))
 
     def sync(self) -> None:
         """Index new/changed files and drop removed ones (the file watcher calls this)."""
         if self.ctx.kb is None:
             return
-        if self.ctx.runner.is_busy("add") or self.ctx.runner.is_busy("reindex"):
+        if self.ctx.runner.is_busy(JobKind.ADD) or self.ctx.runner.is_busy(JobKind.REINDEX):
             self.watcher.schedule()  # try again once the running batch is done
             return
-        kb = self.ctx.kb
-        self._start_batch("sync", lambda state: kb.sync(task=state), tr("Checking for changes…"))
+        work = index_batch(JobKind.SYNC, self.ctx.kb)
+        self._start_batch(JobKind.SYNC, work, tr("Checking for changes…"))
 
     def reindex(self) -> None:
         if self.ctx.kb is None:
             return
-        kb = self.ctx.kb
-        self._start_batch("reindex", lambda state: kb.reindex(task=state), tr("Re-indexing…"))
+        self._start_batch(JobKind.REINDEX, index_batch(JobKind.REINDEX, self.ctx.kb), tr("Re-indexing…"))
 
     def remove_selected(self) -> None:
         names = [self.model.rows[i.row()].name for i in self.table.selectionModel().selectedRows()]
         if not names or self.ctx.kb is None:
             return
         kb = self.ctx.kb
-        self.ctx.runner.run(
-            "remove",
+        run_batch(
+            self.ctx.runner,
+            JobKind.REMOVE,
             lambda state: kb.remove(names),
-            on_success=lambda removed: self.ctx.knowledge_changed.emit(),
+            on_done=lambda removed: self.ctx.knowledge_changed.emit(
+                KnowledgeChange(JobKind.REMOVE, removed=tuple(removed))
+            ),
             on_failure=self._show_error,
-            exclusive=False,
-            lock=KB_LOCK,
+            on_cancelled=lambda: None,
         )
 
-    def refresh(self) -> None:
-        """Reload the documents table from the index (in the background)."""
+    def refresh(self, change: KnowledgeChange | None = None) -> None:
+        """Reload the documents table from the index (in the background), unless ``change`` says
+        an operation changed nothing (a watcher sync that found no new file)."""
+        if change is not None and not change.any:
+            return
         if self.ctx.kb is None:
             return
         kb = self.ctx.kb
         self.ctx.runner.run(
-            "list",
+            JobKind.LIST,
             lambda state: kb.list_documents(),
             on_success=self._set_documents,
             on_failure=self._show_error,
         )
 
     def cancel_batch(self) -> None:
-        for kind in ("add", "sync", "reindex"):
+        for kind in INDEXING:
             self.ctx.runner.cancel(kind)
         self.progress_label.setText(tr("Cancelling…"))
 
-    def _start_batch(self, kind: str, fn, message: str) -> None:
+    def _start_batch(self, kind: JobKind, work: Callable[[QtTaskState], SyncReport], message: str) -> None:
         self._set_busy(True)
         self.progress.setRange(0, 0)
         self.progress_label.setText(message)
-        self.ctx.runner.run(
+        run_batch(
+            self.ctx.runner,
             kind,
-            fn,
+            work,
             on_progress=self._on_progress,
-            on_success=lambda report: self._batch_done(report, kind),
-            on_failure=self._batch_failed,
-            on_cancelled=self._batch_cancelled,
-            exclusive=kind != "add",
-            lock=KB_LOCK,
+            on_done=lambda report: self._batch_done(report, kind),
+            on_failure=lambda message: self._batch_failed(message, kind),
+            on_cancelled=lambda: self._batch_cancelled(kind),
         )
 
     # -- results (UI thread) ---------------------------------------------------------------------
@@ -312,29 +315,27 @@ class KnowledgePanel(QWidget):
             # periodic list_documents() competed with indexing for the GIL and stalled the UI).
             self.model.mark_progress(message)
 
-    def _batch_done(self, report: Any, kind: str = "add") -> None:
-        quiet = kind == "sync" and not (report.added or report.updated or report.removed)
-        if not quiet:  # a watcher sync that found nothing keeps the last batch's summary
+    def _batch_done(self, report: SyncReport, kind: JobKind = JobKind.ADD) -> None:
+        change = KnowledgeChange.of_report(kind, report)
+        if kind is not JobKind.SYNC or change.any:  # a watcher sync that found nothing keeps the last summary
             self.last_report = report
             self._show_report(report)
-        self.ctx.knowledge_changed.emit()
+        self.ctx.knowledge_changed.emit(change)
         self.batch_finished.emit(report)
 
-    def _batch_failed(self, message: str) -> None:
+    def _batch_failed(self, message: str, kind: JobKind) -> None:
         self._show_error(message)
-        self.ctx.knowledge_changed.emit()
+        self.ctx.knowledge_changed.emit(KnowledgeChange.of_report(kind, None))
         self.batch_finished.emit(None)
 
-    def _batch_cancelled(self) -> None:
+    def _batch_cancelled(self, kind: JobKind) -> None:
         self.result_label.setText(tr("Cancelled. Files already indexed are kept."))
         self.result_label.show()
-        self.ctx.knowledge_changed.emit()
+        self.ctx.knowledge_changed.emit(KnowledgeChange.of_report(kind, None))
         self.batch_finished.emit(None)
 
     def _job_finished(self, job: Any) -> None:
-        if job.kind in ("add", "sync", "reindex") and not any(
-            self.ctx.runner.is_busy(k) for k in ("add", "sync", "reindex")
-        ):
+        if job.kind in INDEXING and not any(self.ctx.runner.is_busy(k) for k in INDEXING):
             self._set_busy(False)
 
     def _show_report(self, report: Any) -> None:

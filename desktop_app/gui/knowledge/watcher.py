@@ -12,6 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
+from desktop_app.gui.operations import INDEXING, JobKind
+
 MAX_WATCHED_FILES = 4000  # inotify watches are a limited resource; folders are always watched
 
 
@@ -53,7 +55,7 @@ class KnowledgeWatcher(QObject):
         self.schedule()
 
     def _fire(self) -> None:
-        if any(self._runner.is_busy(kind) for kind in ("add", "sync", "reindex")):
+        if any(self._runner.is_busy(kind) for kind in INDEXING):
             self.schedule()  # a batch is writing the folder: wait until it is done
             return
         self._rescan()  # new sub-folders need watches too
@@ -63,7 +65,7 @@ class KnowledgeWatcher(QObject):
         if self.root is None:
             return
         root = self.root
-        self._runner.run("watch-scan", lambda state: _scan(root), on_success=self._apply)
+        self._runner.run(JobKind.WATCH_SCAN, lambda state: _scan(root), on_success=self._apply)
 
     def _apply(self, result: tuple[list[str], list[str]]) -> None:
         dirs, files = result

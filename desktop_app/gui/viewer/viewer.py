@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.operations import JobKind
 
 try:  # QtPdf ships in the PySide6-Pdf wheel; without it PDFs show as text
     from PySide6.QtPdf import QPdfDocument, QPdfSearchModel
@@ -196,7 +197,7 @@ class SourceViewer(QWidget):
                 return hit.text, 0, len(hit.text)
             return "\n\n".join(parts), start, end
 
-        self.ctx.runner.run("viewer", load, on_success=self._show_text, on_failure=self._show_message)
+        self.ctx.runner.run(JobKind.VIEWER, load, on_success=self._show_text, on_failure=self._show_message)
 
     def _show_text(self, result: tuple[str, int, int]) -> None:
         text, start, end = result

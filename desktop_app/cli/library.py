@@ -1,0 +1,147 @@
+"""`kdesk add|sync|reindex|list|remove|search`: the knowledge base from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from desktop_app.cli.argtypes import positive_int
+from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, open_desk
+from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    common = common_flags()
+    p = subparsers.add_parser(
+        "add", parents=[common], help="copy files/folders into the knowledge folder and index them"
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--scope", default="shared", help="the scope (collection) to add to (default: shared)")
+    p.set_defaults(func=cmd_add)
+
+    p = subparsers.add_parser("sync", parents=[common], help="index new/changed files, drop removed ones")
+    p.set_defaults(func=cmd_sync)
+
+    p = subparsers.add_parser("list", parents=[common], help="documents with status, chunks, size and errors")
+    p.set_defaults(func=cmd_list)
+
+    p = subparsers.add_parser("remove", parents=[common], help="delete documents and their chunks")
+    p.add_argument("names", nargs="+", metavar="NAME")
+    p.set_defaults(func=cmd_remove)
+
+    p = subparsers.add_parser("reindex", parents=[common], help="rebuild the index from the knowledge folder")
+    p.set_defaults(func=cmd_reindex)
+
+    p = subparsers.add_parser("search", parents=[common], help="search the knowledge base")
+    p.add_argument("query")
+    p.add_argument(
+        "--top-k", type=positive_int, default=None, help="how many hits (default: retrieval.top_k)"
+    )
+    p.add_argument("--scope", default=None, help="also search this scope's own documents")
+    p.set_defaults(func=cmd_search)
+
+
+def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> int:
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        for rel in report.added:
+            print(f"added     {rel}")
+        for rel in report.updated:
+            print(f"updated   {rel}")
+        for rel in report.removed:
+            print(f"removed   {rel}")
+        skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
+        hint = " (--verbose lists them)" if report.skipped and not verbose else ""
+        print(
+            f"{len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed, "
+            f"{len(report.unchanged)} unchanged, {len(report.failed)} failed{skipped}{hint}"
+        )
+        if verbose:
+            for name, why in report.skipped:
+                eprint(f"skipped   {name}: {why}")
+    for name, err in report.failed:
+        eprint(f"failed    {name}: {err}")
+    return 0
+
+
+def _run_indexing(
+    args: argparse.Namespace, label: str, op: Callable[[KnowledgeBase, CliTask], SyncReport]
+) -> SyncReport:
+    """Run an indexing operation with a progress bar; always closes what it opened."""
+    task = CliTask(label)
+    try:
+        with open_desk(args) as desk:
+            return op(desk.kb, task)
+    finally:
+        task.close()
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths]
+    report = _run_indexing(args, "indexing", lambda kb, t: kb.add(paths, scope=args.scope, task=t))
+    _print_report(report, args.json, args.verbose)
+    # Per-file failures do not fail the batch; only "nothing could be added at all" does.
+    ok = report.added or report.updated or report.unchanged
+    return 0 if ok or not report.failed else 1
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    return _print_report(
+        _run_indexing(args, "syncing", lambda kb, t: kb.sync(task=t)), args.json, args.verbose
+    )
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    report = _run_indexing(args, "re-indexing", lambda kb, t: kb.reindex(task=t))
+    return _print_report(report, args.json, args.verbose)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with open_desk(args) as desk:
+        docs = desk.kb.list_documents()
+    if args.json:
+        emit_json({"documents": [d.to_dict() for d in docs]})
+        return 0
+    if not docs:
+        print(f"no documents (knowledge folder: {desk.knowledge_dir})")
+        return 0
+    width = min(60, max(len(d.name) for d in docs))
+    print(f"{'name':<{width}}  {'status':<8} {'chunks':>6} {'bytes':>10}  error")
+    for d in docs:
+        print(f"{d.name:<{width}}  {d.status:<8} {d.chunks:>6} {d.size:>10}  {d.error or ''}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    with open_desk(args) as desk:
+        removed = desk.kb.remove(args.names)
+    missing = [
+        n
+        for n in args.names
+        if not any(r == n.strip("/") or r.startswith(n.strip("/") + "/") for r in removed)
+    ]
+    if args.json:
+        emit_json({"removed": removed, "not_found": missing})
+    else:
+        for r in removed:
+            print(f"removed   {r}")
+    for n in missing:
+        eprint(f"not found: {n}")
+    return 1 if missing else 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with open_desk(args) as desk:
+        hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
+    if args.json:
+        emit_json({"query": args.query, "hits": [h.to_dict() for h in hits]})
+        return 0
+    if not hits:
+        print("no hits")
+    for i, h in enumerate(hits, 1):
+        where = h.source + (f", p. {h.page}" if h.page else "")
+        text = " ".join(h.text.split())
+        print(f"[{i}] {where}  (score {h.score:.3f})\n    {text[:300]}")
+    return 0

@@ -1,0 +1,108 @@
+"""The window's named operations (Anki's CollectionOp): every background job has a kind, and every
+change to the knowledge base runs under one lock and says afterwards what it changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
+from desktop_app.gui.tasks import Job, QtTaskState, TaskRunner
+
+KB_LOCK = "kb-write"  # add / sync / reindex / remove (and a settings change) run one at a time
+
+
+class JobKind(StrEnum):
+    """What a background job does; starting one cancels a running job of the same kind unless
+    the kind is shared (adds queue behind each other)."""
+
+    LOAD = "load"  # open the knowledge base, load the models
+    SAVE_SETTINGS = "save-settings"
+    APPLY_SETTINGS = "apply-settings"
+    ADD = "add"
+    SYNC = "sync"
+    REINDEX = "reindex"
+    REMOVE = "remove"
+    LIST = "list"
+    ASK = "ask"
+    IDENTIFY = "identify"
+    VIEWER = "viewer"
+    WATCH_SCAN = "watch-scan"
+
+
+INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows
+
+
+@dataclass(frozen=True)
+class KnowledgeChange:
+    """What an operation changed in the knowledge base (``AppContext.knowledge_changed`` carries it)."""
+
+    kind: JobKind
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    cancelled: bool = False
+
+    @classmethod
+    def of_report(cls, kind: JobKind, report: SyncReport | None) -> KnowledgeChange:
+        """From a batch's report; None (the batch failed or was cancelled): anything may have changed."""
+        if report is None:
+            return cls(kind, cancelled=True)
+        return cls(
+            kind,
+            tuple(report.added),
+            tuple(report.updated),
+            tuple(report.removed),
+            tuple(name for name, _ in report.failed),
+            report.cancelled,
+        )
+
+    @property
+    def documents(self) -> tuple[str, ...]:
+        """Documents whose entry in the list may differ now."""
+        return self.added + self.updated + self.removed + self.failed
+
+    @property
+    def any(self) -> bool:
+        return bool(self.documents) or self.cancelled
+
+
+def index_batch(
+    kind: JobKind, kb: KnowledgeBase, paths: Sequence[Path] = (), scope: str = "shared"
+) -> Callable[[QtTaskState], SyncReport]:
+    """The work of an indexing batch: add ``paths`` to ``scope``, sync the folder, or re-index it."""
+    if kind is JobKind.ADD:
+        return lambda state: kb.add(list(paths), scope=scope, task=state)
+    if kind is JobKind.SYNC:
+        return lambda state: kb.sync(task=state)
+    if kind is JobKind.REINDEX:
+        return lambda state: kb.reindex(task=state)
+    raise ValueError(f"not an indexing batch: {kind}")
+
+
+def run_batch(
+    runner: TaskRunner,
+    kind: JobKind,
+    work: Callable[[QtTaskState], Any],
+    *,
+    on_done: Callable[[Any], None],
+    on_failure: Callable[[str], None],
+    on_cancelled: Callable[[], None],
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> Job:
+    """Start a write to the knowledge base: one at a time (``KB_LOCK``); a second add queues
+    behind the first, a second sync or re-index replaces a pending one."""
+    return runner.run(
+        kind,
+        work,
+        on_progress=on_progress,
+        on_success=on_done,
+        on_failure=on_failure,
+        on_cancelled=on_cancelled,
+        exclusive=kind not in (JobKind.ADD, JobKind.REMOVE),
+        lock=KB_LOCK,
+    )
