@@ -40,7 +40,8 @@ def register(subparsers) -> None:
 
 
 def status_command(args: argparse.Namespace) -> int:
-    from desktop_app.core.models.registry import ManifestError, format_status
+    from desktop_app.core.models.registry import ManifestError
+    from desktop_app.core.models.status import format_status
 
     try:
         with open_desk(args) as desk:  # what the app would run with this data folder's settings

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from desktop_app.core.library.knowledge import KnowledgeBase
     from desktop_app.core.models.embeddings import Embedder
     from desktop_app.core.models.llm.base import ChatModel
-    from desktop_app.core.models.registry import RoleStatus
+    from desktop_app.core.models.status import RoleStatus
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class Desk:
 
     def model_status(self) -> list[RoleStatus]:
         """Each role's active model, or why there is none, and what would install one."""
-        from desktop_app.core.models.registry import model_status
+        from desktop_app.core.models.status import model_status
 
         return model_status(self.data_dir, self._config)
 

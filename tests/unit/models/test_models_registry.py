@@ -10,8 +10,9 @@ import pytest
 
 from desktop_app.core import paths
 from desktop_app.core.config import Config
-from desktop_app.core.models import registry as registry
-from desktop_app.core.models.registry import ROLES, ManifestError, load_manifest, model_status
+from desktop_app.core.models import registry, status
+from desktop_app.core.models.registry import ROLES, ManifestError, load_manifest
+from desktop_app.core.models.status import model_status
 
 TINY_MANIFEST = """
 schema = 1
@@ -211,7 +212,7 @@ def test_installed_gguf_is_offered_when_llm_is_off_and_used_when_on(isolated, mo
     st = by_role(model_status(tmp / "data", Config(), manifest))["chat"]
     assert st.active_id == "extractive" and 'llm.backend = "gguf"' in st.hint
 
-    monkeypatch.setattr(registry, "_module_installed", lambda name: True)  # xllamacpp present or not
+    monkeypatch.setattr(status, "module_installed", lambda name: True)  # xllamacpp present or not
     cfg = Config()
     cfg.llm.backend = "gguf"
     st = by_role(model_status(tmp / "data", cfg, manifest))["chat"]
