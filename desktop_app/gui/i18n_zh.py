@@ -31,7 +31,7 @@ ZH_CN: dict[str, str] = {
     "Knowledge": "知识库",
     "Collection:": "集合：",
     "New…": "新建…",
-    "Create a collection for one assistant": "为某个助手创建专属集合",
+    "Create a collection: its documents are searched only in its own conversations": "新建集合：其中的文档只在该集合的对话中被搜索",
     "Shared": "共享",
     "New collection": "新建集合",
     "Name (letters, digits, - and _):": "名称（字母、数字、- 和 _）：",
