@@ -1,6 +1,6 @@
 """`kdesk`: the command line over the same core as the desktop app.
 
-Contract (DESIGN.md section 6): every command takes --data-dir and --json; --json prints one JSON
+Contract (docs/architecture.md): every command takes --data-dir and --json; --json prints one JSON
 object on stdout; progress and errors go to stderr; exit 0 on success, 1 on failure, 2 on usage errors.
 Each command group is a module with `register(subparsers)` (see COMMAND_MODULES).
 """
