@@ -17,6 +17,7 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 from desktop_app.core.config import Config, load_config, save_config
 
@@ -62,15 +63,8 @@ def redact(text: str) -> str:
     return text
 
 
-class RedactingFilter(logging.Filter):
-    """A handler filter that masks keys in the message and any traceback text."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        _redact_record(record)
-        return True
-
-
 def _redact_record(record: logging.LogRecord) -> None:
+    """Mask keys in the record's message and traceback text, in place."""
     try:
         message = record.getMessage()
     except Exception:  # a bad format string is logging's problem, not ours
@@ -94,7 +88,7 @@ def install_log_redaction() -> None:
         return
     previous = logging.getLogRecordFactory()
 
-    def factory(*args, **kwargs) -> logging.LogRecord:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = previous(*args, **kwargs)
         _redact_record(record)
         return record
@@ -194,7 +188,7 @@ def set_api_key(config_path: Path, name: str, value: str) -> str:
     return where
 
 
-def redacted_config_dict(cfg: Config) -> dict:
+def redacted_config_dict(cfg: Config) -> dict[str, Any]:
     """cfg.to_dict() with every key field masked: for `--json` output, diagnostics and bug reports."""
     d = cfg.to_dict()
     for name in KEY_FIELDS:

@@ -15,6 +15,8 @@ class Cancelled(Exception):
 
 
 class TaskState(Protocol):
+    """The one progress/cancel protocol: indexing, downloads and LLM calls (their ``cancel=``) poll it."""
+
     def progress(self, done: int, total: int, message: str = "") -> None: ...
 
     def cancelled(self) -> bool: ...

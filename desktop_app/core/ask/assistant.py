@@ -3,47 +3,26 @@
 One pipeline for every front end: the GUI renders events as they come, `kdesk ask --json` prints
 their aggregate, tests assert on them. Nothing here raises for an LLM problem: failures become a
 Warning and an extractive answer, so a conversation always stays usable.
-
-Other flows (``identify``) share ``Conversation`` (history and ``last_subject``) and the helpers
-``retrieve``, ``answer_from_hits`` and ``citations_for``.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
+from desktop_app.core.ask.citations import check_citations, citations_for, parse_citations
+from desktop_app.core.ask.conversation import Conversation, topic_of
 from desktop_app.core.ask.extractive import extractive_answer
-from desktop_app.core.ask.prompts import (
-    AGENT_SYSTEM,
-    CHAT_SYSTEM,
-    LLM_FAILED_NOTE,
-    NO_LLM_CHAT,
-    SEARCH_TOOL,
-    answer_system,
-    lang_of,
-)
+from desktop_app.core.ask.prompts import CHAT_SYSTEM, LLM_FAILED_NOTE, NO_LLM_CHAT, answer_system, lang_of
 from desktop_app.core.ask.router import Route, Router
 from desktop_app.core.config import Config
-from desktop_app.core.events import (
-    Answer,
-    Citation,
-    Decision,
-    Error,
-    Event,
-    Retrieved,
-    RouteDecided,
-    Token,
-    Warning,
-)
+from desktop_app.core.events import Answer, Decision, Error, Event, Retrieved, RouteDecided, Token, Warning
 from desktop_app.core.library.documents import Hit
-from desktop_app.core.models.llm.base import Cancellable, ChatModel, LLMError, Message
-from desktop_app.core.tasks import Cancelled
+from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
+from desktop_app.core.tasks import Cancelled, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.identify.flow import Identifier
@@ -52,92 +31,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_CITE = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
-_LEAD_WORDS = re.compile(
-    r"^\s*(what|how|why|which|when|where|who|does|do|did|is|are|was|were|can|could|should|would|tell|me|"
-    r"more|about|describe|explain|give|show|list|please|the|a|an)\b[\s,]*",
-    re.I,
-)
-_ZH_DROP = re.compile(r"请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢")
-MAX_AGENT_ROUNDS = 3
 EMPTY_LIBRARY = (
     "Your library has no documents yet, so there is nothing to search. Add files (drop them on the "
     "window, or `kdesk add PATH`) and ask again."
 )
-
-
-@dataclass
-class Conversation:
-    """One chat's state: recent turns for the model, and the subject follow-ups refer to."""
-
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    history: list[Message] = field(default_factory=list)  # {"role": "user"|"assistant", "content"}
-    last_subject: str | None = None  # e.g. the species just identified, or the topic asked about
-    last_query: str | None = None  # the last search query, a fallback subject for text follow-ups
-    scope: str | None = None  # the assistant's knowledge scope (None: shared only)
-    max_turns: int = 10
-
-    def add_turn(self, question: str, answer: str) -> None:
-        self.history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-        del self.history[: max(0, len(self.history) - 2 * self.max_turns)]
-
-    def recent_user_messages(self, n: int = 3) -> list[str]:
-        return [m["content"] for m in self.history if m["role"] == "user"][-n:]
-
-    def subject(self) -> str | None:
-        return self.last_subject or self.last_query
-
-    def reset(self) -> None:
-        self.history.clear()
-        self.last_subject = self.last_query = None
-
-
-def topic_of(query: str) -> str:
-    """A query stripped of question words, kept as the subject of later follow-ups."""
-    topic = _ZH_DROP.sub("", query).strip().strip("?？!！。.")
-    while True:
-        shorter = _LEAD_WORDS.sub("", topic, count=1)
-        if shorter == topic:
-            break
-        topic = shorter
-    return re.sub(r"\s+", " ", topic).strip() or query.strip()
-
-
-def parse_citations(text: str, blocks: Sequence[ContextBlock]) -> tuple[list[int], list[int]]:
-    """Block numbers cited in ``text`` (first-appearance order) and those out of range."""
-    valid = {b.n for b in blocks}
-    cited: list[int] = []
-    bad: list[int] = []
-    for m in _CITE.finditer(text):
-        for part in re.split(r"[,，、]", m.group(1)):
-            n = int(part)
-            target = cited if n in valid else bad
-            if n not in target:
-                target.append(n)
-    return cited, bad
-
-
-def strip_citations(text: str, bad: Sequence[int]) -> str:
-    """Remove out-of-range numbers from citation markers ('[2, 9]' -> '[2]', '[9]' -> '')."""
-    if not bad:
-        return text
-
-    def fix(m: re.Match[str]) -> str:
-        keep = [p.strip() for p in re.split(r"[,，、]", m.group(1)) if int(p) not in bad]
-        return f"[{', '.join(keep)}]" if keep else ""
-
-    out = _CITE.sub(fix, text)
-    return re.sub(r"[ \t]+([.,;:!?。，；：！？])", r"\1", re.sub(r"[ \t]{2,}", " ", out)).strip()
-
-
-def citations_for(numbers: Sequence[int], blocks: Sequence[ContextBlock]) -> list[Citation]:
-    by_n = {b.n: b for b in blocks}
-    out = []
-    for n in numbers:
-        b = by_n.get(n)
-        if b is not None:
-            out.append(Citation(n, b.hit.source, b.hit.page, b.hit.chunk_id, b.hit.text[:500]))
-    return out
 
 
 def evidence_score(hit: Hit) -> float:
@@ -177,7 +74,7 @@ class Assistant:
         question: str,
         conversation: Conversation | None = None,
         mode: str | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
     ) -> Iterator[Event]:
         """Answer ``question`` in ``conversation`` (default: the assistant's own), as events."""
         conv = conversation if conversation is not None else self.conversation
@@ -196,8 +93,12 @@ class Assistant:
             yield from self.answer_from_hits(question, [], conv, None, cancel)
             return
         try:
-            if self.config.llm.agentic and mode in (None, "auto") and hasattr(self.chat_model, "chat"):
-                yield from self._ask_agentic(question, conv, cancel)
+            if (
+                self.config.llm.agentic
+                and mode in (None, "auto")
+                and isinstance(self.chat_model, ToolChatModel)
+            ):
+                yield from ask_agentic(self, self.chat_model, question, conv, cancel)
                 return
             try:
                 route = self.router.route(
@@ -237,12 +138,13 @@ class Assistant:
         image: ImageSource,
         question: str | None = None,
         conversation: Conversation | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
     ) -> Iterator[Event]:
         """Identify a photo (identify/flow.py): Classified, FeatureQueries, Retrieved, Decision,
         Answer. A named species (never "uncertain") becomes the conversation's ``last_subject``,
         so "what does it eat?" resolves to it; this is the one place a photo sets the subject."""
-        from desktop_app.core.identify.flow import UNCERTAIN, pretty_name
+        from desktop_app.core.identify.names import pretty_name
+        from desktop_app.core.identify.result import UNCERTAIN
 
         conv = conversation if conversation is not None else self.conversation
         final = None
@@ -250,7 +152,7 @@ class Assistant:
         try:
             for event in self.identifier.run(image, question=question, scope=conv.scope, cancel=cancel):
                 if isinstance(event, Decision):
-                    final = event.decision.get("final_name")
+                    final = event.final_name
                 elif isinstance(event, Answer):
                     answer = event.text
                 yield event
@@ -278,11 +180,9 @@ class Assistant:
         hits: Sequence[Hit],
         conv: Conversation,
         route: Route | None = None,
-        cancel: Cancellable | None = None,
-        system: str | None = None,
+        cancel: TaskState | None = None,
     ) -> Iterator[Event]:
-        """Stream an answer from ``hits`` (LLM if any, else extractive) and record the turn.
-        ``system`` replaces the default answer instructions (identify uses its own)."""
+        """Stream an answer from ``hits`` (LLM if any, else extractive) and record the turn."""
         use_rag = route.use_rag if route is not None else True
         lang = lang_of(question)
         if self.chat_model is None:
@@ -299,17 +199,13 @@ class Assistant:
             self.config.llm.max_tokens,
             getattr(self.chat_model, "count_tokens", None),
         )
-        base = system or (answer_system("", lang) if use_rag else CHAT_SYSTEM[lang])
+        base = answer_system("", lang) if use_rag else CHAT_SYSTEM[lang]
         history = self._fit_history(conv.history, budget, base, question)
         room = budget.available([base, question] + [m["content"] for m in history])
         blocks = fit_blocks(hits, room, budget) if use_rag else []
         if use_rag and hits and len(blocks) < len(hits):
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
-        sys_text = (
-            (system + "\n\n" + render_blocks(blocks))
-            if system
-            else (answer_system(render_blocks(blocks), lang) if use_rag else base)
-        )
+        sys_text = answer_system(render_blocks(blocks), lang) if use_rag else base
         messages: list[Message] = [{"role": "system", "content": sys_text}, *history]
         messages.append({"role": "user", "content": question})
         parts: list[str] = []
@@ -328,35 +224,15 @@ class Assistant:
             yield Answer(text, citations_for(parse_citations(text, blocks)[0], blocks))
             return
         except LLMError as exc:
-            yield from self._fallback(question, exc, blocks, hits, conv, use_rag, partial="".join(parts))
+            yield from self.fallback(question, exc, blocks, hits, conv, use_rag, partial="".join(parts))
             return
-        text = "".join(parts).strip()
-        cited, bad = parse_citations(text, blocks)
-        if bad:
-            yield Warning(
-                f"the answer cited {', '.join(f'[{n}]' for n in bad)} but only {len(blocks)} "
-                f"source block(s) were given; those citations were dropped"
-            )
-            text = strip_citations(text, bad)
+        text, citations, warning = check_citations("".join(parts).strip(), blocks)
+        if warning:
+            yield warning
         conv.add_turn(question, text)
-        yield Answer(text, citations_for(cited, blocks), by="llm")
+        yield Answer(text, citations, by="llm")
 
-    # ------------------------------------------------------------------ internals
-    def _probe(self, query: str) -> float | None:
-        """The router's retrieval evidence: best hit's score (hits kept for the real retrieval)."""
-        try:
-            hits = list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=self._scope))
-        except Exception as exc:
-            log.warning("evidence search failed: %s", exc)
-            return None
-        self._probe_cache = (query, self._scope, hits)
-        return max((evidence_score(h) for h in hits), default=0.0)
-
-    def _extractive(self, question: str, blocks: Sequence[ContextBlock], note: str | None) -> Answer:
-        ex = extractive_answer(question, blocks, note=note)
-        return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
-
-    def _fallback(
+    def fallback(
         self,
         question: str,
         exc: LLMError,
@@ -366,6 +242,7 @@ class Assistant:
         use_rag: bool,
         partial: str = "",
     ) -> Iterator[Event]:
+        """A Warning and an extractive answer in place of the LLM's (``partial``: what it had said)."""
         lang = lang_of(question)
         when = "mid-answer" if partial else "before answering"
         yield Warning(f"{exc} ({when}); showing the most relevant passages instead")
@@ -387,6 +264,21 @@ class Assistant:
         conv.add_turn(question, answer.text)
         yield answer
 
+    # ------------------------------------------------------------------ internals
+    def _probe(self, query: str) -> float | None:
+        """The router's retrieval evidence: best hit's score (hits kept for the real retrieval)."""
+        try:
+            hits = list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=self._scope))
+        except Exception as exc:
+            log.warning("evidence search failed: %s", exc)
+            return None
+        self._probe_cache = (query, self._scope, hits)
+        return max((evidence_score(h) for h in hits), default=0.0)
+
+    def _extractive(self, question: str, blocks: Sequence[ContextBlock], note: str | None) -> Answer:
+        ex = extractive_answer(question, blocks, note=note)
+        return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
+
     def _fit_history(self, history: list[Message], budget: Budget, base: str, question: str) -> list[Message]:
         """Recent turns that fit in a third of what is left after the fixed prompt."""
         room = budget.available([base, question]) // 3
@@ -400,85 +292,3 @@ class Assistant:
         if kept and kept[0]["role"] == "assistant":
             kept.pop(0)
         return kept
-
-    def _ask_agentic(self, question: str, conv: Conversation, cancel: Cancellable | None) -> Iterator[Event]:
-        """The model decides when to search through the search_knowledge tool (agentic mode)."""
-        assert self.chat_model is not None
-        lang = lang_of(question)
-        history = conv.history[-6:]
-        messages: list[Message] = [{"role": "system", "content": AGENT_SYSTEM[lang]}, *history]
-        messages.append({"role": "user", "content": question})
-        blocks: list[ContextBlock] = []
-        hits_all: list[Hit] = []
-        routed = False
-        text = ""
-        try:
-            for _round in range(MAX_AGENT_ROUNDS):
-                turn = self.chat_model.chat(messages, [SEARCH_TOOL], cancel=cancel)  # type: ignore[attr-defined]
-                if not routed:
-                    first = next((c for c in turn.tool_calls if c.name == "search_knowledge"), None)
-                    q = str(first.arguments.get("query", "")) if first else ""
-                    yield RouteDecided(bool(first), q, False, "agent", reason="the model chose")
-                    routed = True
-                if not turn.tool_calls:
-                    text = turn.content
-                    break
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": turn.content or "",
-                        "tool_calls": [
-                            {
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": _json(c.arguments)},
-                            }
-                            for c in turn.tool_calls
-                        ],
-                    }
-                )
-                for call in turn.tool_calls:
-                    if call.name != "search_knowledge":
-                        result = f"unknown tool {call.name!r}"
-                    else:
-                        query = str(call.arguments.get("query") or question)
-                        hits, warning = self.retrieve(query, conv.scope)
-                        if warning:
-                            yield warning
-                        yield Retrieved(hits, query)
-                        conv.last_query = topic_of(query)
-                        new = [
-                            ContextBlock(len(blocks) + i + 1, h, h.text.strip()) for i, h in enumerate(hits)
-                        ]
-                        blocks += new
-                        hits_all += hits
-                        result = render_blocks(new) or "no results"
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-            else:  # still calling tools: ask for the answer without offering them again
-                text = "".join(self.chat_model.stream(messages, cancel=cancel))
-        except LLMError as exc:
-            if not routed:
-                yield RouteDecided(True, question, False, "agent", reason=f"agent failed: {exc}")
-                hits_all, warning = self.retrieve(question, conv.scope)
-                if warning:
-                    yield warning
-                yield Retrieved(hits_all, question)
-            yield from self._fallback(question, exc, blocks, hits_all, conv, True)
-            return
-        text = text.strip()
-        yield Token(text)
-        cited, bad = parse_citations(text, blocks)
-        if bad:
-            yield Warning(
-                f"the answer cited {', '.join(f'[{n}]' for n in bad)} but only {len(blocks)} "
-                f"source block(s) were given; those citations were dropped"
-            )
-            text = strip_citations(text, bad)
-        conv.add_turn(question, text)
-        yield Answer(text, citations_for(cited, blocks), by="llm")
-
-
-def _json(obj: Any) -> str:
-    import json
-
-    return json.dumps(obj, ensure_ascii=False)

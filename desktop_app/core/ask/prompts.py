@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from desktop_app.core.models.llm.base import Message
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -47,7 +49,7 @@ ROUTER_SYSTEM = {
 
 # (message, last_subject, expected route) — shown to the model as prior turns. Few and short on
 # purpose: every prompt token is evaluated on each call, and small CPU models pay ~20 ms each.
-ROUTER_FEWSHOT: list[tuple[str, str, dict]] = [
+ROUTER_FEWSHOT: list[tuple[str, str, dict[str, bool | str]]] = [
     ("Hi, how are you?", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
     (
         "What do African grey parrots eat?",
@@ -64,7 +66,7 @@ ROUTER_FEWSHOT: list[tuple[str, str, dict]] = [
 ]
 
 
-def _compact(obj: dict) -> str:
+def _compact(obj: dict[str, bool | str]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -78,9 +80,9 @@ def router_user(message: str, last_subject: str | None, recent: list[str]) -> st
     return "\n".join(lines)
 
 
-def router_messages(message: str, last_subject: str | None, recent: list[str]) -> list[dict]:
+def router_messages(message: str, last_subject: str | None, recent: list[str]) -> list[Message]:
     lang = lang_of(message)
-    msgs: list[dict] = [{"role": "system", "content": ROUTER_SYSTEM[lang]}]
+    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[lang]}]
     for q, subject, out in ROUTER_FEWSHOT:
         msgs.append({"role": "user", "content": router_user(q, subject, [])})
         msgs.append({"role": "assistant", "content": _compact(out)})

@@ -16,13 +16,14 @@ from dataclasses import asdict, dataclass
 from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
 from desktop_app.core.config import RouterConfig
 from desktop_app.core.events import RouteDecided
-from desktop_app.core.models.llm.base import Cancellable, ChatModel, LLMError, complete
+from desktop_app.core.models.llm.base import ChatModel, LLMError, complete
 from desktop_app.core.models.llm.jsonx import as_bool, extract_json
+from desktop_app.core.tasks import TaskState
 
 log = logging.getLogger(__name__)
 
 MODES = ("auto", "always", "never")
-Probe = Callable[[str], "float | None"]  # best retrieval score for a query, None if unknown
+Probe = Callable[[str], float | None]  # best retrieval score for a query, None if unknown
 
 
 @dataclass
@@ -33,7 +34,7 @@ class Route:
     by: str  # "llm" | "heuristic" | "mode"
     reason: str = ""  # why the heuristic decided, or why the LLM path was not used
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, bool | str]:
         d = asdict(self)
         d.pop("reason")
         return d
@@ -209,7 +210,7 @@ class Router:
         last_subject: str | None = None,
         recent: Sequence[str] = (),
         mode: str | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
     ) -> Route:
         mode = (mode or self.config.mode or "auto").lower()
         if mode not in MODES:
@@ -254,7 +255,7 @@ class Router:
         *,
         last_subject: str | None = None,
         recent: Sequence[str] = (),
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
     ) -> Route:
         """The LLM's decision; raises LLMError or RouteError when it cannot give a usable one."""
         if self.chat_model is None:

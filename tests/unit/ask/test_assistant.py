@@ -3,10 +3,14 @@ Retrieval is a hand-made list of hits; chat models are scripted in Python."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from desktop_app.core.ask.assistant import Assistant, Conversation, parse_citations, strip_citations, topic_of
+from desktop_app.core.ask.assistant import Assistant, Conversation
 from desktop_app.core.ask.budget import fit_blocks
+from desktop_app.core.ask.citations import check_citations, parse_citations, strip_citations
+from desktop_app.core.ask.conversation import topic_of
 from desktop_app.core.config import Config
 from desktop_app.core.events import Answer, Error, Retrieved, RouteDecided, Token, Warning
 from desktop_app.core.library.documents import Hit
@@ -233,6 +237,14 @@ def test_citation_parsing_accepts_lists_and_fullwidth_brackets():
     assert topic_of("What do African grey parrots eat?") == "African grey parrots eat"
 
 
+def test_check_citations_drops_out_of_range_numbers_with_one_warning():
+    blocks = fit_blocks(HITS, 2000)
+    text, citations, warning = check_citations("Nuts [1] and snails [2, 9].", blocks)
+    assert text == "Nuts [1] and snails [2]." and [c.n for c in citations] == [1, 2]
+    assert warning is not None and "[9]" in warning.message and "2 source block(s)" in warning.message
+    assert check_citations("Nuts [1].", blocks)[2] is None
+
+
 class ToolModel(Model):
     def __init__(self, calls_first: bool = True) -> None:
         super().__init__()
@@ -283,9 +295,10 @@ def test_latency_bench_reports_first_token_for_both_modes():
     from desktop_app.bench.latency import run_latency_bench
 
     kb = FakeKB()
-    report = run_latency_bench(
-        kb, Model(answer="Palm nuts [1]."), kb.config, ["What do parrots eat?"], runs=1
-    )
+    desk = SimpleNamespace(
+        assistant=Assistant(kb, Model(answer="Palm nuts [1]."), kb.config)
+    )  # only .assistant
+    report = run_latency_bench(desk, ["What do parrots eat?"], runs=1)
     for mode in ("always", "auto"):
         assert report[mode]["first_token_ms_p50"] <= report[mode]["answer_ms_p50"]
         assert report[mode]["answers_by"] == ["llm"]

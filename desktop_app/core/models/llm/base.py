@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from desktop_app.core.tasks import TaskState
+
 Message = dict[str, Any]  # {"role": "system"|"user"|"assistant"|"tool", "content": str, ...}
 
 
@@ -19,10 +21,6 @@ class LLMError(Exception):
     def __init__(self, message: str, kind: str = "error") -> None:
         super().__init__(message)
         self.kind = kind  # "unreachable" | "timeout" | "http" | "protocol" | "bad_output" | "error"
-
-
-class Cancellable(Protocol):
-    def cancelled(self) -> bool: ...
 
 
 @dataclass
@@ -51,7 +49,7 @@ class ChatModel(Protocol):
         json_schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
     ) -> Iterator[str]:
         """Yield the answer's text piece by piece; raise LLMError on failure, Cancelled if cancelled."""
         ...
@@ -59,8 +57,9 @@ class ChatModel(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
 class ToolChatModel(ChatModel, Protocol):
-    """A ChatModel that can also run one tool-calling turn (agentic mode)."""
+    """A ChatModel that can also run one tool-calling turn (agentic mode needs one)."""
 
     def chat(
         self,
@@ -68,7 +67,7 @@ class ToolChatModel(ChatModel, Protocol):
         tools: list[dict[str, Any]],
         max_tokens: int | None = None,
         temperature: float | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
     ) -> ChatTurn: ...
 
 
@@ -78,7 +77,7 @@ def complete(
     json_schema: dict[str, Any] | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
-    cancel: Cancellable | None = None,
+    cancel: TaskState | None = None,
     **kwargs: Any,
 ) -> str:
     """The whole answer as one string (for the router and other short, non-streamed calls).
@@ -91,14 +90,3 @@ def complete(
             raise
         pieces = model.stream(messages, **args)
     return "".join(pieces)
-
-
-def count_tokens(model: ChatModel | None, text: str) -> int | None:
-    """The model's own token count when it can tell (llama.cpp's /tokenize), else None."""
-    fn = getattr(model, "count_tokens", None)
-    if fn is None:
-        return None
-    try:
-        return fn(text)
-    except Exception:  # a tokenizer is an optimisation; the estimate is the fallback
-        return None

@@ -18,9 +18,11 @@ from typing import Any
 
 import httpx
 
-from desktop_app.core.models.llm.base import Cancellable, ChatTurn, LLMError, Message
+from desktop_app.core.config import LLMConfig
+from desktop_app.core.models.llm.base import ChatTurn, LLMError, Message
 from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
 from desktop_app.core.packages import MissingPackage, require
+from desktop_app.core.tasks import TaskState
 
 log = logging.getLogger(__name__)
 
@@ -135,11 +137,11 @@ class GGUFChatModel:
         self._client: OpenAIChatModel | None = None
 
     @classmethod
-    def from_config(cls, llm: Any, path: Path) -> GGUFChatModel:
+    def from_config(cls, llm: LLMConfig, path: Path) -> GGUFChatModel:
         return cls(
             path,
             context_window=llm.context_window,
-            threads=getattr(llm, "threads", 0),
+            threads=llm.threads,
             timeout=llm.timeout,
             connect_timeout=llm.connect_timeout,
             max_tokens=llm.max_tokens,
@@ -158,7 +160,7 @@ class GGUFChatModel:
         json_schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
         timeout: float | None = None,
     ) -> Iterator[str]:
         return self.client().stream(
@@ -170,8 +172,18 @@ class GGUFChatModel:
             timeout=timeout,
         )
 
-    def chat(self, messages: list[Message], tools: list[dict[str, Any]], **kwargs: Any) -> ChatTurn:
-        return self.client().chat(messages, tools, **kwargs)
+    def chat(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        cancel: TaskState | None = None,
+        timeout: float | None = None,
+    ) -> ChatTurn:
+        return self.client().chat(
+            messages, tools, max_tokens=max_tokens, temperature=temperature, cancel=cancel, timeout=timeout
+        )
 
     def count_tokens(self, text: str) -> int | None:
         return self.client().count_tokens(text) if self.server.running else None

@@ -19,8 +19,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from desktop_app.core.models.llm.base import Cancellable, ChatTurn, LLMError, Message, ToolCall
-from desktop_app.core.tasks import Cancelled
+from desktop_app.core.config import LLMConfig
+from desktop_app.core.models.llm.base import ChatTurn, LLMError, Message, ToolCall
+from desktop_app.core.models.llm.jsonx import extract_json
+from desktop_app.core.tasks import Cancelled, TaskState
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +97,7 @@ class OpenAIChatModel:
         self._client = httpx.Client(headers=headers, trust_env=False)
 
     @classmethod
-    def from_config(cls, llm: Any, api_key: str | None = None) -> OpenAIChatModel:
+    def from_config(cls, llm: LLMConfig, api_key: str | None = None) -> OpenAIChatModel:
         """From a Config.llm section."""
         return cls(
             llm.url,
@@ -115,7 +117,7 @@ class OpenAIChatModel:
         json_schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
         timeout: float | None = None,
     ) -> Iterator[str]:
         """Stream the reply's text. ``timeout`` (default: the configured one) bounds the whole call."""
@@ -146,16 +148,13 @@ class OpenAIChatModel:
             self.structured = rung
             return
 
-    def complete(self, messages: list[Message], **kwargs: Any) -> str:
-        return "".join(self.stream(messages, **kwargs))
-
     def chat(
         self,
         messages: list[Message],
         tools: list[dict[str, Any]],
         max_tokens: int | None = None,
         temperature: float | None = None,
-        cancel: Cancellable | None = None,
+        cancel: TaskState | None = None,
         timeout: float | None = None,
     ) -> ChatTurn:
         """One non-streamed turn with tools offered (agentic mode)."""
@@ -192,8 +191,6 @@ class OpenAIChatModel:
             fn = tc.get("function") or {}
             args = fn.get("arguments") or {}
             if isinstance(args, str):
-                from desktop_app.core.models.llm.jsonx import extract_json
-
                 args = extract_json(args) or {}
             calls.append(
                 ToolCall(id=str(tc.get("id") or f"call_{i}"), name=str(fn.get("name")), arguments=args)
@@ -222,7 +219,9 @@ class OpenAIChatModel:
         self._client.close()
 
     # ------------------------------------------------------------------ internals
-    def _body(self, messages: list[Message], max_tokens: int | None, temperature: float | None) -> dict:
+    def _body(
+        self, messages: list[Message], max_tokens: int | None, temperature: float | None
+    ) -> dict[str, Any]:
         return {
             "model": self.model or "default",
             "messages": messages,
@@ -260,7 +259,7 @@ class OpenAIChatModel:
         self,
         q: queue.Queue,
         deadline: float,
-        cancel: Cancellable | None,
+        cancel: TaskState | None,
         abort: Callable[[], None],
         limit: float,
     ) -> tuple[str, Any]:
@@ -283,9 +282,9 @@ class OpenAIChatModel:
 
     def _stream_once(
         self,
-        body: dict,
+        body: dict[str, Any],
         deadline: float,
-        cancel: Cancellable | None,
+        cancel: TaskState | None,
         limit: float,
         rejectable: bool = False,
     ) -> Iterator[str]:
@@ -380,11 +379,9 @@ class OpenAIChatModel:
             raise LLMError(f"the language model sent an unreadable reply: {text[:80]!r}", "protocol") from exc
 
 
-def _tool_call_in_text(content: str, names: set) -> list[ToolCall]:
+def _tool_call_in_text(content: str, names: set[str | None]) -> list[ToolCall]:
     """A tool call written as text ('{"name": "search_knowledge", "arguments": {...}}', bare or in
     <tool_call> tags), as small models do when the server's template parser misses it."""
-    from desktop_app.core.models.llm.jsonx import extract_json
-
     text = content.strip()
     if not text or "{" not in text[:40]:
         return []

@@ -1,0 +1,54 @@
+"""One chat's state (recent turns and the subject follow-ups refer to), shared by the ask and photo
+flows."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from desktop_app.core.models.llm.base import Message
+
+_LEAD_WORDS = re.compile(
+    r"^\s*(what|how|why|which|when|where|who|does|do|did|is|are|was|were|can|could|should|would|tell|me|"
+    r"more|about|describe|explain|give|show|list|please|the|a|an)\b[\s,]*",
+    re.I,
+)
+_ZH_DROP = re.compile(r"请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢")
+
+
+@dataclass
+class Conversation:
+    """One chat's state: recent turns for the model, and the subject follow-ups refer to."""
+
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    history: list[Message] = field(default_factory=list)  # {"role": "user"|"assistant", "content"}
+    last_subject: str | None = None  # e.g. the species just identified, or the topic asked about
+    last_query: str | None = None  # the last search query, a fallback subject for text follow-ups
+    scope: str | None = None  # the assistant's knowledge scope (None: shared only)
+    max_turns: int = 10
+
+    def add_turn(self, question: str, answer: str) -> None:
+        self.history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        del self.history[: max(0, len(self.history) - 2 * self.max_turns)]
+
+    def recent_user_messages(self, n: int = 3) -> list[str]:
+        return [m["content"] for m in self.history if m["role"] == "user"][-n:]
+
+    def subject(self) -> str | None:
+        return self.last_subject or self.last_query
+
+    def reset(self) -> None:
+        self.history.clear()
+        self.last_subject = self.last_query = None
+
+
+def topic_of(query: str) -> str:
+    """A query stripped of question words, kept as the subject of later follow-ups."""
+    topic = _ZH_DROP.sub("", query).strip().strip("?？!！。.")
+    while True:
+        shorter = _LEAD_WORDS.sub("", topic, count=1)
+        if shorter == topic:
+            break
+        topic = shorter
+    return re.sub(r"\s+", " ", topic).strip() or query.strip()
