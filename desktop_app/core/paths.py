@@ -1,7 +1,8 @@
-"""Where data and models live."""
+"""Where data and models live, and the content hash both the library and model downloads use."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -68,3 +69,12 @@ def find_model(name: str, data_dir: Path | None = None) -> Path | None:
         if candidate.exists():
             return candidate
     return None
+
+
+def sha256_file(path: Path) -> str:
+    """A file's sha256 (hex), read in 1 MiB blocks so a large file never sits in memory whole."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()

@@ -31,7 +31,7 @@ def test_knowledge_base_indexes_and_searches_through_its_own_chroma_process(tmp_
     kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=counting_embedder, own_process=True)
     report = kb.add([src])
     assert sorted(report.added) == [f"src/{n}" for n in sorted(NOTES)]
-    server = kb._server
+    server = kb.chroma_process
     assert server is not None and server.alive(), kb.store_note
     assert kb.store_note == ""
     hits = kb.search("which parrot has a red tail?", top_k=2)
@@ -86,7 +86,7 @@ def test_a_server_that_cannot_start_falls_back_to_the_embedded_store(
 
     kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=counting_embedder, own_process=True)
     kb.add([_write(tmp_path / "src", NOTES)])
-    assert kb._server is None
+    assert kb.chroma_process is None
     assert "in-process" in kb.store_note
     assert kb.store.upsert_slice == 32  # embedded beside a window: short GIL holds
     assert kb.search("red tail", top_k=1)[0].source == "src/grey.md"

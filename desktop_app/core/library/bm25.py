@@ -114,16 +114,6 @@ def tokenize(text: str) -> list[str]:
     return _tokenizer(text)
 
 
-def chunk_terms(chunk: Chunk) -> list[str]:
-    """Terms indexed for a chunk: its heading path (the document title for most files) + its text.
-
-    Headings name the subject of every chunk under them, so later chunks of a long document
-    still match a query on the title.
-    """
-    heading = " ".join(chunk.heading_path)
-    return tokenize(f"{heading}\n{chunk.text}" if heading else chunk.text)
-
-
 @dataclass
 class _Entry:
     doc_id: str

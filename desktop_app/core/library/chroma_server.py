@@ -130,6 +130,20 @@ class ChromaServer:
             pass
 
 
+def start_or_explain(path: Path) -> tuple[ChromaServer | None, str]:
+    """A started server for the index at ``path`` and "", or None and why it did not start (the
+    caller then opens the index in its own process)."""
+    server = ChromaServer(path)
+    try:
+        server.start()
+    except (ChromaServerError, OSError) as exc:
+        # Still works, embedded: the window may stutter while indexing.
+        note = f"Chroma child process unavailable ({exc}); using it in-process"
+        log.warning("%s", note)
+        return None, note
+    return server, ""
+
+
 def _exit_when_parent_goes() -> None:
     try:
         while sys.stdin.buffer.read(65536):

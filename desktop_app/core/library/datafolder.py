@@ -1,4 +1,5 @@
-"""The data folder: recognising one (so it is never indexed) and one writer at a time across processes.
+"""The data folder: recognising one (so it is never indexed), one writer at a time across processes,
+and files that several processes may create at once put in place by whichever is first.
 
 The app and any number of `kdesk` commands may use one data folder at once. Readers never wait.
 Writers (add, sync, reindex, remove) take an operating-system lock on ``index/writer.lock``: the
@@ -51,6 +52,23 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
 def inside(path: Path, folder: Path) -> bool:
     """Is `path` `folder` or anything under it (both resolved by the caller)?"""
     return path == folder or folder in path.parents
+
+
+def place_once(tmp: Path, path: Path) -> bool:
+    """Move a finished file to `path` unless a file is already there (another process was first; its
+    copy may be in use): atomic, never replaces. True when ours went in; `tmp` is gone either way."""
+    try:
+        os.link(tmp, path)  # fails rather than replace
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # no hard links on this file system (FAT, some network shares)
+        if path.exists():
+            return False
+        os.replace(tmp, path)
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class DataFolderBusy(Exception):
@@ -133,7 +151,9 @@ class WriterLock:
             told = False
             try:
                 while not _lock_file(fh):
-                    message = f"waiting for {describe_holder(self.holder())} to finish writing to the data folder"
+                    message = (
+                        f"waiting for {describe_holder(self.holder())} to finish writing to the data folder"
+                    )
                     if not wait:
                         raise DataFolderBusy(message.replace("waiting for", "busy:", 1))
                     if not told and on_wait is not None:

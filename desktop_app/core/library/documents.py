@@ -57,7 +57,7 @@ class Hit:
     score: float
     vector_score: float | None = None  # 1 - cosine distance
     keyword_score: float | None = None  # BM25 score
-    fused_score: float | None = None  # reciprocal rank fusion
+    fused_score: float | None = None  # coarse stage: document-level score fusion, or RRF (retrieval.py)
     rerank_score: float | None = None  # cross-encoder, None when the stage did not run
     heading_path: list[str] = field(default_factory=list)
     scope: str = "shared"

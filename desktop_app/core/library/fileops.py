@@ -8,7 +8,6 @@ Emoji and other printable Unicode are kept: they are legitimate names.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -17,6 +16,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from desktop_app.core.library.datafolder import inside
+from desktop_app.core.paths import sha256_file
 
 # Why a file or folder is not copied ("" or None: copy it). Files get their stat (size, before any copy).
 FileScreen = Callable[[Path, os.stat_result], str | None]
@@ -75,25 +77,9 @@ def sanitize_relpath(rel: str) -> str:
     return "/".join(parts)
 
 
-def _inside(root: Path, path: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _same_content(a: Path, b: Path) -> bool:
     try:
-        return a.stat().st_size == b.stat().st_size and _sha256(a) == _sha256(b)
+        return a.stat().st_size == b.stat().st_size and sha256_file(a) == sha256_file(b)
     except OSError:
         return False
 
@@ -151,7 +137,7 @@ def safe_copy_into(knowledge_dir: Path, src: Path, dest_rel: str | None = None) 
     parent = dest.parent
     parent.mkdir(parents=True, exist_ok=True)
     real_parent = parent.resolve()
-    if not _inside(root, real_parent):
+    if not inside(real_parent, root):
         raise FileOpsError(f"refusing to write {rel} outside the knowledge folder (via a symlink)")
     dest = real_parent / dest.name
     if src.resolve() == dest.resolve() and dest.exists():
@@ -244,7 +230,7 @@ def _import_folder(
             try:
                 if src.is_symlink():
                     target = src.resolve()
-                    if not _inside(top, target):
+                    if not inside(target, top):
                         report.skipped.append((str(src), "symlink to outside the dropped folder"))
                         continue
                 if screen_file and (why := screen_file(src, _regular_source(src))):

@@ -8,12 +8,14 @@ so a document marked indexed never has missing chunks.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from desktop_app.core.library.datafolder import place_once
 from desktop_app.core.library.documents import DocumentInfo
 
 INDEXED, FAILED, PENDING = "indexed", "failed", "pending"
@@ -124,6 +126,25 @@ class Manifest:
             self._db.execute("BEGIN")
             self._db.executemany("DELETE FROM documents WHERE name=?", [(n,) for n in names])
             self._db.execute("COMMIT")
+
+
+def adopt_as_pending(legacy: Path, path: Path) -> int:
+    """Make ``path`` a manifest listing every document of the one at ``legacy`` as pending (the next
+    sync indexes them again). Written aside and put in place whole, unless another process was
+    first: a crash never leaves half a list, and a manifest in use is never replaced. Returns how
+    many rows it adopted (0: none, or another process was first)."""
+    if not legacy.exists():
+        return 0
+    old = Manifest(legacy)
+    rows = [replace(e, status=PENDING, chunks=0, error=None, indexed_at=None) for e in old.all().values()]
+    old.close()
+    if not rows:
+        return 0
+    tmp = path.with_name(f"{path.name}.adopting{os.getpid()}")
+    new = Manifest(tmp)
+    new.put_many(rows)
+    new.close()
+    return len(rows) if place_once(tmp, path) else 0
 
 
 def now_iso() -> str:

@@ -3,7 +3,7 @@
 Coarse (``fusion = "score"``, the default): evidence is fused per document, then spread over its
 chunks. Candidates are the dense top ``coarse_k`` chunks plus, for each of the BM25 top
 ``coarse_k`` whole documents, its best chunks by BM25 and its best chunk by meaning. Dense scores
-come from an exact in-memory search over every chunk vector (index/dense.py; Chroma's HNSW index
+come from an exact in-memory search over every chunk vector (dense.py; Chroma's HNSW index
 when the vectors outgrow ``exact_dense_mb``), so every candidate has its true cosine. A document's
 dense score is its best chunk's cosine, min-max normalised over the candidate documents; its
 keyword score the BM25 score of the whole document over the best candidate's; a chunk scores
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -87,26 +87,6 @@ def rrf(rankings: Sequence[tuple[Sequence[str], float]], k: int = 60) -> dict[st
     return fused
 
 
-@dataclass
-class FileHit:
-    """A document ranked by its best chunk ("top files")."""
-
-    doc_id: str
-    source: str
-    score: float
-    hits: list[Hit] = field(default_factory=list)  # its chunks among the hits, best first
-    scope: str = "shared"
-
-    def to_dict(self) -> dict:
-        return {
-            "doc_id": self.doc_id,
-            "source": self.source,
-            "score": self.score,
-            "scope": self.scope,
-            "hits": [h.to_dict() for h in self.hits],
-        }
-
-
 def dedup(hits: Sequence[Hit]) -> list[Hit]:
     """One hit per (document, chunk), the best-scoring one, best first."""
     best: dict[tuple[str, int, str], Hit] = {}
@@ -115,19 +95,6 @@ def dedup(hits: Sequence[Hit]) -> list[Hit]:
         if key not in best or h.score > best[key].score:
             best[key] = h
     return sorted(best.values(), key=lambda h: h.score, reverse=True)
-
-
-def top_files(hits: Sequence[Hit], n: int | None = None) -> list[FileHit]:
-    """Documents ranked by their best chunk hit; each lists its chunk hits best first."""
-    files: dict[str, FileHit] = {}
-    for h in sorted(hits, key=lambda h: h.score, reverse=True):
-        f = files.get(h.doc_id)
-        if f is None:
-            files[h.doc_id] = FileHit(h.doc_id, h.source, h.score, [h], h.scope)
-        else:
-            f.hits.append(h)
-    ranked = list(files.values())
-    return ranked if n is None else ranked[:n]
 
 
 class Retriever:
@@ -156,7 +123,7 @@ class Retriever:
         # (pre-filtered HNSW), so the filter is sent only when some stored chunk must be hidden.
         self.stored_scopes = stored_scopes
         self.keyword = keyword
-        # Exact in-memory dense search (index/dense.py); None: Chroma's HNSW index answers.
+        # Exact in-memory dense search (dense.py); None: Chroma's HNSW index answers.
         self.dense = dense
         self.embedder = embedder
         self.config = config or RetrievalConfig()
@@ -213,9 +180,7 @@ class Retriever:
                 exact = self.dense.scores(vectors, scopes if hidden else None)
                 dense = [exact.top(qi, coarse_k) for qi in range(len(queries))]
             else:
-                dense = self.store.query_ids(
-                    vectors, coarse_k, where=chroma_where(scope) if hidden else None
-                )
+                dense = self.store.query_ids(vectors, coarse_k, where=chroma_where(scope) if hidden else None)
         # Keyword candidates: (chunk_id, chunk BM25) of the best documents' best chunks (or the
         # best chunks overall for chunk-level RRF).
         keyword: list[list[tuple[str, float]]] = [[] for _ in queries]

@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from desktop_app.core.config import Config
+from desktop_app.core.library.datafolder import place_once
 from desktop_app.core.library.documents import Chunk, Hit
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
@@ -84,23 +85,6 @@ def _create_once(path: Path, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     place_once(tmp, path)
-
-
-def place_once(tmp: Path, path: Path) -> bool:
-    """Move a finished file to `path` unless a file is already there (another process was first; its
-    copy may be in use): atomic, never replaces. True when ours went in; `tmp` is gone either way."""
-    try:
-        os.link(tmp, path)  # fails rather than replace
-        return True
-    except FileExistsError:
-        return False
-    except OSError:  # no hard links on this file system (FAT, some network shares)
-        if path.exists():
-            return False
-        os.replace(tmp, path)
-        return True
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def namespaced(name: str, library_id: str) -> str:

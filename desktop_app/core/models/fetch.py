@@ -18,7 +18,6 @@ The only place in the app that downloads weights, and only when the user asks
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -42,6 +41,7 @@ from desktop_app.core.models.registry import (
     load_manifest,
 )
 from desktop_app.core.packages import pip_command
+from desktop_app.core.paths import sha256_file
 from desktop_app.core.tasks import Cancelled, NullTask, TaskState
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -73,14 +73,6 @@ class FetchResult:
 def resolve_endpoint(endpoint: str | None = None) -> str:
     """--endpoint, else $HF_ENDPOINT, else the public hub."""
     return (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def partial_dir(dest_root: Path, spec: ModelSpec) -> Path:

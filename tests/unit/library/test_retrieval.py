@@ -11,7 +11,7 @@ import pytest
 from desktop_app.core.config import Config
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import KnowledgeBase
-from desktop_app.core.library.retrieval import Retriever, cjk_share, dedup, is_multilingual, rrf, top_files
+from desktop_app.core.library.retrieval import Retriever, cjk_share, dedup, is_multilingual, rrf
 
 DOCS = {
     "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage and a pale face. "
@@ -83,14 +83,6 @@ def test_rrf_weights_each_list_by_rank():
 def test_dedup_keeps_best_hit_per_chunk():
     hits = [hit("d-chunk-0", 0.2), hit("d-chunk-0", 0.9), hit("e-chunk-0", 0.5, doc="e")]
     assert [(h.chunk_id, h.score) for h in dedup(hits)] == [("d-chunk-0", 0.9), ("e-chunk-0", 0.5)]
-
-
-def test_top_files_ranks_documents_by_best_chunk():
-    hits = [hit("a-0", 0.4, "a", 0), hit("b-0", 0.9, "b", 0), hit("a-1", 0.7, "a", 1)]
-    files = top_files(hits)
-    assert [(f.doc_id, f.score) for f in files] == [("b", 0.9), ("a", 0.7)]
-    assert [h.chunk_id for h in files[1].hits] == ["a-1", "a-0"]
-    assert len(top_files(hits, n=1)) == 1
 
 
 def test_hybrid_hits_carry_every_score(kb: KnowledgeBase):

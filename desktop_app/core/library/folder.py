@@ -1,0 +1,187 @@
+"""The knowledge folder: which of its files are indexed, and what may be added to it.
+
+The knowledge folder (<data-dir>/knowledge) is the source of truth of the library. Hidden and
+temporary files, symlinks into the derived index and data folders copied in are never indexed;
+adding the data folder itself (or its derived part) is refused, and files that could not be
+indexed anyway are screened out before anything is copied.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_app.core.library.datafolder import inside, is_data_folder
+from desktop_app.core.library.fileops import ImportReport, import_paths, sanitize_component
+from desktop_app.core.library.scopes import SHARED
+
+log = logging.getLogger(__name__)
+
+# Files in the knowledge folder that are never indexed.
+_SKIP_NAMES = {"README.md", "readme.md"}
+_TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", "~")
+# Formats whose text is much smaller than the file: their size is checked after parsing instead.
+PARSED_SIZE_SUFFIXES = (".pdf", ".docx")
+
+
+@dataclass
+class Placement:
+    """Paths given to ``add`` sorted: already in the knowledge folder, to copy in, or refused."""
+
+    inside: dict[str, Path] = field(default_factory=dict)  # by relative posix path, indexed in place
+    outside: list[Path] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+
+def screen_file(src: Path, st: os.stat_result, limit: float) -> str | None:
+    """Why a file is not copied in at all (checked before any copy); ``limit``: index.max_document_mb."""
+    from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+
+    suffix = src.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES and suffix not in IMAGE_SUFFIXES:
+        return f"unsupported file type: {suffix or '(no extension)'}"
+    if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
+        if st.st_size / 1e6 > limit:
+            return (
+                f"too large: {st.st_size / 1e6:.1f} MB > limit {limit:g} MB (index.max_document_mb); "
+                "split the file or raise the limit"
+            )
+    return None
+
+
+def matching(names: Sequence[str], documents: Collection[str]) -> list[str]:
+    """The documents that names designate: a document's relative path, or a folder's (all of the
+    documents under it), sorted."""
+    found: list[str] = []
+    for name in names:
+        key = name.strip("/").replace("\\", "/")
+        if key in documents:
+            found.append(key)
+        else:
+            found.extend(n for n in documents if n.startswith(key + "/"))
+    return sorted(set(found))
+
+
+class KnowledgeFolder:
+    """<data-dir>/knowledge: scanning it, adding to it and deleting from it (never the index)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir  # resolved by the caller
+        self.path = data_dir / "knowledge"
+
+    def never_indexed(self, folder: Path) -> str | None:
+        """Why a folder (resolved) must never be indexed: this data folder or another one."""
+        if folder == self.data_dir:
+            return "Knowledge Desk's own data folder: never indexed"
+        if is_data_folder(folder):
+            return "another Knowledge Desk library's data folder: never indexed"
+        return None
+
+    def scan(self) -> dict[str, Path]:
+        """Every candidate file, by relative posix path. Symlinked folders are not followed (no
+        loops); hidden and temporary files are skipped."""
+        return dict(self._candidates())
+
+    def is_empty(self) -> bool:
+        """No file to index at all (stops at the first one)."""
+        return next(self._candidates(), None) is None
+
+    def _candidates(self) -> Iterator[tuple[str, Path]]:
+        for root, dirs, files in os.walk(self.path, followlinks=False):
+            # A data folder copied in by an older version (or by hand) is never indexed.
+            dirs[:] = sorted(
+                d for d in dirs if not d.startswith(".") and not self.never_indexed(Path(root, d).resolve())
+            )
+            rel_root = Path(root).relative_to(self.path)
+            for name in sorted(files):
+                if name.startswith(".") or name.startswith("~$") or name.endswith(_TEMP_SUFFIXES):
+                    continue
+                rel = (rel_root / name).as_posix()
+                if rel in _SKIP_NAMES:
+                    continue
+                path = Path(root) / name
+                if path.is_symlink() and self._into_index(path):
+                    continue
+                yield rel, path
+
+    def _into_index(self, path: Path) -> bool:
+        """A symlink in the knowledge folder that leads into the data folder's derived state."""
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return inside(real, self.data_dir) and not inside(real, self.path.resolve())
+
+    def place(self, paths: Sequence[Path | str]) -> Placement:
+        """Sort paths to add: files and folders already in the knowledge folder are indexed in
+        place, the rest copied in; the data folder and its derived part are refused."""
+        placement = Placement()
+        knowledge = self.path.resolve()
+        for raw in paths:
+            src = Path(raw).expanduser()
+            try:
+                real = src.resolve()
+            except (OSError, RuntimeError):
+                placement.outside.append(src)  # import_paths reports why it cannot be read
+                continue
+            if inside(real, self.data_dir) and not inside(real, knowledge):
+                placement.refused.append((str(src), self._refusal(real)))
+                continue
+            if not inside(real, knowledge):
+                placement.outside.append(src)
+                continue
+            rel_in = real.relative_to(knowledge).as_posix()
+            if src.is_dir():
+                placement.inside.update(
+                    (r, p) for r, p in self.scan().items() if rel_in == "." or r.startswith(rel_in + "/")
+                )
+            else:
+                placement.inside[rel_in] = src
+        return placement
+
+    def _refusal(self, real: Path) -> str:
+        if real == self.data_dir:
+            return (
+                "this is Knowledge Desk's own data folder: its documents are already in the library "
+                f"(add files from elsewhere, or put them in {self.path})"
+            )
+        return "this is inside Knowledge Desk's data folder (derived index files, never indexed)"
+
+    def copy_in(self, paths: list[Path], scope: str, max_document_mb: float) -> ImportReport:
+        """Copy files and folders in (under @scope/ for a non-shared scope), leaving out what would
+        never be indexed."""
+        prefix = "" if scope in ("", SHARED) else "@" + sanitize_component(scope)
+        return import_paths(
+            self.path,
+            paths,
+            prefix=prefix,
+            screen_file=lambda src, st: screen_file(src, st, max_document_mb),
+            screen_folder=self.never_indexed,
+        )
+
+    def relative(self, path: Path) -> str:
+        """A path in the knowledge folder as the relative posix name documents go by."""
+        return path.resolve().relative_to(self.path.resolve()).as_posix()
+
+    def delete(self, names: Sequence[str]) -> None:
+        """Delete documents' files (not their chunks), then the folders left empty."""
+        for rel in names:
+            path = self.path / rel
+            try:
+                if path.is_file() or path.is_symlink():
+                    path.unlink()
+            except OSError as exc:
+                log.warning("could not delete %s: %s", path, exc)
+        self._prune_empty_dirs()
+
+    def _prune_empty_dirs(self) -> None:
+        for root, dirs, files in os.walk(self.path, topdown=False):
+            p = Path(root)
+            if p != self.path and not dirs and not files:
+                try:
+                    p.rmdir()
+                except OSError:
+                    pass

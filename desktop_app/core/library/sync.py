@@ -1,0 +1,404 @@
+"""The sync algorithm: which files changed, and their chunks written to every index in a crash-safe order.
+
+Change detection uses content hashes (sha256), with (size, mtime) as a shortcut that only ever
+skips hashing, never re-embedding. A manifest row goes to "pending" before any of its chunks are
+touched and to "indexed" only after every chunk is in the vector store; a sync redoes pending rows
+and re-feeds the keyword and dense indexes from the vector store when they disagree with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock
+from desktop_app.core.library.documents import Chunk, Hit, ParseError
+from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
+from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, now_iso
+from desktop_app.core.library.scopes import scope_of
+from desktop_app.core.paths import sha256_file
+from desktop_app.core.tasks import TaskState, check
+
+if TYPE_CHECKING:
+    from desktop_app.core.library.bm25 import KeywordIndex
+    from desktop_app.core.library.dense import DenseIndex
+    from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.library.store import ChromaStore
+
+log = logging.getLogger(__name__)
+
+BATCH_CHUNKS = 256  # chunks embedded together at least (the encoder is fastest in large batches)
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    # Left out on purpose, never copied: hidden, too large, unsupported, symlinks, a data folder.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def changed(self) -> int:
+        return len(self.added) + len(self.updated) + len(self.removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": [{"name": n, "error": e} for n, e in self.failed],
+            "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
+            "cancelled": self.cancelled,
+        }
+
+
+class DocumentHandler(Protocol):
+    """A plug-in that indexes one kind of file other than text (e.g. reference photos)."""
+
+    kind: str
+    suffixes: set[str]
+
+    def index(self, doc_id: str, path: Path, rel: str, scope: str) -> int: ...
+
+    def delete(self, doc_ids: Iterable[str]) -> None: ...
+
+    def stored_doc_ids(self) -> set[str]: ...
+
+
+@dataclass
+class Change:
+    """A file whose content is new to the index: to be (re)indexed."""
+
+    rel: str
+    path: Path
+    stat: os.stat_result
+    sha256: str
+    old: Entry | None  # its manifest row before this sync, if it had one
+
+
+def embed_text(chunk: Chunk) -> str:
+    """What the encoder sees for a chunk (the stored text stays the raw chunk): the heading
+    path first unless the chunk already starts with it, so every chunk of a long document
+    carries its title (retrieval.py / docs/retrieval-benchmarks.md)."""
+    if chunk.heading_path:
+        last = chunk.heading_path[-1]
+        if last and last not in chunk.text[: len(last) + 16]:
+            return " > ".join(chunk.heading_path) + "\n" + chunk.text
+    return chunk.text
+
+
+def chunk_from_hit(h: Hit) -> Chunk:
+    """A stored hit back as a Chunk (offsets relative to its own text)."""
+    return Chunk(
+        id=h.chunk_id,
+        doc_id=h.doc_id,
+        text=h.text,
+        source=h.source,
+        page=h.page,
+        heading_path=h.heading_path,
+        chunk_index=h.chunk_index,
+        total_chunks=h.total_chunks,
+        char_start=0,
+        char_end=len(h.text),
+        scope=h.scope,
+    )
+
+
+def _indexed_text_docs(entries: dict[str, Entry]) -> set[str]:
+    return {e.doc_id for e in entries.values() if e.status == INDEXED and e.kind == "text" and e.chunks}
+
+
+def reconcile_keyword(keyword: KeywordIndex, store: ChromaStore, entries: dict[str, Entry]) -> None:
+    """Make the keyword index hold exactly the indexed text documents (it may lag after a crash
+    or be missing): re-feed it from the vector store, never by re-embedding."""
+    want = _indexed_text_docs(entries)
+    have = keyword.doc_ids()
+    extra, missing = have - want, sorted(want - have)
+    if extra:
+        keyword.delete_docs(extra)
+    for start in range(0, len(missing), 200):
+        hits = store.chunks_of(missing[start : start + 200])
+        keyword.upsert([chunk_from_hit(h) for h in hits])
+    if extra or missing:
+        keyword.flush()
+
+
+def reconcile_dense(dense: DenseIndex, store: ChromaStore, entries: dict[str, Entry]) -> None:
+    """Make the dense index hold exactly the indexed text documents' vectors, read back from
+    the vector store (all of them when its files were missing or not flushed before a crash)."""
+    want = _indexed_text_docs(entries)
+    if dense.needs_rebuild:
+        dense.clear()
+        rows = [r for r in store.records() if r[1] in want]
+    else:
+        have = dense.doc_ids()
+        if have - want:
+            dense.delete_docs(have - want)
+        rows = store.records(sorted(want - have)) if want - have else []
+    if rows:
+        dense.upsert(
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            np.stack([r[3] for r in rows]),
+        )
+    dense.flush()
+
+
+def open_dense(kb: KnowledgeBase, dim: int, writer: WriterLock) -> DenseIndex | None:
+    """The collection's dense index, in step with the vector store; None when its vectors do not
+    fit ``retrieval.exact_dense_mb``. Without the data folder's ``writer`` lock, a copy rebuilt
+    here stays in memory: another process may be writing."""
+    from desktop_app.core.library.dense import DenseIndex
+
+    directory = kb.collection_dir / "dense"
+    cap = kb.config.retrieval.exact_dense_mb * 1e6
+    if cap <= 0 or kb.store.count() * dim * 4 > cap:
+        if writer.held:
+            shutil.rmtree(directory, ignore_errors=True)  # never maintained from now on: not trusted
+        return None
+    dense = DenseIndex(directory, dim, read_only=not writer.held)
+    if dense.read_only and dense.needs_rebuild:
+        try:  # nobody writing now: the files are a crash's leftovers, repaired on disk at once
+            writer.acquire(wait=False)
+        except DataFolderBusy:
+            pass  # a writer is at work and will flush them itself
+        else:
+            try:
+                dense.set_writer(True)
+                reconcile_dense(dense, kb.store, kb.manifest.all())
+                return dense
+            finally:
+                dense.set_writer(False)
+                writer.release()
+    reconcile_dense(dense, kb.store, kb.manifest.all())
+    return dense
+
+
+def drop_documents(kb: KnowledgeBase, names: list[str], entries: dict[str, Entry]) -> None:
+    """Remove documents' chunks everywhere, then their manifest rows (in that order)."""
+    if not names:
+        return
+    rows = [entries[n] for n in names if n in entries]
+    kb.manifest.put_many([replace(e, status=PENDING) for e in rows])
+    text_ids = [e.doc_id for e in rows if e.kind == "text"]
+    if text_ids:
+        kb.store.delete_docs(text_ids)
+        kb.keyword.delete_docs(text_ids)
+        kb.keyword.flush()
+        dense = kb.dense
+        if dense is not None:
+            dense.delete_docs(text_ids)
+            dense.flush()
+    for e in rows:
+        if e.kind != "text":
+            handler = kb.handler_for(Path(e.name).suffix.lower())
+            if handler is not None:
+                handler.delete([e.doc_id])
+    kb.manifest.delete([e.name for e in rows])
+
+
+def find_changes(
+    kb: KnowledgeBase, files: dict[str, Path], report: SyncReport, *, prune: bool, force: bool
+) -> list[Change]:
+    """Drop removed files (``prune``), bring the derived indexes in step with the vector store,
+    and list the files to index: new, changed or pending ones (all of them with ``force``)."""
+    entries = kb.manifest.all()
+    if prune:
+        gone = sorted(set(entries) - set(files))
+        drop_documents(kb, gone, entries)
+        report.removed.extend(gone)
+    reconcile_keyword(kb.keyword, kb.store, kb.manifest.all())
+    dense = kb.opened_dense
+    if dense is not None:
+        reconcile_dense(dense, kb.store, kb.manifest.all())
+    else:  # opened (and reconciled) now, so every write below keeps it in step with the store
+        kb.dense  # noqa: B018
+
+    changes: list[Change] = []
+    for rel, path in files.items():
+        try:
+            st = path.stat()
+        except OSError as exc:
+            report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
+            continue
+        old = entries.get(rel)
+        done = not force and old is not None and old.status in (INDEXED, FAILED)
+        if done and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+            _unchanged(rel, old, report)
+            continue
+        try:
+            digest = sha256_file(path)
+        except OSError as exc:
+            report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
+            continue
+        if done and old.sha256 == digest:  # touched, same content: only the stat shortcut is new
+            kb.manifest.put(replace(old, size=st.st_size, mtime_ns=st.st_mtime_ns))
+            _unchanged(rel, old, report)
+            continue
+        changes.append(Change(rel, path, st, digest, old))
+    return changes
+
+
+def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:
+    report.unchanged.append(rel)
+    if old.status == FAILED:
+        report.failed.append((rel, old.error or "failed"))
+
+
+def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: SyncReport) -> None:
+    """Index the changed files in batches. Interrupted (cancelled, crashed), what was fully
+    embedded is kept and the rest stays pending: the next sync redoes it. The caller flushes."""
+    from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+
+    batch = _Batch(kb)
+    total = len(changes)
+    for i, change in enumerate(changes):
+        check(task)
+        rel, path, st, old = change.rel, change.path, change.stat, change.old
+        task.progress(i, total, rel)
+        suffix = path.suffix.lower()
+        kind = "image" if suffix in IMAGE_SUFFIXES else "text"
+        entry = Entry(
+            name=rel,
+            doc_id=kb.doc_id(rel),
+            sha256=change.sha256,
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
+            chunks=0,
+            status=PENDING,
+            error=None,
+            indexed_at=None,
+            kind=kind,
+            scope=scope_of(rel),
+        )
+        kb.manifest.put(entry)  # pending before any chunk is touched
+        if old is not None:
+            _delete_chunks(kb, old)
+        (report.updated if old is not None else report.added).append(rel)
+        try:
+            if kind == "image":
+                handler = kb.handler_for(suffix)
+                if handler is None:
+                    raise ParseError(
+                        "image support is not installed "
+                        "(reference photos need torch and the classifier packages)"
+                    )
+                n = handler.index(entry.doc_id, path, rel, entry.scope)
+                kb.manifest.put(replace(entry, chunks=n, status=INDEXED, indexed_at=now_iso()))
+                continue
+            if suffix not in SUPPORTED_SUFFIXES:
+                raise ParseError(f"unsupported file type: {suffix or '(no extension)'}")
+            chunks = _chunk_file(kb, path, rel, entry)
+        except ParseError as exc:
+            kb.manifest.put(replace(entry, status=FAILED, error=str(exc)))
+            report.failed.append((rel, str(exc)))
+            continue
+        except Exception as exc:  # a parser bug must not stop the batch
+            log.exception("failed to index %s", rel)
+            msg = f"could not read: {type(exc).__name__}: {exc}"
+            kb.manifest.put(replace(entry, status=FAILED, error=msg))
+            report.failed.append((rel, msg))
+            continue
+        batch.add(entry, chunks)
+        if batch.full():
+            batch.flush()
+            task.progress(i + 1, total, rel)
+    batch.flush()
+    task.progress(total, total, "")
+
+
+def _delete_chunks(kb: KnowledgeBase, old: Entry) -> None:
+    if old.kind == "text":
+        kb.store.delete_docs([old.doc_id])
+        kb.keyword.delete_docs([old.doc_id])
+        dense = kb.opened_dense
+        if dense is not None:
+            dense.delete_docs([old.doc_id])
+    else:
+        handler = kb.handler_for(Path(old.name).suffix.lower())
+        if handler is not None:
+            handler.delete([old.doc_id])
+
+
+def _chunk_file(kb: KnowledgeBase, path: Path, rel: str, entry: Entry) -> list[Chunk]:
+    from desktop_app.core.library.chunking import chunk_sections
+    from desktop_app.core.library.parsers import parse_file
+
+    cfg = kb.config.index
+    limit = cfg.max_document_mb
+    if limit > 0 and path.suffix.lower() not in PARSED_SIZE_SUFFIXES:
+        _check_size(entry.size, limit)  # plain text: refuse before reading it into memory
+    sections = parse_file(path)
+    if limit > 0:
+        _check_size(sum(len(s.text.encode("utf-8")) for s in sections), limit)
+    size = min(cfg.chunk_size, getattr(kb.embedder, "max_chars", cfg.chunk_size))
+    chunks = chunk_sections(
+        sections,
+        entry.doc_id,
+        rel,
+        strategy=cfg.chunker,
+        size=size,
+        overlap=min(cfg.chunk_overlap, size // 3),
+        scope=entry.scope,
+    )
+    if not chunks:
+        raise ParseError("empty document: no text")
+    return chunks
+
+
+def _check_size(nbytes: int, limit_mb: float) -> None:
+    if nbytes / 1e6 > limit_mb:
+        raise ParseError(
+            f"too large: {nbytes / 1e6:.1f} MB of text > limit {limit_mb:g} MB (index.max_document_mb); "
+            "split the file or raise the limit"
+        )
+
+
+class _Batch:
+    """Chunks of several documents embedded together (the encoder is fastest in large batches);
+    documents are marked indexed only after their chunks are stored."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.target = max(BATCH_CHUNKS, kb.config.index.batch_size)
+        self.entries: list[tuple[Entry, list[Chunk]]] = []
+        self.n = 0
+
+    def add(self, entry: Entry, chunks: list[Chunk]) -> None:
+        self.entries.append((entry, chunks))
+        self.n += len(chunks)
+
+    def full(self) -> bool:
+        return self.n >= self.target
+
+    def flush(self) -> None:
+        if not self.entries:
+            return
+        kb = self.kb
+        chunks = [c for _, cs in self.entries for c in cs]
+        vectors = kb.embedder.embed_documents([embed_text(c) for c in chunks])
+        kb.store.upsert(chunks, vectors)
+        kb.keyword.upsert(chunks)
+        dense = kb.opened_dense
+        if dense is not None:
+            dense.upsert(
+                [c.id for c in chunks], [c.doc_id for c in chunks], [c.scope for c in chunks], vectors
+            )
+        stamp = now_iso()
+        kb.manifest.put_many(
+            [replace(e, chunks=len(cs), status=INDEXED, indexed_at=stamp) for e, cs in self.entries]
+        )
+        self.entries, self.n = [], 0
