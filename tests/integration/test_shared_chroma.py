@@ -30,9 +30,7 @@ import pytest
 
 from desktop_app.core import secrets
 from desktop_app.core.config import Config, load_config, save_config
-from desktop_app.core.library.knowledge import KnowledgeBase
-from desktop_app.core.library.manifest import INDEXED, PENDING
-from desktop_app.core.library.store import (
+from desktop_app.core.library.chroma_client import (
     LIBRARY_ID_FILE,
     StoreError,
     library_id_of,
@@ -40,6 +38,8 @@ from desktop_app.core.library.store import (
     server_options,
     shared_client,
 )
+from desktop_app.core.library.knowledge import KnowledgeBase
+from desktop_app.core.library.manifest import INDEXED, PENDING
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from desktop_app.core.config import load_config
+from desktop_app.core.library.chroma_client import StoreError
 from desktop_app.core.library.knowledge import KnowledgeBase
-from desktop_app.core.library.store import StoreError
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.library import sync as syncing
+from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
 from desktop_app.core.library.datafolder import WriterLock
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
@@ -30,10 +31,6 @@ from desktop_app.core.library.store import (
     UPSERT_SLICE_INTERACTIVE,
     ChromaStore,
     collection_name,
-    library_id_of,
-    make_client,
-    namespaced,
-    shared_client,
 )
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
 from desktop_app.core.models.embeddings import Embedder, make_embedder

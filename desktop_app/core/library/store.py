@@ -1,33 +1,20 @@
 """The vector store: one Chroma collection per (embedding model, dimension), cosine space.
 
-Embedded `PersistentClient` under <data-dir>/index/chroma by default, or a Chroma server through
-`HttpClient` when `index.chroma_url` is set. Keying collections by model id and dimension means
-switching models never mixes vectors: the new model simply gets a new, empty collection.
-
-A server is shared by several libraries (data folders; docs/shared-server.md): each has an id made
-once in its data folder, and `LibraryClient` puts it in front of every collection name, so a library
-reads, writes and deletes only its own collections. The embedded index lives in the data folder, is
-private already, and keeps the names it always had.
+Keying collections by model id and dimension means switching models never mixes vectors: the new
+model simply gets a new, empty collection. How Chroma is reached (embedded, a server, one library's
+namespace on a shared server) is chroma_client.py's business.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import ssl
-import threading
-import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import numpy as np
 
-from desktop_app.core.config import Config
-from desktop_app.core.library.datafolder import place_once
+from desktop_app.core.library.chroma_client import LibraryClient, StoreError
 from desktop_app.core.library.documents import Chunk, Hit
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
@@ -35,15 +22,6 @@ from desktop_app.core.library.documents import Chunk, Hit
 # core holds the GIL for a whole call: a window sharing the process gets the small slices.
 UPSERT_SLICE = 256
 UPSERT_SLICE_INTERACTIVE = 32
-
-LIBRARY_ID_FILE = "library-id"  # in the data folder, beside knowledge/ and config.toml
-_LIBRARY_ID = re.compile(r"[0-9a-f]{32}")
-TOKEN_HEADERS = {"authorization": "Authorization", "x-chroma-token": "X-Chroma-Token"}
-ACCESS_TIMEOUT = 10.0  # seconds for the access check; Chroma's own client waits without a limit
-
-
-class StoreError(Exception):
-    """The vector store cannot be reached or used; the message says why."""
 
 
 def collection_name(prefix: str, model_id: str, dim: int) -> str:
@@ -53,241 +31,6 @@ def collection_name(prefix: str, model_id: str, dim: int) -> str:
 
 
 # -- libraries --------------------------------------------------------------------------------------
-
-
-def library_id_of(data_dir: Path) -> str:
-    """The data folder's library id: a random uuid4 hex made the first time, then only ever read.
-
-    It sits in the data folder itself: not under index/, which is derived and may be deleted to
-    rebuild (a new id would leave the old namespace orphaned on the server), and not in config.toml,
-    which teams copy from desktop to desktop.
-    """
-    path = Path(data_dir) / LIBRARY_ID_FILE
-    if not path.exists():
-        _create_once(path, uuid.uuid4().hex + "\n")
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    if not _LIBRARY_ID.fullmatch(text):
-        raise StoreError(
-            f"{path} is damaged: it should hold this library's 32-character id; restore it from a backup "
-            "(deleting it makes this folder a new library, re-indexed on the shared server by the next sync)"
-        )
-    return text
-
-
-def _create_once(path: Path, text: str) -> None:
-    """Write a new file whole, unless one is there: two processes starting at once agree on one id."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "w", encoding="ascii") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    place_once(tmp, path)
-
-
-def namespaced(name: str, library_id: str) -> str:
-    """A collection's name on a shared server: the library's namespace first ("" = none)."""
-    return f"lib-{library_id}__{name}" if library_id else name
-
-
-# -- servers ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServerAddress:
-    """A Chroma server's address, from ``index.chroma_url``."""
-
-    scheme: str  # "http" | "https"
-    host: str
-    port: int
-
-    @property
-    def ssl(self) -> bool:
-        return self.scheme == "https"
-
-    @property
-    def bracketed_host(self) -> str:
-        return f"[{self.host}]" if ":" in self.host else self.host  # IPv6 literals
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://{self.bracketed_host}:{self.port}"
-
-
-def parse_server_url(url: str) -> ServerAddress:
-    """``http(s)://host[:port]``, or ``host[:port]`` for http; ports default to 8000 (Chroma's) and 443.
-    Errors never repeat the URL: one with a password in it must not reach a message."""
-    raw = url.strip()
-    u = urlparse(raw if "://" in raw else f"http://{raw}")
-    if "@" in u.netloc:
-        raise StoreError(
-            "index.chroma_url must not carry a user name or password: put the server token in the system keyring "
-            "(the system keyring keeps it)"
-        )
-    if u.scheme not in ("http", "https"):
-        raise StoreError(f"index.chroma_url: unsupported scheme {u.scheme!r}; use http:// or https://")
-    if u.path not in ("", "/") or u.query or u.fragment or u.params:
-        raise StoreError("index.chroma_url: give the server itself (https://host:port), without a path")
-    try:
-        port = u.port
-    except ValueError:
-        raise StoreError("index.chroma_url: the port is not a number from 1 to 65535") from None
-    if not u.hostname:
-        raise StoreError("index.chroma_url: no host name")
-    return ServerAddress(u.scheme, u.hostname, port or (443 if u.scheme == "https" else 8000))
-
-
-@dataclass(frozen=True)
-class ServerOptions:
-    """How a desktop talks to a Chroma server, beyond its address."""
-
-    token: str = field(default="", repr=False)  # never in a repr, a log line or an error message
-    token_header: str = "Authorization"  # a value of TOKEN_HEADERS
-    ca_file: str = ""
-
-    def headers(self) -> dict[str, str]:
-        """The token, sent on every request the way Chroma's token auth (and proxies like it) read it."""
-        if not self.token:
-            return {}
-        if self.token_header == "X-Chroma-Token":
-            return {"X-Chroma-Token": self.token}
-        return {"Authorization": f"Bearer {self.token}"}
-
-    @property
-    def ca_path(self) -> str:
-        return str(Path(self.ca_file).expanduser()) if self.ca_file else ""
-
-    def verify(self) -> ssl.SSLContext | bool:
-        """What checks an https server's certificate: the CA file when set, else the default store."""
-        if not self.ca_file:
-            return True
-        try:
-            return ssl.create_default_context(cafile=self.ca_path)
-        except (OSError, ssl.SSLError) as exc:
-            raise StoreError(f"index.chroma_ca_file: cannot use {self.ca_path}: {exc}") from exc
-
-
-def server_options(config: Config) -> ServerOptions:
-    """The ``index.*`` server settings, with the token from the system keyring (secrets.py)."""
-    from desktop_app.core.secrets import get_api_key  # also masks the token in every log record
-
-    index = config.index
-    header = TOKEN_HEADERS.get(index.chroma_token_header.strip().lower())
-    if header is None:
-        raise StoreError("index.chroma_token_header must be Authorization or X-Chroma-Token")
-    token = get_api_key(config, "index.chroma_token").strip()
-    if any(not 33 <= ord(c) <= 126 for c in token):
-        raise StoreError(
-            "the Chroma server token can only hold ASCII letters, digits and punctuation (check it: keyring set knowledge-desk index.chroma_token)"
-        )
-    return ServerOptions(token=token, token_header=header, ca_file=index.chroma_ca_file.strip())
-
-
-def check_access(server: ServerAddress, options: ServerOptions) -> None:
-    """Raise a StoreError that says why when the server cannot be reached or refuses the token.
-
-    Chroma's client turns a 401/403 into an exception holding the reply's text (a proxy's HTML page);
-    asking once ourselves keeps the status code, and so the plain reason."""
-    import httpx
-
-    try:
-        reply = httpx.get(
-            f"{server.url}/api/v2/auth/identity",
-            headers=options.headers(),
-            verify=options.verify(),
-            timeout=ACCESS_TIMEOUT,
-        )
-    except httpx.HTTPError as exc:
-        reason = str(exc) or type(exc).__name__
-        if "CERTIFICATE_VERIFY_FAILED" in reason:
-            reason += "; for a private or self-signed certificate set index.chroma_ca_file to its CA file"
-        raise StoreError(f"cannot reach the Chroma server at {server.url}: {reason}") from exc
-    if reply.status_code in (401, 403):
-        hint = (
-            "check the server token: keyring set knowledge-desk index.chroma_token"
-            if options.token
-            else "this desktop has no server token: keyring set knowledge-desk index.chroma_token"
-        )
-        raise StoreError(f"the Chroma server at {server.url} refused this library: not authorised ({hint})")
-
-
-def _http_client(server: ServerAddress, options: ServerOptions):
-    import chromadb
-    from chromadb.config import Settings
-
-    from desktop_app.core.secrets import redact
-
-    check_access(server, options)
-    settings = Settings(
-        anonymized_telemetry=False, allow_reset=False, chroma_server_ssl_verify=options.ca_path or None
-    )
-    try:
-        return chromadb.HttpClient(
-            host=server.bracketed_host,
-            port=server.port,
-            ssl=server.ssl,
-            headers=options.headers(),
-            settings=settings,
-        )
-    except Exception as exc:  # passed the access check, failed chromadb's start-up calls (tenant...)
-        raise StoreError(f"cannot use the Chroma server at {server.url}: {redact(str(exc))}") from exc
-
-
-def make_client(index_dir: Path, chroma_url: str = ""):
-    """A Chroma client: HTTP to the app's own server process when its URL is given, else embedded and
-    persistent. A shared server is reached through ``shared_client``."""
-    import chromadb
-    from chromadb.config import Settings
-
-    if chroma_url:
-        return _http_client(parse_server_url(chroma_url), ServerOptions())
-    path = index_dir / "chroma"
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(
-        path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
-    )
-
-
-class LibraryClient:
-    """A Chroma client confined to one library's namespace on a shared server.
-
-    It offers only the calls the app makes, each on ``lib-<library id>__<name>``: whatever uses it (the
-    chunk store, the photo gallery) opens, lists and deletes this library's collections and never
-    another's, so every insert, delete and query lands in the library's own collections.
-    """
-
-    def __init__(self, client, library_id: str, server: ServerAddress, options: ServerOptions) -> None:
-        self._client = client
-        self.library_id = library_id
-        self.server = server
-        self._options = options
-        self._prefix = namespaced("", library_id)
-
-    def get_or_create_collection(self, name: str, **kwargs):
-        return self._client.get_or_create_collection(namespaced(name, self.library_id), **kwargs)
-
-    def delete_collection(self, name: str) -> None:
-        self._client.delete_collection(namespaced(name, self.library_id))
-
-    def list_collections(self) -> list[str]:
-        """This library's collections, by the names it gave them."""
-        names = (c if isinstance(c, str) else c.name for c in self._client.list_collections())
-        return [n[len(self._prefix) :] for n in names if n.startswith(self._prefix)]
-
-    def get_max_batch_size(self) -> int:
-        return self._client.get_max_batch_size()
-
-    def check_access(self) -> None:
-        check_access(self.server, self._options)
-
-
-def shared_client(config: Config, library_id: str) -> LibraryClient:
-    """The shared Chroma server of ``index.chroma_url``, as one library may use it."""
-    server = parse_server_url(config.index.chroma_url)
-    options = server_options(config)
-    return LibraryClient(_http_client(server, options), library_id, server, options)
 
 
 def _meta(chunk: Chunk) -> dict[str, Any]:

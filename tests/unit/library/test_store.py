@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from desktop_app.core.library.chroma_client import make_client
 from desktop_app.core.library.documents import Chunk
-from desktop_app.core.library.store import ChromaStore, make_client
+from desktop_app.core.library.store import ChromaStore
 
 
 def _chunks(n: int) -> list[Chunk]:
