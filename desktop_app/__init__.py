@@ -1,0 +1,1 @@
+"""Knowledge Desk: a local knowledge assistant (core/ without Qt, gui/ the window, cli/ `kdesk`)."""

@@ -1,0 +1,1 @@
+"""`kdesk`: the command line over the same core as the desktop app (entry point: cli/main.py)."""

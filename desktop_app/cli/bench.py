@@ -6,35 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from desktop_app.cli.argtypes import positive_int
+from desktop_app.cli.argtypes import non_negative_int, positive_int
 from desktop_app.cli.ask import add_llm_flags, open_desk_with_llm
-from desktop_app.cli.common import common_flags, emit_json, eprint, load_cfg
-
-common_parent = common_flags  # TEMPORARY: cli/identify.py's name for it, until its bench moves here
-
-
-def get_bench_subparsers(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The `bench` command's sub-parsers, created on the first call and reused after."""
-    existing = getattr(subparsers, "_kdesk_bench_subparsers", None)
-    if existing is not None:
-        return existing
-    bench = subparsers.add_parser("bench", parents=[common_flags()], help="benchmarks (see docs/)")
-
-    def no_benchmark(args: argparse.Namespace) -> int:
-        bench.print_help()
-        return 2
-
-    bench.set_defaults(func=no_benchmark)
-    nested = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK")
-    subparsers._kdesk_bench_subparsers = nested  # type: ignore[attr-defined]
-    return nested
+from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, load_cfg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from desktop_app.bench.retrieval import COMPARE, MODES
 
-    bench = get_bench_subparsers(subparsers)
     common = common_flags()
+    parser = subparsers.add_parser("bench", parents=[common], help="benchmarks (see docs/)")
+    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    bench = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     p = bench.add_parser(
         "retrieval",
         parents=[common],
@@ -109,6 +92,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lat.add_argument("--runs", type=positive_int, default=3)
     add_llm_flags(lat)
     lat.set_defaults(func=cmd_bench_latency)
+
+    b = bench.add_parser(
+        "identify",
+        parents=[common],
+        help="top-1/top-3 before and after fallback, low-confidence rate, ms per image",
+    )
+    b.add_argument("--gallery", required=True, help="reference photos: one sub-folder per label")
+    b.add_argument("--images", required=True, help="query photos: one sub-folder per label")
+    b.add_argument(
+        "--split",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="when --gallery and --images are the same folder: the first N photos of each label are "
+        "the gallery, the rest are queries",
+    )
+    b.add_argument(
+        "--holdout",
+        default="",
+        metavar="LABELS",
+        help="comma-separated labels left out of the gallery: their photos measure 'not in gallery'",
+    )
+    b.add_argument(
+        "--negatives", nargs="*", default=[], help="extra photos that are in no label (e.g. an owl)"
+    )
+    b.add_argument("--notes", default=None, help="folder of species notes indexed as the knowledge base")
+    b.add_argument("--leave-one-out", action="store_true", help="also: every photo against all the others")
+    b.add_argument(
+        "--limit", type=non_negative_int, default=0, help="at most this many query photos (quick runs)"
+    )
+    b.add_argument(
+        "--threads", type=non_negative_int, default=0, help="torch threads (default: the classifier's choice)"
+    )
+    b.set_defaults(func=cmd_bench_identify)
 
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
@@ -200,4 +217,32 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     else:
         for mode in ("always", "auto"):
             print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+    return 0
+
+
+def cmd_bench_identify(args: argparse.Namespace) -> int:
+    from desktop_app.bench.identify import check_folders, format_report, run_identify_bench
+
+    gallery, images = Path(args.gallery), Path(args.images)
+    problem = check_folders(gallery, images, args.split, args.leave_one_out)
+    if problem:
+        eprint(f"error: {problem}")
+        return 2
+    report = run_identify_bench(
+        gallery,
+        images,
+        config=load_cfg(args),
+        split=args.split,
+        holdout=[h.strip() for h in args.holdout.split(",")],
+        negatives=[Path(p) for p in args.negatives],
+        notes=Path(args.notes) if args.notes else None,
+        leave_one_out=args.leave_one_out,
+        limit=args.limit,
+        threads=args.threads,
+        make_task=CliTask,
+    )
+    if args.json:
+        emit_json(report)
+    else:
+        print(format_report(report))
     return 0

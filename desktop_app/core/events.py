@@ -45,10 +45,30 @@ class Answer:
 
 
 @dataclass
+class Candidate:
+    """One answer the photo classifier proposes, best first in ``Classified.candidates``."""
+
+    name: str
+    score: float  # calibrated probability (gallery) or softmax probability (ImageNet)
+    source: str  # "gallery" | "imagenet"
+    photo: str | None = None  # gallery: the best-matching reference photo
+    zh: str | None = None  # ImageNet: the Chinese name, where one is known
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, with ``photo`` and ``zh`` only when set (`kdesk identify --json`)."""
+        out: dict[str, Any] = {"name": self.name, "score": self.score, "source": self.source}
+        if self.photo is not None:
+            out["photo"] = self.photo
+        if self.zh is not None:
+            out["zh"] = self.zh
+        return out
+
+
+@dataclass
 class Classified:
-    candidates: list[dict[str, Any]]  # {name, score, source}
+    candidates: list[Candidate]
     confidence_level: str  # "High" | "Medium" | "Low"
-    low_confidence: bool
+    low_confidence: bool  # True: the knowledge base is consulted before deciding
 
 
 @dataclass
@@ -59,7 +79,12 @@ class FeatureQueries:
 
 @dataclass
 class Decision:
-    decision: dict[str, Any]  # {final_name, reasoning, need_more_info, followup}
+    """The identify flow's verdict: a candidate's name or "uncertain", and why."""
+
+    final_name: str
+    reasoning: str
+    need_more_info: bool
+    followup: str  # what photo or detail would settle it ("" when nothing is needed)
 
 
 @dataclass

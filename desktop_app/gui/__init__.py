@@ -1,0 +1,1 @@
+"""The PySide6 window: presentation and threading glue over core/ (one feature per folder)."""

@@ -17,14 +17,14 @@ def test_dropped_photo_shows_an_identification_card(make_window, qtbot, drop, sh
     assert card.image == photo
     assert card.photo.pixmap() is not None and not card.photo.pixmap().isNull()
     # Candidates with bars, best first, and a confidence level badge.
-    assert card.candidates and card.candidates[0]["name"].lower() == "macaw"
+    assert card.candidates and card.candidates[0].name.lower() == "macaw"
     bars = card.findChildren(QProgressBar, "candidateBar")
     assert len(bars) == min(5, len(card.candidates))
-    assert bars[0].value() == round(card.candidates[0]["score"] * 100)
+    assert bars[0].value() == round(card.candidates[0].score * 100)
     assert card.level in ("High", "Medium", "Low")
     assert card.level_badge.isVisible() and card.level in card.level_badge.text()
     # The final decision with its reasoning.
-    assert card.decision is not None and card.decision["final_name"].lower() == "macaw"
+    assert card.decision is not None and card.decision.final_name.lower() == "macaw"
     assert card.decision_name.text().lower() == "macaw"
     assert card.reasoning.text()
     assert "failed" not in card.status.text().lower()

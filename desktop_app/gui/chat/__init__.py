@@ -1,0 +1,1 @@
+"""The chat column: questions, streamed answers with citation chips, photo drops."""

@@ -1,0 +1,1 @@
+"""The identification card shown in the chat for a photo."""

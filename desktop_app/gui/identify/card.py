@@ -8,7 +8,6 @@ Filled event by event from ``Assistant.identify``: ``Classified`` -> candidates 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImageReader, QPixmap
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core import events as ev
+from desktop_app.core.library.documents import Hit
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
 from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_label
@@ -51,11 +51,11 @@ class IdentifyCard(QFrame):
         self.setObjectName("identifyCard")
         self.setFrameShape(QFrame.StyledPanel)
         self.image = Path(image)
-        self.candidates: list[dict[str, Any]] = []
+        self.candidates: list[ev.Candidate] = []
         self.level = ""
-        self.decision: dict[str, Any] | None = None
+        self.decision: ev.Decision | None = None
         self.queries: list[str] = []
-        self.evidence: list[Any] = []
+        self.evidence: list[Hit] = []
 
         self.photo = QLabel(alignment=Qt.AlignCenter)
         self.photo.setObjectName("photo")
@@ -82,7 +82,7 @@ class IdentifyCard(QFrame):
         self.summary = AutoHeightBrowser()
         self.summary.citation_clicked.connect(self._cite_number)
         self.summary_chips = QHBoxLayout()
-        self.answer: Any = None
+        self.answer: ev.Answer | None = None
         self.decision_title = plain_label(object_name="sectionTitle")
         self.decision_name = plain_label(object_name="decisionName")
         self.reasoning = plain_label()
@@ -143,7 +143,7 @@ class IdentifyCard(QFrame):
             self._show_decision(self.decision)
 
     # -- events --------------------------------------------------------------------------------
-    def handle_event(self, event: Any) -> None:
+    def handle_event(self, event: ev.Event) -> None:
         if isinstance(event, ev.Classified):
             self.set_candidates(event.candidates, event.confidence_level)
         elif isinstance(event, ev.FeatureQueries):
@@ -160,14 +160,14 @@ class IdentifyCard(QFrame):
         elif isinstance(event, ev.Answer):
             self.show_answer(event)
         elif isinstance(event, ev.Decision):
-            self.decision = dict(event.decision)
-            self._show_decision(self.decision)
+            self.decision = event
+            self._show_decision(event)
         elif isinstance(event, ev.Warning):
             self.status.setText(event.message)
         elif isinstance(event, ev.Error):
             self.show_error(event.message)
 
-    def set_candidates(self, candidates: list[dict[str, Any]], level: str) -> None:
+    def set_candidates(self, candidates: list[ev.Candidate], level: str) -> None:
         self.candidates = list(candidates)
         self.level = level or ""
         while self.candidates_box.count():
@@ -175,17 +175,16 @@ class IdentifyCard(QFrame):
             if item.widget():
                 item.widget().deleteLater()
         for row, cand in enumerate(self.candidates[:5]):
-            score = float(cand.get("score", 0.0))
-            shown = cand.get("zh") if current_language() == "zh_CN" and cand.get("zh") else cand.get("name")
-            name = plain_label(str(shown or "?"), wrap=False)
+            score = float(cand.score)
+            shown = cand.zh if current_language() == "zh_CN" and cand.zh else cand.name
+            name = plain_label(shown or "?", wrap=False)
             bar = QProgressBar(objectName="candidateBar")
             bar.setRange(0, 100)
             bar.setValue(round(max(0.0, min(score, 1.0)) * 100))
             bar.setFormat(f"{score:.0%}")
             bar.setMaximumHeight(16)
-            source = str(cand.get("source", ""))
-            if source:
-                bar.setToolTip(plain_tooltip(source))
+            if cand.source:
+                bar.setToolTip(plain_tooltip(cand.source))
             self.candidates_box.addWidget(name, row, 0)
             self.candidates_box.addWidget(bar, row, 1)
         if self.level:
@@ -197,7 +196,7 @@ class IdentifyCard(QFrame):
             self.level_badge.show()
         self.status.setText("")
 
-    def add_evidence(self, hits: list[Any]) -> None:
+    def add_evidence(self, hits: list[Hit]) -> None:
         if not hits:
             return
         self.evidence_title.show()
@@ -216,22 +215,20 @@ class IdentifyCard(QFrame):
             row.addWidget(plain_label(snippet, object_name="snippet"), 1)
             self.evidence_box.addLayout(row)
 
-    def _show_decision(self, decision: dict[str, Any]) -> None:
-        name = str(decision.get("final_name") or tr("uncertain"))
+    def _show_decision(self, decision: ev.Decision) -> None:
         self.decision_title.show()
-        self.decision_name.setText(name)
+        self.decision_name.setText(decision.final_name or tr("uncertain"))
         self.decision_name.show()
-        reasoning = str(decision.get("reasoning") or "")
-        self.reasoning.setText(reasoning)
-        self.reasoning.setVisible(bool(reasoning))
-        advice = str(decision.get("followup") or "")
-        if decision.get("need_more_info") and not advice:
+        self.reasoning.setText(decision.reasoning)
+        self.reasoning.setVisible(bool(decision.reasoning))
+        advice = decision.followup
+        if decision.need_more_info and not advice:
             advice = tr("Try a sharper photo that shows the whole bird.")
         self.followup.setText(advice)
         self.followup.setVisible(bool(advice))
         self.status.setText("")
 
-    def show_answer(self, answer: Any) -> None:
+    def show_answer(self, answer: ev.Answer) -> None:
         """The flow's cited summary of the species, rendered as safe Markdown with chips."""
         self.answer = answer
         if not answer.text.strip():
@@ -247,7 +244,7 @@ class IdentifyCard(QFrame):
         self.summary_chips.addStretch(1)
 
     def _cite_number(self, n: int) -> None:
-        for citation in getattr(self.answer, "citations", []):
+        for citation in self.answer.citations if self.answer is not None else []:
             if citation.n == n:
                 self.citation_clicked.emit(citation)
                 return

@@ -1,0 +1,1 @@
+"""The knowledge panel: documents table, drop zone, collections, indexing progress, the folder watcher."""

@@ -1,0 +1,1 @@
+"""The source viewer: a cited PDF page or text passage."""

@@ -5,25 +5,34 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from desktop_app.core.config import Config, IdentifyConfig
-from desktop_app.core.events import Answer, Classified, Decision, Error, FeatureQueries, Retrieved, Warning
+from desktop_app.core.events import (
+    Answer,
+    Candidate,
+    Classified,
+    Decision,
+    Error,
+    FeatureQueries,
+    Retrieved,
+    Warning,
+)
 from desktop_app.core.identify.classifier import get_classifier
 from desktop_app.core.identify.colours import ColourProfile
-from desktop_app.core.identify.flow import (
+from desktop_app.core.identify.flow import Identifier
+from desktop_app.core.identify.gallery import GalleryMatch
+from desktop_app.core.identify.llm import parse_decision
+from desktop_app.core.identify.result import (
     HIGH,
     LOW,
     MEDIUM,
     UNCERTAIN,
-    Identifier,
     IdentifyResult,
     confidence_level,
-    evidence_vote,
     needs_retrieval,
 )
-from desktop_app.core.identify.gallery import GalleryMatch
+from desktop_app.core.identify.vote import evidence_vote
 from desktop_app.core.library.documents import Hit
 
 NOTES = {
@@ -128,16 +137,13 @@ def test_high_confidence_names_the_species_with_a_retrieved_summary(coral):
     assert kinds == [Classified, FeatureQueries, Retrieved, Decision, Answer]
     cls = events[0]
     assert cls.confidence_level == HIGH and cls.low_confidence is False
-    assert cls.candidates[0] == {
-        "name": "Scarlet Macaw",
-        "score": cls.candidates[0]["score"],
-        "source": "gallery",
-        "photo": "Scarlet Macaw/0.jpg",
-    }
-    assert any(c["source"] == "imagenet" and c["name"] == "macaw" for c in cls.candidates)
+    assert cls.candidates[0] == Candidate(
+        "Scarlet Macaw", cls.candidates[0].score, "gallery", photo="Scarlet Macaw/0.jpg"
+    )
+    assert any(c.source == "imagenet" and c.name == "macaw" for c in cls.candidates)
     assert events[1].queries == []  # no feature queries on the confident path
     assert search.calls == [["Scarlet Macaw"]]
-    assert events[3].decision["final_name"] == "Scarlet Macaw"
+    assert events[3].final_name == "Scarlet Macaw"
     answer = events[4]
     assert "Scarlet Macaw" in answer.text and "yellow band" in answer.text
     assert answer.citations and answer.citations[0].source == "parrots/scarlet-macaw.md"
@@ -150,7 +156,7 @@ def test_medium_confidence_above_065_does_not_retrieve(coral):
     result = ident.identify(coral / "parrot.jpg")
     assert result.confidence_level == MEDIUM and 0.65 <= result.confidence_score < 0.99
     assert result.low_confidence is False and result.feature_queries == []
-    assert result.decision["final_name"] == "Scarlet Macaw"
+    assert result.decision.final_name == "Scarlet Macaw"
 
 
 def test_medium_confidence_below_065_runs_the_fallback(coral):
@@ -170,19 +176,17 @@ def test_low_confidence_gathers_evidence_and_the_vote_picks_the_matching_colours
     assert [type(e) for e in events] == [Classified, FeatureQueries, Retrieved, Decision, Answer]
     cls, fq, retrieved, decision, answer = events
     assert cls.confidence_level == LOW and cls.low_confidence is True
-    assert cls.candidates[0]["name"] == "Hyacinth Macaw"  # the gallery alone would be wrong
+    assert cls.candidates[0].name == "Hyacinth Macaw"  # the gallery alone would be wrong
     assert fq.queries[0] == "Hyacinth Macaw / Scarlet Macaw / Galah: differences and identification keys"
     assert fq.queries[1] == fq.visual_description and "red" in fq.visual_description
     assert fq.queries[2].startswith("Hyacinth Macaw: appearance")
     assert search.calls[0] == fq.queries  # one multi-query retrieval
     ids = [h.chunk_id for h in retrieved.hits]
     assert len(ids) == len(set(ids)) <= 6  # top 2 per query, deduplicated
-    d = decision.decision
-    assert set(d) == {"final_name", "reasoning", "need_more_info", "followup"}
-    assert d["final_name"] == "Scarlet Macaw" and d["need_more_info"] is False
-    assert "red" in d["reasoning"]
+    assert decision.final_name == "Scarlet Macaw" and decision.need_more_info is False
+    assert "red" in decision.reasoning
     assert answer.text.startswith("This looks like Scarlet Macaw")
-    assert "fit the observed colours clearly better" in d["reasoning"]
+    assert "fit the observed colours clearly better" in decision.reasoning
 
 
 def test_by_default_the_gallery_pick_stands_unless_the_notes_clearly_disagree(coral):
@@ -191,7 +195,7 @@ def test_by_default_the_gallery_pick_stands_unless_the_notes_clearly_disagree(co
     gallery = FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715), ("Galah", 0.71)])
     ident, _ = _identifier(gallery)
     result = ident.identify(coral / "parrot.jpg")
-    assert result.decision["final_name"] == "Hyacinth Macaw"
+    assert result.decision.final_name == "Hyacinth Macaw"
     assert ident.last_ranking[:3] == ["Hyacinth Macaw", "Scarlet Macaw", "Galah"]
 
 
@@ -202,8 +206,8 @@ def test_a_photo_far_from_every_reference_is_named_only_as_a_guess(coral):
     ident, _ = _identifier(gallery, reject_tentative=0.5, reject_uncertain=0.999)
     result = ident.identify(coral / "parrot.jpg")
     d = result.decision
-    assert d["final_name"] == "Scarlet Macaw" and d["need_more_info"] is True
-    assert "nearest guess" in d["reasoning"] and "photo" in d["followup"]
+    assert d.final_name == "Scarlet Macaw" and d.need_more_info is True
+    assert "nearest guess" in d.reasoning and "photo" in d.followup
 
 
 def test_owl_comes_out_low_and_uncertain_with_a_followup_request(coral):
@@ -218,67 +222,55 @@ def test_owl_comes_out_low_and_uncertain_with_a_followup_request(coral):
     ident, _ = _identifier(RealGallery())
     result = ident.identify(coral / "owl.jpg")
     assert result.confidence_level == LOW
-    assert result.decision["final_name"] == UNCERTAIN
-    assert result.decision["need_more_info"] is True and "photo" in result.decision["followup"]
+    assert result.decision.final_name == UNCERTAIN
+    assert result.decision.need_more_info is True and "photo" in result.decision.followup
     assert "can't identify" in result.answer
 
 
 # ------------------------------------------------------------------ the vote
 def _profile(**shares: float) -> ColourProfile:
-    return ColourProfile(dict(sorted(shares.items(), key=lambda kv: -kv[1])), np.zeros(27, np.float32))
+    return ColourProfile(dict(sorted(shares.items(), key=lambda kv: -kv[1])))
 
 
 def test_vote_prefers_the_candidate_whose_notes_match_the_observed_colours():
-    cands = [
-        {"name": "Galah", "score": 0.4, "source": "gallery"},
-        {"name": "Scarlet Macaw", "score": 0.35, "source": "gallery"},
-    ]
+    cands = [Candidate("Galah", 0.4, "gallery"), Candidate("Scarlet Macaw", 0.35, "gallery")]
     hits = [_hit(n, t) for n, t in NOTES.items()]
     d = evidence_vote(cands, _profile(red=0.5, blue=0.2, yellow=0.2, white=0.1), hits)
-    assert d["final_name"] == "Scarlet Macaw" and d["need_more_info"] is False
+    assert d.final_name == "Scarlet Macaw" and d.need_more_info is False
     d = evidence_vote(cands, _profile(pink=0.6, grey=0.4), hits)
-    assert d["final_name"] == "Galah"
+    assert d.final_name == "Galah"
 
 
 def test_vote_is_honestly_uncertain_when_the_margin_is_small():
     twin = "**Colours:** green body, red forehead."
-    cands = [
-        {"name": "Alpha Parrot", "score": 0.30, "source": "gallery"},
-        {"name": "Beta Parrot", "score": 0.29, "source": "gallery"},
-    ]
+    cands = [Candidate("Alpha Parrot", 0.30, "gallery"), Candidate("Beta Parrot", 0.29, "gallery")]
     hits = [_hit("Alpha Parrot", "Alpha Parrot. " + twin), _hit("Beta Parrot", "Beta Parrot. " + twin)]
     d = evidence_vote(cands, _profile(green=0.8, red=0.2), hits)
-    assert d["final_name"] == UNCERTAIN and d["need_more_info"] is True
-    assert "Alpha Parrot" in d["followup"] and "Beta Parrot" in d["followup"]
+    assert d.final_name == UNCERTAIN and d.need_more_info is True
+    assert "Alpha Parrot" in d.followup and "Beta Parrot" in d.followup
 
 
 def test_vote_reads_notes_only_for_contenders_not_for_far_runner_ups():
     # Scarlet Macaw is far behind; the only text mentioning it is another species' note, which
     # must not be presented as its notes.
-    cands = [
-        {"name": "Galah", "score": 0.60, "source": "gallery"},
-        {"name": "Scarlet Macaw", "score": 0.05, "source": "gallery"},
-    ]
+    cands = [Candidate("Galah", 0.60, "gallery"), Candidate("Scarlet Macaw", 0.05, "gallery")]
     hits = [
         _hit("Galah", NOTES["Galah"]),
         _hit("Catalina Macaw", "Catalina Macaw: a hybrid of Scarlet Macaw and blue-and-yellow macaw."),
     ]
     d = evidence_vote(cands, _profile(pink=0.6, grey=0.4), hits)
-    assert d["final_name"] == "Galah"
-    assert "Galah: notes (parrots/galah.md)" in d["reasoning"] and "catalina" not in d["reasoning"]
+    assert d.final_name == "Galah"
+    assert "Galah: notes (parrots/galah.md)" in d.reasoning and "catalina" not in d.reasoning
 
 
 def test_vote_ignores_negated_colours_in_notes():
-    cands = [
-        {"name": "White Cockatoo", "score": 0.5, "source": "gallery"},
-        {"name": "Galah", "score": 0.5, "source": "gallery"},
-    ]
+    cands = [Candidate("White Cockatoo", 0.5, "gallery"), Candidate("Galah", 0.5, "gallery")]
     hits = [
         _hit("White Cockatoo", "White Cockatoo: white all over, no yellow or pink crest."),
         _hit("Galah", NOTES["Galah"]),
     ]
     d = evidence_vote(cands, _profile(white=0.9, grey=0.1), hits)
-    assert d["final_name"] == "White Cockatoo"
+    assert d.final_name == "White Cockatoo"
 
 
 # ------------------------------------------------------------------ the LLM decision
@@ -294,7 +286,7 @@ def test_llm_decision_is_used_and_its_schema_allows_only_candidates(coral):
     chat = FakeChat(reply)
     ident, _ = _identifier(FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715)]), chat=chat)
     result = ident.identify(coral / "parrot.jpg", question="What parrot is this?")
-    assert result.decision["final_name"] == "Scarlet Macaw" and result.warnings == []
+    assert result.decision.final_name == "Scarlet Macaw" and result.warnings == []
     enum = chat.schemas[-1]["properties"]["final_name"]["enum"]
     assert "Scarlet Macaw" in enum and "Hyacinth Macaw" in enum and enum[-1] == UNCERTAIN
     assert "macaw" in enum  # the ImageNet candidates are allowed too
@@ -310,8 +302,18 @@ def test_llm_garbage_falls_back_to_the_vote(coral, reply):
     events = list(ident.run(coral / "parrot.jpg"))
     warnings = [e for e in events if isinstance(e, Warning)]
     assert warnings and "evidence vote" in warnings[0].message
-    decision = next(e for e in events if isinstance(e, Decision)).decision
-    assert decision["final_name"] == "Scarlet Macaw"
+    decision = next(e for e in events if isinstance(e, Decision))
+    assert decision.final_name == "Scarlet Macaw"
+
+
+def test_decision_replies_are_read_tolerantly_but_only_name_a_candidate():
+    names = ["Scarlet Macaw", "Galah"]
+    body = '{"final_name": "Galah", "reasoning": "pink face [1]", "need_more_info": false, "followup": ""}'
+    for reply in (body, f"```json\n{body}\n```", f"```json\n{body}", f"Here it is: {body} Done."):
+        assert parse_decision(reply, names) == Decision("Galah", "pink face [1]", False, "")
+    assert parse_decision('{"final_name": "uncertain"}', names) == Decision(UNCERTAIN, "", True, "")
+    assert parse_decision('{"final_name": "Kakapo"}', names) is None
+    assert parse_decision("no decision [1]", names) is None
 
 
 def test_unreadable_photo_yields_an_error_event(tmp_path):
@@ -336,8 +338,17 @@ def test_result_json_has_the_cli_contract_keys(coral):
     ):
         assert key in out
     assert out["confidence_level"] == LOW
+    assert list(out["decision"]) == ["final_name", "reasoning", "need_more_info", "followup"]
+    assert out["candidates"][0] == {
+        "name": "Galah",
+        "score": out["candidates"][0]["score"],
+        "source": "gallery",
+        "photo": "Galah/0.jpg",
+    }
+    assert all(set(c) <= {"name", "score", "source", "zh"} for c in out["candidates"][1:])
     json.dumps(out)  # serialisable as is
-    assert IdentifyResult.from_events([]).confidence_level == LOW
+    empty = IdentifyResult.from_events([])
+    assert empty.confidence_level == LOW and empty.to_dict()["decision"] == {}
 
 
 def test_assistant_identify_sets_the_conversation_subject(coral):
@@ -356,12 +367,7 @@ def test_assistant_identify_sets_the_conversation_subject(coral):
     conv = assistant.new_conversation()
     events = list(assistant.identify(coral / "parrot.jpg", conversation=conv))
     cls = next(e for e in events if isinstance(e, Classified))
-    assert cls.candidates[0] == {
-        "name": "macaw",
-        "score": cls.candidates[0]["score"],
-        "source": "imagenet",
-        "zh": "金刚鹦鹉",
-    }
+    assert cls.candidates[0] == Candidate("macaw", cls.candidates[0].score, "imagenet", zh="金刚鹦鹉")
     assert cls.confidence_level == HIGH
     assert conv.last_subject == "macaw"
     assert conv.history[-1]["role"] == "assistant" and "macaw" in conv.history[-1]["content"]

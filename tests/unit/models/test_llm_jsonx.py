@@ -34,3 +34,9 @@ def test_no_object_gives_none(text):
 def test_as_bool_reads_what_small_models_write():
     assert [as_bool(v) for v in (True, "true", "Yes", 1, "是", "false", 0, "否")] == [True] * 5 + [False] * 3
     assert as_bool("maybe") is None and as_bool(None) is None
+
+
+def test_a_reply_that_is_one_fenced_block_is_read_whole():
+    # The ``` inside a value would end the block early if only the inner blocks were tried.
+    reply = '```json\n{"final_name": "uncertain", "followup": "send a photo like ```this```"}\n```'
+    assert extract_json(reply) == {"final_name": "uncertain", "followup": "send a photo like ```this```"}

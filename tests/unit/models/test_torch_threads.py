@@ -1,4 +1,5 @@
-"""one_torch_thread: overlapping callers on several Python threads restore the setting once."""
+"""torch_threads / one_torch_thread: overlapping callers get the fewest threads any of them asked for and
+restore the previous setting once."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 
 import torch
 
-from desktop_app.core.models.torch_threads import one_torch_thread
+from desktop_app.core.models.torch_threads import one_torch_thread, torch_threads
 
 
 def test_overlapping_callers_restore_the_previous_thread_count():
@@ -37,5 +38,21 @@ def test_overlapping_callers_restore_the_previous_thread_count():
             t.join(10)
         assert seen == {"a": 1, "b": 1}
         assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(prev)
+
+
+def test_a_caller_wanting_more_threads_never_lifts_one_that_wants_one():
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch_threads(2):  # e.g. the classifier with KDESK_VISION_THREADS=2
+            assert torch.get_num_threads() == 2
+            with one_torch_thread():  # an `ask` query meanwhile
+                assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == 2
+        with one_torch_thread(), torch_threads(2):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(prev)

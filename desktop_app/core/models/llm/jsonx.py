@@ -10,6 +10,7 @@ from typing import Any
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_WHOLE_FENCE = re.compile(r"\s*```(?:json|JSON)?\s*(.*?)\s*```\s*", re.S)
 
 
 def _balanced_objects(text: str) -> list[str]:
@@ -62,7 +63,11 @@ def extract_json(text: str) -> dict[str, Any] | None:
     """The first JSON object found in ``text``, or None if there is none that parses."""
     if not text:
         return None
-    candidates: list[str] = [m.group(1) for m in _FENCE.finditer(text)]
+    # A reply that is one fenced block is read whole first: the first ``` inside a string value
+    # would end the block early.
+    whole = _WHOLE_FENCE.fullmatch(text)
+    candidates: list[str] = [whole.group(1)] if whole else []
+    candidates += [m.group(1) for m in _FENCE.finditer(text)]
     candidates.append(text)
     for block in candidates:
         block = block.strip()
