@@ -22,7 +22,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
@@ -56,6 +56,8 @@ from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.tasks import TaskState
 
 if TYPE_CHECKING:
+    from desktop_app.core.identify.gallery import Gallery
+    from desktop_app.core.library.knowledge import KnowledgeBase
     from desktop_app.core.models.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
@@ -76,12 +78,12 @@ class Identifier:
 
     def __init__(
         self,
-        kb: Any = None,
+        kb: KnowledgeBase | None = None,
         chat_model: ChatModel | None = None,
         config: Config | None = None,
         *,
         search: SearchFn | None = None,
-        gallery: Any = None,
+        gallery: Gallery | None = None,
         classifier: Classifier | None = None,
         vision_llm: bool | None = None,
     ) -> None:
@@ -97,7 +99,7 @@ class Identifier:
 
     # -- seams
     @property
-    def gallery(self) -> Any:
+    def gallery(self) -> Gallery | None:
         if self._gallery is None and self.kb is not None and hasattr(self.kb, "chroma_client"):
             from desktop_app.core.identify.gallery import gallery_for
 

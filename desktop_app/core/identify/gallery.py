@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from desktop_app.core.identify.classifier import (
 )
 from desktop_app.core.identify.images import load_image
 from desktop_app.core.library.scopes import chroma_where
+
+if TYPE_CHECKING:
+    from desktop_app.core.library.knowledge import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +110,13 @@ class GalleryMatch:
     label: str
     source: str  # path relative to the knowledge folder
     similarity: float  # cosine similarity of pooled features
+
+
+class Gallery(Protocol):
+    """Reference photos to compare a photo with: the knowledge base's (GalleryHandler) or, in the
+    benchmark, an in-memory one. A gallery may also offer ``label_scores`` (calibrated per label)."""
+
+    def nearest(self, feature: np.ndarray, k: int = 10, scope: str | None = None) -> list[GalleryMatch]: ...
 
 
 @dataclass
@@ -220,7 +230,7 @@ class GalleryHandler:
 
     kind = "image"
 
-    def __init__(self, kb: Any, classifier: Classifier | None = None) -> None:
+    def __init__(self, kb: KnowledgeBase, classifier: Classifier | None = None) -> None:
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 
         self.kb = kb
@@ -371,7 +381,7 @@ class GalleryHandler:
         return out[:k]
 
 
-def gallery_for(kb: Any) -> GalleryHandler:
+def gallery_for(kb: KnowledgeBase) -> GalleryHandler:
     """The KB's gallery handler (the one it indexes with), or a new one on the same collection."""
     handler = kb.handler_for(".jpg")
     return handler if isinstance(handler, GalleryHandler) else GalleryHandler(kb)

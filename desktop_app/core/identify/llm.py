@@ -14,7 +14,9 @@ from PIL import Image
 from desktop_app.core.events import Candidate, Decision
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.models.llm.base import ChatModel
 from desktop_app.core.models.llm.jsonx import extract_json
+from desktop_app.core.tasks import TaskState
 
 log = logging.getLogger(__name__)
 
@@ -76,12 +78,12 @@ def parse_decision(text: str, names: Sequence[str]) -> Decision | None:
 
 
 def llm_decision(
-    chat_model: Any,
+    chat_model: ChatModel,
     candidates: Sequence[Candidate],
     description: str,
     hits: Sequence[Hit],
     question: str | None,
-    cancel: Any = None,
+    cancel: TaskState | None = None,
 ) -> tuple[Decision | None, str | None]:
     """(the model's decision, None), or (None, why the evidence vote decides instead)."""
     from desktop_app.core.models.llm.base import LLMError, complete
@@ -113,7 +115,7 @@ def _image_data_url(img: Image.Image) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def vision_description(chat_model: Any, img: Image.Image) -> str | None:
+def vision_description(chat_model: ChatModel, img: Image.Image) -> str | None:
     """A vision-capable LLM's description (OpenAI-style image input); None on any failure."""
     from desktop_app.core.models.llm.base import LLMError, complete
 
