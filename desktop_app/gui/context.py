@@ -109,8 +109,10 @@ class AppContext(QObject):
         self.runner.run(JobKind.LOAD, self._load, on_success=self._loaded, on_failure=self._load_failed)
 
     def close(self) -> None:
-        """Stop background work, then close the Desk (flushes the index, stops Chroma's process)."""
+        """Stop background work, then close the Desk (flushes the index, stops Chroma's process).
+        Views see no knowledge base from now on, so a late timer cannot reopen one."""
         self.runner.shutdown()
+        self.ready = False
         self.desk.close()
 
     def _load(self, state: QtTaskState) -> dict[str, ComponentStatus]:

@@ -75,7 +75,5 @@ def make_window(qtbot, tmp_path, minilm) -> Iterator[Callable[..., object]]:
 
     yield factory
     for window in windows:
-        window.ctx.runner.shutdown()
-        if window.ctx.kb is not None:
-            window.ctx.kb.close()
+        window.ctx.close()
     set_language("en")
