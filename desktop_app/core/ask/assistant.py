@@ -57,7 +57,7 @@ class Assistant:
         self.chat_model = chat_model
         self.config = config or getattr(kb, "config", None) or Config()
         self.router = router or Router(chat_model, self.config.router, probe=self._probe)
-        self.conversation = Conversation()  # the default one; the GUI may keep several
+        self.conversation = Conversation()  # used when a call names none (kdesk, tests)
         self._probe_cache: tuple[str, str | None, list[Hit]] | None = None
         self._scope: str | None = None
         # The photo flow; the Desk hands over its own (one per app), else one is built on first use.
@@ -65,10 +65,6 @@ class Assistant:
         self._own_identifier: Identifier | None = None
 
     # ------------------------------------------------------------------ public
-    def new_conversation(self, scope: str | None = None) -> Conversation:
-        self.conversation = Conversation(scope=scope)
-        return self.conversation
-
     def ask(
         self,
         question: str,

@@ -352,7 +352,7 @@ def test_result_json_has_the_cli_contract_keys(coral):
 
 
 def test_assistant_identify_sets_the_conversation_subject(coral):
-    from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.ask.assistant import Assistant, Conversation
 
     class NotesKB:  # no gallery: ImageNet alone names the bird
         config = Config()
@@ -364,7 +364,7 @@ def test_assistant_identify_sets_the_conversation_subject(coral):
             return self.search_many([query], top_k, scope)
 
     assistant = Assistant(NotesKB(), None)
-    conv = assistant.new_conversation()
+    conv = Conversation()
     events = list(assistant.identify(coral / "parrot.jpg", conversation=conv))
     cls = next(e for e in events if isinstance(e, Classified))
     assert cls.candidates[0] == Candidate("macaw", cls.candidates[0].score, "imagenet", zh="金刚鹦鹉")
