@@ -72,7 +72,9 @@ class Desk:
         self._embedder = embedder
         self._own_process = own_process
         self._on_wait = on_wait  # told when another process holds the data folder's writer lock
-        self._lock = threading.RLock()  # services are built from the GUI's worker threads too
+        # Builds are serialised (the GUI's worker threads build too); reading a built service takes
+        # no lock, so the UI thread never waits while, say, the image classifier loads.
+        self._lock = threading.RLock()
         self._kb: KnowledgeBase | None = None
         self._chat: ChatModelChoice | None = None
         self._assistant: Assistant | None = None
@@ -86,6 +88,8 @@ class Desk:
 
     @property
     def kb(self) -> KnowledgeBase:
+        if self._kb is not None:
+            return self._kb
         with self._lock:
             if self._kb is None:
                 from desktop_app.core.library.knowledge import KnowledgeBase
@@ -106,6 +110,8 @@ class Desk:
     def chat(self) -> ChatModelChoice:
         """Which chat model is active and why: the one decision `kdesk models` and the status bar
         report and the assistant runs (``models/llm/factory.py``)."""
+        if self._chat is not None:
+            return self._chat
         with self._lock:
             if self._chat is None:
                 self._chat = resolve_chat_model(self._config, self.data_dir)
@@ -117,6 +123,8 @@ class Desk:
 
     @property
     def assistant(self) -> Assistant:
+        if self._assistant is not None:
+            return self._assistant
         with self._lock:
             if self._assistant is None:
                 from desktop_app.core.ask.assistant import Assistant
@@ -129,6 +137,8 @@ class Desk:
     @property
     def identifier(self) -> Identifier:
         """The photo flow (loads the image classifier on first use)."""
+        if self._identifier is not None:
+            return self._identifier
         with self._lock:
             if self._identifier is None:
                 from desktop_app.core.identify.flow import Identifier
@@ -149,6 +159,8 @@ class Desk:
         knowledge base (closed and reopened on next use); retrieval settings apply to the next
         search; a changed language model is stopped and the next question uses the new one."""
         new = copy.deepcopy(new)
+        stale_kb: KnowledgeBase | None = None
+        stale_chat: ChatModelChoice | None = None
         with self._lock:
             old, self._config = self._config, new
             changed = changed_sections(old, new)
@@ -156,40 +168,43 @@ class Desk:
                 return changed
             if self._kb is not None:
                 if _needs_new_library(old, new):
-                    self._kb.close()
-                    self._kb = None
+                    stale_kb, self._kb = self._kb, None
                 else:
                     self._kb.apply_config(new)
             if "llm" in changed:
-                self._close_chat()
+                stale_chat, self._chat = self._chat, None
             if changed - {"ui"}:
                 # Cheap to rebuild: they only hold settings and references to the parts above.
                 self._assistant = None
                 self._identifier = None
-            log.info("settings changed: %s", ", ".join(sorted(changed)))
-            return changed
+        # Closed outside the lock: stopping a Chroma process or a model server takes seconds.
+        _close_chat(stale_chat)
+        if stale_kb is not None:
+            stale_kb.close()
+        log.info("settings changed: %s", ", ".join(sorted(changed)))
+        return changed
 
     def close(self) -> None:
         """Stop what runs in the background (Chroma's child process, a GGUF server)."""
         with self._lock:
-            self._close_chat()
-            self._assistant = self._identifier = None
-            if self._kb is not None:
-                self._kb.close()
-                self._kb = None
-
-    def _close_chat(self) -> None:
-        chat, self._chat = self._chat, None
-        if chat is not None and "model" in vars(chat):  # built: it may hold a server or a connection
-            close = getattr(chat.model, "close", None)
-            if close is not None:
-                try:
-                    close()
-                except Exception as exc:  # noqa: BLE001 - closing must not stop the change
-                    log.warning("closing the language model failed: %s", exc)
+            kb, chat = self._kb, self._chat
+            self._kb = self._chat = self._assistant = self._identifier = None
+        _close_chat(chat)
+        if kb is not None:
+            kb.close()
 
     def __enter__(self) -> Desk:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _close_chat(chat: ChatModelChoice | None) -> None:
+    if chat is not None and "model" in vars(chat):  # built: it may hold a server or a connection
+        close = getattr(chat.model, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - closing must not stop the change
+                log.warning("closing the language model failed: %s", exc)

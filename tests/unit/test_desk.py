@@ -78,3 +78,31 @@ def test_interface_settings_rebuild_nothing(tmp_path: Path, minilm) -> None:
         desk.apply_config(new)
         assert (desk.kb, desk.assistant, desk.identifier) == (kb, assistant, identifier)
         assert desk.apply_config(copy.deepcopy(new)) == set()
+
+
+def test_a_slow_build_never_blocks_reading_what_is_built(tmp_path: Path, minilm, monkeypatch) -> None:
+    """The window reads the knowledge base on the UI thread while a worker may be loading the image
+    classifier (seconds): the read must not wait for that build."""
+    import threading
+    import time
+
+    from desktop_app.core.identify import flow
+
+    started = threading.Event()
+    real_init = flow.Identifier.__init__
+
+    def slow_init(self, *args, **kwargs) -> None:
+        started.set()
+        time.sleep(2.0)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(flow.Identifier, "__init__", slow_init)
+    with Desk(tmp_path / "data", Config(), embedder=minilm) as desk:
+        kb, assistant = desk.kb, desk.assistant
+        builder = threading.Thread(target=lambda: desk.identifier)
+        builder.start()
+        assert started.wait(10)
+        t0 = time.perf_counter()
+        assert desk.kb is kb and desk.assistant is assistant
+        assert time.perf_counter() - t0 < 0.5
+        builder.join()
