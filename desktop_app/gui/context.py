@@ -106,7 +106,10 @@ class AppContext(QObject):
 
     def start_loading(self) -> None:
         """Open the knowledge base and load models on the pool; the UI stays responsive."""
-        self.runner.run(JobKind.LOAD, self._load, on_success=self._loaded, on_failure=self._load_failed)
+        # Under KB_LOCK: a settings change made while loading is applied after the load.
+        self.runner.run(
+            JobKind.LOAD, self._load, on_success=self._loaded, on_failure=self._load_failed, lock=KB_LOCK
+        )
 
     def close(self) -> None:
         """Stop background work, then close the Desk (flushes the index, stops Chroma's process).
@@ -174,9 +177,6 @@ class AppContext(QObject):
         """A fresh Conversation for a scope ("shared": the library everyone sees)."""
         return Conversation(scope=None if scope == "shared" else scope)
 
-    def can_identify(self) -> bool:
-        return self.ready
-
     def call_identify(self, image: Path, conversation: Conversation, state: QtTaskState) -> Iterator[Event]:
         """The identify flow's events, in the conversation (its scope; a named species becomes
         the subject of follow-up questions)."""
@@ -201,16 +201,15 @@ class AppContext(QObject):
             return set_api_key(path, "llm.api_key", api_key)
 
         self.runner.run(JobKind.SAVE_SETTINGS, save, on_failure=self.load_failed.emit, exclusive=False)
-        if not self.ready:  # still loading: the load in flight already reads self.desk.config
-            self.desk.apply_config(config)
-            self.config_changed.emit()
-            return
 
         def apply(state: QtTaskState) -> dict[str, ComponentStatus]:
             self.desk.apply_config(config)
             return self._load_models(state)  # what changed loads now; the rest is already warm
 
-        self.config_changed.emit()
+        def applied(status: dict[str, ComponentStatus]) -> None:
+            self._loaded(status)
+            self.config_changed.emit()  # views read ctx.config: the new settings from here on
+
         self.runner.run(
-            JobKind.APPLY_SETTINGS, apply, on_success=self._loaded, on_failure=self._load_failed, lock=KB_LOCK
+            JobKind.APPLY_SETTINGS, apply, on_success=applied, on_failure=self._load_failed, lock=KB_LOCK
         )

@@ -50,6 +50,7 @@ def test_language_switches_live_and_settings_are_saved(make_window, qtbot, scree
     assert abs(saved.retrieval.keyword_weight - 0.3) < 1e-9
     assert abs(saved.identify.high - 0.9) < 1e-9
     assert window.ctx.config.router.mode == "always"  # live, no restart
+    assert window.chat.send_button.text() == "发送"  # the accepted language stays
     set_language("en")
 
 
