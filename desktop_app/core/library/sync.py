@@ -193,20 +193,11 @@ def drop_documents(kb: KnowledgeBase, names: list[str], entries: dict[str, Entry
         return
     rows = [entries[n] for n in names if n in entries]
     kb.manifest.put_many([replace(e, status=PENDING) for e in rows])
-    text_ids = [e.doc_id for e in rows if e.kind == "text"]
-    if text_ids:
-        kb.store.delete_docs(text_ids)
-        kb.keyword.delete_docs(text_ids)
-        kb.keyword.flush()
-        dense = kb.dense
-        if dense is not None:
-            dense.delete_docs(text_ids)
-            dense.flush()
-    for e in rows:
-        if e.kind != "text":
-            handler = kb.handler_for(Path(e.name).suffix.lower())
-            if handler is not None:
-                handler.delete([e.doc_id])
+    dense = kb.dense
+    _delete_chunks(kb, rows, dense)
+    kb.keyword.flush()
+    if dense is not None:
+        dense.flush()
     kb.manifest.delete([e.name for e in rows])
 
 
@@ -286,7 +277,7 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
         )
         kb.manifest.put(entry)  # pending before any chunk is touched
         if old is not None:
-            _delete_chunks(kb, old)
+            _delete_chunks(kb, [old], kb.opened_dense)
         (report.updated if old is not None else report.added).append(rel)
         try:
             if kind == "image":
@@ -320,17 +311,20 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
     task.progress(total, total, "")
 
 
-def _delete_chunks(kb: KnowledgeBase, old: Entry) -> None:
-    if old.kind == "text":
-        kb.store.delete_docs([old.doc_id])
-        kb.keyword.delete_docs([old.doc_id])
-        dense = kb.opened_dense
+def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | None) -> None:
+    """Delete documents' chunks from every index (text) or through their handler (photos);
+    the caller flushes."""
+    text_ids = [e.doc_id for e in rows if e.kind == "text"]
+    if text_ids:
+        kb.store.delete_docs(text_ids)
+        kb.keyword.delete_docs(text_ids)
         if dense is not None:
-            dense.delete_docs([old.doc_id])
-    else:
-        handler = kb.handler_for(Path(old.name).suffix.lower())
-        if handler is not None:
-            handler.delete([old.doc_id])
+            dense.delete_docs(text_ids)
+    for e in rows:
+        if e.kind != "text":
+            handler = kb.handler_for(Path(e.name).suffix.lower())
+            if handler is not None:
+                handler.delete([e.doc_id])
 
 
 def _chunk_file(kb: KnowledgeBase, path: Path, rel: str, entry: Entry) -> list[Chunk]:
