@@ -279,10 +279,9 @@ class KnowledgeBase:
             old, self.config = self.config, config
             self._retriever = None
             if old.retrieval.exact_dense_mb != config.retrieval.exact_dense_mb:
-                if self._dense is False:
-                    self._dense = None  # decided again on the next search: it may fit now
-                else:
-                    self._fit_dense()
+                # Decided again on the next search by the rules of opening (which touch the
+                # files on disk only under the data folder's writer lock).
+                self._dense = None
 
     def close(self) -> None:
         with self._lock:
