@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.models.llm.factory import ChatModelChoice, resolve_chat_model
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from desktop_app.core.models.status import RoleStatus
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Settings sections whose change needs another knowledge base: another collection or server.
 _LIBRARY_FIELDS = {
@@ -86,20 +88,31 @@ class Desk:
         """The settings every service was built from (replace them with ``apply_config``)."""
         return self._config
 
+    def _built(self, attr: str, build: Callable[[], T]) -> T:
+        """The service in ``attr``, built once by ``build`` under the lock (a read takes none)."""
+        service = getattr(self, attr)
+        if service is not None:
+            return service
+        with self._lock:
+            service = getattr(self, attr)
+            if service is None:
+                service = build()
+                setattr(self, attr, service)
+            return service
+
     @property
     def kb(self) -> KnowledgeBase:
-        if self._kb is not None:
-            return self._kb
-        with self._lock:
-            if self._kb is None:
-                from desktop_app.core.library.knowledge import KnowledgeBase
+        def build() -> KnowledgeBase:
+            from desktop_app.core.library.knowledge import KnowledgeBase
 
-                self._kb = KnowledgeBase(
-                    self.data_dir, self._config, embedder=self._embedder, own_process=self._own_process
-                )
-                if self._on_wait is not None:
-                    self._kb.on_wait = self._on_wait
-            return self._kb
+            kb = KnowledgeBase(
+                self.data_dir, self._config, embedder=self._embedder, own_process=self._own_process
+            )
+            if self._on_wait is not None:
+                kb.on_wait = self._on_wait
+            return kb
+
+        return self._built("_kb", build)
 
     @property
     def knowledge_dir(self) -> Path:
@@ -110,12 +123,7 @@ class Desk:
     def chat(self) -> ChatModelChoice:
         """Which chat model is active and why: the one decision `kdesk models` and the status bar
         report and the assistant runs (``models/llm/factory.py``)."""
-        if self._chat is not None:
-            return self._chat
-        with self._lock:
-            if self._chat is None:
-                self._chat = resolve_chat_model(self._config, self.data_dir)
-            return self._chat
+        return self._built("_chat", lambda: resolve_chat_model(self._config, self.data_dir))
 
     @property
     def chat_model(self) -> ChatModel | None:
@@ -123,28 +131,23 @@ class Desk:
 
     @property
     def assistant(self) -> Assistant:
-        if self._assistant is not None:
-            return self._assistant
-        with self._lock:
-            if self._assistant is None:
-                from desktop_app.core.ask.assistant import Assistant
+        def build() -> Assistant:
+            from desktop_app.core.ask.assistant import Assistant
 
-                self._assistant = Assistant(
-                    self.kb, self.chat_model, self._config, identifier=lambda: self.identifier
-                )
-            return self._assistant
+            return Assistant(self.kb, self.chat_model, self._config, identifier=lambda: self.identifier)
+
+        return self._built("_assistant", build)
 
     @property
     def identifier(self) -> Identifier:
         """The photo flow (loads the image classifier on first use)."""
-        if self._identifier is not None:
-            return self._identifier
-        with self._lock:
-            if self._identifier is None:
-                from desktop_app.core.identify.flow import Identifier
 
-                self._identifier = Identifier(self.kb, self.chat_model, self._config)
-            return self._identifier
+        def build() -> Identifier:
+            from desktop_app.core.identify.flow import Identifier
+
+            return Identifier(self.kb, self.chat_model, self._config)
+
+        return self._built("_identifier", build)
 
     def model_status(self) -> list[RoleStatus]:
         """Each role's active model, or why there is none, and what would install one."""
