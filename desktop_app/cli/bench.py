@@ -173,9 +173,6 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
 def cmd_bench_ui(args: argparse.Namespace) -> int:
     from desktop_app.bench.ui import format_result, run_ui_bench
 
-    if args.files < 1 or args.interval_ms < 1:
-        print("--files and --interval-ms must be positive")
-        return 2
     config = load_cfg(args) if args.data_dir else None
     result = run_ui_bench(args.files, interval_ms=args.interval_ms, config=config)
     if args.json:
