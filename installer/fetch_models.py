@@ -2,7 +2,7 @@
 """Download Knowledge Desk's optional models (the same as `kdesk models fetch ROLE|all`).
 
 Usage: python installer/fetch_models.py ROLE|all [--endpoint URL] [--dest DIR] [--data-dir DIR] [--json]
-ROLE is embedding, reranker or chat (or a model id from models/manifest.toml). Downloads are
+ROLE is embedding, reranker, chat or image (or a model id from models/manifest.toml). Downloads are
 resumable (run the same command again), checked against the manifest's sha256, and installed with
 an atomic rename, so the app never loads a half-written model. HF_ENDPOINT selects a mirror.
 """
@@ -23,7 +23,7 @@ from desktop_app.cli.models import fetch_command  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="fetch_models.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("target", metavar="ROLE|all", help="embedding, reranker, chat, a model id, or all")
+    p.add_argument("target", metavar="ROLE|all", help="embedding, reranker, chat, image, a model id, or all")
     p.add_argument("--endpoint", help="hub or mirror URL (default: $HF_ENDPOINT or https://huggingface.co)")
     p.add_argument("--dest", type=Path, help="models folder (default: $KDESK_MODELS or <data-dir>/models)")
     p.add_argument("--data-dir", type=Path, help="the app's data folder (default: the platform's)")

@@ -16,7 +16,7 @@ def register(subparsers) -> None:
         "models",
         parents=[common_flags()],
         help="active and missing models, and why; `models fetch` downloads them",
-        description="Show, for each role (embedding, reranker, chat, classifier), which model is active, "
+        description="Show, for each role (embedding, reranker, chat, classifier, image), which model is active, "
         "which are missing and the command that installs them.",
     )
     p.set_defaults(func=status_command)
@@ -25,10 +25,10 @@ def register(subparsers) -> None:
         "fetch",
         parents=[common_flags()],
         help="download models listed in models/manifest.toml (resumable, sha256-checked)",
-        description="Download a role's model (embedding, reranker, chat), a model id, or all of them from "
+        description="Download a role's model (embedding, reranker, chat, image), a model id, or all of them from "
         "the Hugging Face hub or a mirror ($HF_ENDPOINT / --endpoint) into the models folder.",
     )
-    f.add_argument("target", metavar="ROLE|all", help="embedding, reranker, chat, a model id, or all")
+    f.add_argument("target", metavar="ROLE|all", help="embedding, reranker, chat, image, a model id, or all")
     f.add_argument("--endpoint", help="hub or mirror URL (default: $HF_ENDPOINT or https://huggingface.co)")
     f.add_argument(
         "--dest",

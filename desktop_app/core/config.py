@@ -109,6 +109,9 @@ class IdentifyConfig:
     reject_uncertain: float = 0.985  # gallery's p(none of these) at or above: "uncertain"
     reject_tentative: float = 0.90  # at or above: the name is a guess, ask for a better photo
     vision_llm: bool = False  # the chat model accepts images: let it write the visual description
+    # Image-text model for gallery features and naming species known only from notes: "auto" (an
+    # installed one from models/, else the bundled EfficientNet-Lite0), "none", or a folder name/path.
+    image_model: str = "auto"
 
 
 @dataclass

@@ -234,6 +234,11 @@ class Classifier:
         crop = centre_crop(load_image(image, min_side=RESIZE))
         return self._forward(np.stack([to_input(crop), to_input(ImageOps.mirror(crop))]))[1]
 
+    def embed_image(self, img: Image.Image) -> np.ndarray:
+        """The normalised pooled feature of a loaded image's centre crop (``classify``'s
+        ``feature``): the query side of a gallery built by ``embed_views``."""
+        return self._forward(to_input(centre_crop(img))[None])[1][0]
+
     def embed(self, images: list[ImageSource]) -> np.ndarray:
         """Normalised 1280-d features, one row per image (gallery indexing)."""
         if not images:

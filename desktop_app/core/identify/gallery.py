@@ -1,4 +1,4 @@
-"""Reference gallery: photos in the knowledge folder, indexed as the classifier's pooled features.
+"""Reference gallery: photos in the knowledge folder, indexed as image feature vectors.
 
 Every image file in the knowledge folder is a reference photo of its label: the parent folder's
 name (``parrots/photos/Scarlet Macaw/1.jpg`` -> "Scarlet Macaw") or, for photos lying next to
@@ -16,8 +16,10 @@ Each photo is stored as two vectors (the centre crop and its mirror image, ids `
   nearest photo (2 photos per species: top-1 44% -> 50%; leave-one-out 57% -> 65%).
 A label's probability is (1 - p_none) x softmax(ridge score / ridge_temperature).
 
-``FEATURE_VERSION`` names the collection: when the feature definition changes, the old collection
-is dropped and the knowledge folder's photos are embedded again on first use.
+The feature model (the classifier's pooled features, or the optional image-text model, see
+``image_text.py``) and ``FEATURE_VERSION`` name the collection: when either changes, the other
+galleries are dropped and the knowledge folder's photos are embedded again on first use, so vectors
+of two models never meet.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from desktop_app.core.identify.classifier import (
     Classifier,
     get_classifier,
 )
+from desktop_app.core.identify.image_text import FeatureModel
 from desktop_app.core.identify.images import load_image
 from desktop_app.core.library.scopes import chroma_where
 
@@ -49,8 +52,16 @@ log = logging.getLogger(__name__)
 
 # Bump when what a stored vector means changes (crop, views, pooling): galleries re-index themselves.
 FEATURE_VERSION = 2  # v1: centre crop only; v2: centre crop + mirror image
-COLLECTION = f"gallery__{MODEL_NAME}__{FEATURE_DIM}__v{FEATURE_VERSION}"
 COLLECTION_PREFIX = "gallery__"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # Chroma names allow only these characters
+
+
+def collection_name(model: str, dim: int) -> str:
+    """The gallery collection of one feature model (a local folder's name may hold any character)."""
+    return f"{COLLECTION_PREFIX}{_UNSAFE.sub('-', model)}__{dim}__v{FEATURE_VERSION}"
+
+
+COLLECTION = collection_name(MODEL_NAME, FEATURE_DIM)  # the bundled classifier's gallery
 VIEW_SUFFIXES = ("", "#flip")  # vector ids: doc_id + suffix, one per stored view
 # Folder names that say "these are photos" rather than what the photos show.
 _GENERIC_DIRS = {
@@ -230,12 +241,15 @@ class GalleryHandler:
 
     kind = "image"
 
-    def __init__(self, kb: KnowledgeBase, classifier: Classifier | None = None) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, classifier: Classifier | None = None, features: FeatureModel | None = None
+    ) -> None:
+        """``features``: what the vectors come from (default: ``classifier``, else the shared one)."""
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 
         self.kb = kb
         self.suffixes = set(IMAGE_SUFFIXES)
-        self.classifier = classifier or get_classifier()
+        self.features: FeatureModel = features or classifier or get_classifier()
         self._collection = None
         self._lock = threading.Lock()
         self._generation = 0  # bumped on every change this handler makes
@@ -243,12 +257,16 @@ class GalleryHandler:
         self._checked = False  # stale-version clean-up and re-index done
 
     @property
+    def collection_name(self) -> str:
+        return collection_name(self.features.name, self.features.dim)
+
+    @property
     def collection(self) -> Any:  # a Chroma collection
         with self._lock:
             if self._collection is None:
                 self._collection = self.kb.chroma_client.get_or_create_collection(
-                    COLLECTION,
-                    metadata={"hnsw:space": "cosine", "model": MODEL_NAME, "dim": FEATURE_DIM},
+                    self.collection_name,
+                    metadata={"hnsw:space": "cosine", "model": self.features.name, "dim": self.features.dim},
                 )
             return self._collection
 
@@ -256,7 +274,7 @@ class GalleryHandler:
     def index(self, doc_id: str, path: Path, rel: str, scope: str) -> int:
         """Embed one reference photo; raises ParseError for unreadable images. Returns 1."""
         img = load_image(path, min_side=256)  # ParseError for bombs, truncated files, non-images
-        views = self.classifier.embed_views(img)
+        views = self.features.embed_views(img)
         label = label_for(rel, _is_photo_folder(path.parent, getattr(self.kb, "knowledge_dir", None)))
         meta = {"doc_id": doc_id, "label": label, "source": rel, "scope": scope or "shared"}
         self.collection.upsert(
@@ -277,19 +295,21 @@ class GalleryHandler:
         got = self.collection.get(include=["metadatas"])
         return {m.get("doc_id", i) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
 
-    # ---------------------------------------------------------------- feature version
+    # ---------------------------------------------------------------- feature model and version
     def ensure_current(self) -> int:
-        """Drop galleries of older feature versions and embed again every indexed reference photo
-        the current collection lacks (the manifest still lists them as indexed, so the KB's sync
-        would not). Runs once per handler, before the first search. Returns photos re-embedded."""
+        """Drop galleries of other feature models and versions, and embed again every indexed
+        reference photo the current collection lacks (the manifest still lists them as indexed, so
+        the KB's sync would not). Runs once per handler, before the first search. Returns photos
+        re-embedded."""
         if self._checked:
             return 0
         self._checked = True
         client = self.kb.chroma_client
+        current = self.collection_name
         try:
             for c in client.list_collections():
                 name = c if isinstance(c, str) else c.name
-                if name.startswith(COLLECTION_PREFIX) and name != COLLECTION:
+                if name.startswith(COLLECTION_PREFIX) and name != current:
                     client.delete_collection(name)
         except Exception as exc:  # clean-up is best effort
             log.warning("could not drop old gallery collections: %s", exc)
@@ -308,7 +328,7 @@ class GalleryHandler:
             except Exception as exc:  # the file may have gone; the next sync reports it
                 log.warning("re-embedding %s failed: %s", doc.name, exc)
         if done:
-            log.info("gallery: re-embedded %d reference photos for feature version %d", done, FEATURE_VERSION)
+            log.info("gallery: re-embedded %d reference photos into %s", done, current)
         return done
 
     # ---------------------------------------------------------------- search
@@ -321,7 +341,7 @@ class GalleryHandler:
         if ref is None:
             got = self.collection.get(where=chroma_where(scope), include=["embeddings", "metadatas"])
             metas = got["metadatas"] or []
-            feats = np.asarray(got["embeddings"] if len(got["ids"]) else np.zeros((0, FEATURE_DIM)))
+            feats = np.asarray(got["embeddings"] if len(got["ids"]) else np.zeros((0, self.features.dim)))
             ref = fit_reference(
                 feats,
                 [m.get("label", "") for m in metas],
@@ -381,7 +401,14 @@ class GalleryHandler:
         return out[:k]
 
 
-def gallery_for(kb: KnowledgeBase) -> GalleryHandler:
-    """The KB's gallery handler (the one it indexes with), or a new one on the same collection."""
+def gallery_for(kb: KnowledgeBase, features: FeatureModel | None = None) -> GalleryHandler:
+    """The KB's gallery handler (the one it indexes with, on the feature model the KB's settings
+    choose) when it stores ``features``' vectors (default: any), else a new handler for ``features``
+    (whose first use replaces the library's gallery: one feature model per library). Query photos
+    must be embedded with the returned handler's ``features``."""
     handler = kb.handler_for(".jpg")
-    return handler if isinstance(handler, GalleryHandler) else GalleryHandler(kb)
+    if isinstance(handler, GalleryHandler) and (
+        features is None or handler.collection_name == collection_name(features.name, features.dim)
+    ):
+        return handler
+    return GalleryHandler(kb, features=features)

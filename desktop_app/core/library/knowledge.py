@@ -243,8 +243,9 @@ class KnowledgeBase:
             self._handlers = {}
             try:
                 from desktop_app.core.identify.gallery import GalleryHandler
+                from desktop_app.core.identify.image_text import feature_model
 
-                handler = GalleryHandler(self)
+                handler = GalleryHandler(self, features=feature_model(self.config, self.data_dir))
                 self._handlers = {s: handler for s in handler.suffixes}
             except ImportError as exc:
                 log.warning("image support unavailable: %s", exc)
@@ -278,6 +279,8 @@ class KnowledgeBase:
         with self._lock:
             old, self.config = self.config, config
             self._retriever = None
+            if old.identify.image_model != config.identify.image_model:
+                self._handlers = None  # another feature model: a new gallery on first use
             if old.retrieval.exact_dense_mb != config.retrieval.exact_dense_mb:
                 # Decided again on the next search by the rules of opening (which touch the
                 # files on disk only under the data folder's writer lock).

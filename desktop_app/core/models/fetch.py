@@ -357,7 +357,7 @@ def fetch(
     show_progress: bool = True,
     force: bool = False,
 ) -> list[FetchResult]:
-    """Fetch a role ("embedding", "reranker", "chat"), a model id, or "all"."""
+    """Fetch a role ("embedding", "reranker", "chat", "image"), a model id, or "all"."""
     return [
         fetch_model(s, dest_root, endpoint=endpoint, task=task, show_progress=show_progress, force=force)
         for s in specs_for(target, manifest)

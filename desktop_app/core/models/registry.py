@@ -18,7 +18,7 @@ from pathlib import Path
 from desktop_app.core.packages import distribution_of, pip_command
 from desktop_app.core.paths import REPO_ROOT, find_model, models_dirs
 
-ROLES = ("embedding", "reranker", "chat", "classifier")
+ROLES = ("embedding", "reranker", "chat", "classifier", "image")
 FETCH_RECORD = ".kdesk-fetch.json"  # written by the fetcher inside a finished model folder
 PARTIAL_SUFFIX = ".partial"  # the fetcher's work folder: "<models-dir>/.<folder>.partial"
 

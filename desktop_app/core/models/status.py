@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -257,7 +258,98 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
     )
 
 
-_ROLE_RESOLVERS = {"embedding": _embedding, "reranker": _reranker, "chat": _chat, "classifier": _classifier}
+IMAGE_FALLBACK = "bundled EfficientNet-Lite0 features"
+# transformers dual encoders whose get_image_features and get_text_features share one space.
+IMAGE_TEXT_TYPES = frozenset({"clip", "siglip", "siglip2", "chinese_clip", "altclip", "metaclip_2"})
+_WEIGHTS = (
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)
+
+
+def is_image_text_folder(path: Path) -> bool:
+    """A local transformers image-text model (CLIP-like): config.json of a known type, and weights."""
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(config, dict)
+        and config.get("model_type") in IMAGE_TEXT_TYPES
+        and any((path / w).is_file() for w in _WEIGHTS)
+    )
+
+
+@dataclass(frozen=True)
+class ImageModelChoice:
+    """Which image-text model serves the gallery and zero-shot naming, and why."""
+
+    path: Path | None  # the folder to load; None: the bundled classifier's features
+    model_id: str | None  # the manifest id; None for a local folder (or when path is None)
+    reason: str
+    install_command: str | None = None  # what would install the missing model
+
+
+def choose_image_model(
+    setting: str, specs: list[ModelSpec], avails: list[Availability], data_dir: Path | None
+) -> ImageModelChoice:
+    """identify.image_model: "auto" (the first installed manifest model of role image), "none", or a
+    manifest id / folder name / path of a CLIP-like transformers folder."""
+    setting = setting.strip() or "auto"
+    if setting.lower() in ("none", "off", "false"):
+        return ImageModelChoice(None, None, f'disabled: identify.image_model = "{setting}"; {IMAGE_FALLBACK}')
+    if setting.lower() == "auto":
+        for a in avails:
+            if a.installed and a.path:
+                return ImageModelChoice(Path(a.path), a.id, 'identify.image_model = "auto"')
+        fetch = avails[0].install_command if avails else None
+        return ImageModelChoice(None, None, f"no image-text model installed; {IMAGE_FALLBACK}", fetch)
+    spec = _by_folder_or_id(specs, setting)
+    listed = next((a for a in avails if spec and a.id == spec.id), None)
+    if listed and listed.installed and listed.path:
+        return ImageModelChoice(Path(listed.path), listed.id, f'identify.image_model = "{setting}"')
+    found = find_model(setting, data_dir)
+    if found is not None and is_image_text_folder(found):  # named on purpose: used even if not as published
+        note = f"; warning: {listed.reason}" if listed else " (not in the manifest)"
+        return ImageModelChoice(found, None, f'identify.image_model = "{setting}"{note}')
+    if listed:
+        why = f'identify.image_model = "{setting}": {listed.reason}; {IMAGE_FALLBACK}'
+        return ImageModelChoice(None, None, why, listed.install_command)
+    dirs = ", ".join(map(str, models_dirs(data_dir)))
+    return ImageModelChoice(
+        None,
+        None,
+        f'identify.image_model = "{setting}" is not a CLIP-like model folder (config.json and weights)'
+        f" in {dirs}; {IMAGE_FALLBACK}",
+    )
+
+
+def resolve_image_model(
+    cfg: Config, data_dir: Path | None = None, manifest: Path | None = None
+) -> ImageModelChoice:
+    """The image role's decision for these settings (what `kdesk models` reports and the app loads)."""
+    specs = [s for s in load_manifest(manifest) if s.role == "image"]
+    avails = [availability(s, data_dir) for s in specs]
+    return choose_image_model(cfg.identify.image_model, specs, avails, data_dir)
+
+
+def _image(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir) -> RoleStatus:
+    c = choose_image_model(cfg.identify.image_model, specs, avails, data_dir)
+    if c.path is None:
+        return RoleStatus("image", None, None, None, c.reason, c.install_command, "", avails)
+    active = c.model_id or f"{c.path.name} (local folder)"
+    return RoleStatus("image", active, c.model_id or c.path.name, str(c.path), c.reason, None, "", avails)
+
+
+_ROLE_RESOLVERS = {
+    "embedding": _embedding,
+    "reranker": _reranker,
+    "chat": _chat,
+    "classifier": _classifier,
+    "image": _image,
+}
 
 
 def model_status(
