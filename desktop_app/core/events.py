@@ -85,6 +85,9 @@ class Decision:
     reasoning: str
     need_more_info: bool
     followup: str  # what photo or detail would settle it ("" when nothing is needed)
+    guesses: list[str] = field(default_factory=list)  # nearest candidates, shown after "uncertain"
+    # Species the knowledge base only describes (no reference photos) whose notes fit the photo.
+    also_possible: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -24,6 +24,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+from PIL import Image
+
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -48,9 +51,15 @@ from desktop_app.core.identify.classifier import (
 from desktop_app.core.identify.colours import colour_profile, describe
 from desktop_app.core.identify.images import ImageSource, load_image
 from desktop_app.core.identify.llm import llm_decision, vision_description
-from desktop_app.core.identify.names import mentions, norm_name, notes_about, pretty_name
+from desktop_app.core.identify.names import GENERIC, mentions, norm_name, notes_about, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
-from desktop_app.core.identify.vote import evidence_vote, rank_candidates, vote_contenders
+from desktop_app.core.identify.vote import (
+    also_possible,
+    evidence_vote,
+    notes_only_species,
+    rank_candidates,
+    vote_contenders,
+)
 from desktop_app.core.library.documents import Hit, ParseError
 from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.tasks import TaskState
@@ -96,6 +105,8 @@ class Identifier:
         self.vision_llm = self.config.identify.vision_llm if vision_llm is None else vision_llm
         self.last_ranking: list[str] = []  # candidates in decision order (for benchmarks)
         self.last_reject: float | None = None  # gallery's "none of these" probability
+        self.gallery_labels: list[str] = []  # every label of the last gallery consulted
+        self.last_feature: np.ndarray | None = None  # the last photo in the gallery's vector space
 
     # -- seams
     @property
@@ -143,7 +154,7 @@ class Identifier:
         t["classify"] = (time.perf_counter() - t1) * 1000
 
         t1 = time.perf_counter()
-        candidates, score = self._candidates(cls, scope)
+        candidates, score = self._candidates(cls, img, scope)
         level = confidence_level(score, cfg)
         retrieve = needs_retrieval(level, score, cfg)
         t["gallery"] = (time.perf_counter() - t1) * 1000
@@ -176,7 +187,7 @@ class Identifier:
         # queries did not bring them in. Most photos have no such runner-up: no second search
         # (a query embedding costs ~15-25 ms on this CPU).
         contenders = vote_contenders(candidates, cfg.vote_override_margin)
-        vote_names = [n for n in contenders if not notes_about(hits, n)]
+        vote_names = [n for n in contenders if not notes_about(hits, n, min_level=GENERIC)]
         extra = (
             self._safe_search(
                 [f"{pretty_name(n)} identification" for n in vote_names], 3 * len(vote_names), scope
@@ -215,14 +226,34 @@ class Identifier:
             decision, warning = llm_decision(self.chat_model, candidates, description, hits, question, cancel)
             if warning:
                 yield Warning(warning)
+            if decision is not None and decision.final_name == UNCERTAIN and not vote.need_more_info:
+                # The model's doubt does not erase what the reference photos saw: say both.
+                decision.reasoning += (
+                    f" The reference photos, though, point to {pretty_name(vote.final_name)}."
+                )
+                decision.guesses = [vote.final_name]
         if decision is None:
             decision = vote
+        by_eye = self.zero_shot(candidates, hits)
+        decision.also_possible = also_possible(
+            candidates, profile, hits, self.gallery_labels, by_eye, self.last_reject
+        )
         t["decide"] = (time.perf_counter() - t1) * 1000
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote")
 
     # -- steps
-    def _candidates(self, cls: Classification, scope: str | None) -> tuple[list[Candidate], float]:
+    def _query_feature(self, cls: Classification, img: Image.Image) -> np.ndarray:
+        """The photo in the gallery's vector space: the classifier's pooled feature, or the
+        image-text model's embedding when the gallery stores that model's vectors."""
+        features = getattr(self.gallery, "features", None)
+        if features is None or features.name == self.classifier.name:
+            return cls.feature
+        return features.embed_image(img)
+
+    def _candidates(
+        self, cls: Classification, img: Image.Image, scope: str | None
+    ) -> tuple[list[Candidate], float]:
         """Gallery labels (calibrated) then ImageNet labels; the confidence score is the gallery's
         top probability when a gallery exists (the KB's own references are what is identified),
         else ImageNet's top-1."""
@@ -231,22 +262,30 @@ class Identifier:
         cfg = self.config.identify
         gallery_scores = []
         self.last_reject = None
+        self.last_feature = None
         gallery = self.gallery
+        if gallery is not None:
+            try:
+                self.last_feature = self._query_feature(cls, img)
+            except Exception as exc:  # a broken image-text model must not stop identification
+                log.warning("image-text model failed: %s", exc)
+                gallery = None
         if gallery is not None and hasattr(gallery, "label_scores"):
             try:  # nearest-photo similarity for "in the gallery?", the ridge head for "which label"
-                gallery_scores, self.last_reject = gallery.label_scores(cls.feature, scope, cfg)
+                gallery_scores, self.last_reject = gallery.label_scores(self.last_feature, scope, cfg)
             except Exception as exc:  # a missing or locked index must not stop identification
                 log.warning("gallery search failed: %s", exc)
                 gallery_scores, self.last_reject = [], None
         elif gallery is not None:
             try:
-                matches = gallery.nearest(cls.feature, k=cfg.gallery_k, scope=scope)
+                matches = gallery.nearest(self.last_feature, k=cfg.gallery_k, scope=scope)
             except Exception as exc:  # a missing or locked index must not stop identification
                 log.warning("gallery search failed: %s", exc)
                 matches = []
             gallery_scores, self.last_reject = label_probabilities(
                 matches, cfg.temperature, cfg.reject_similarity
             )
+        self.gallery_labels = [g.label for g in gallery_scores]
         out: list[Candidate] = []
         for g in gallery_scores[:MAX_GALLERY_CANDIDATES]:
             if g.probability >= 0.01 or len(out) < 3:
@@ -257,6 +296,26 @@ class Identifier:
                 out.append(Candidate(lab.name, round(lab.score, 4), "imagenet", zh=lab.zh or None))
         score = out[0].score if out else 0.0
         return out, float(score)
+
+    def zero_shot(self, candidates: Sequence[Candidate], hits: Sequence[Hit]) -> dict[str, float] | None:
+        """With an image-text model: zero-shot probabilities of the notes-only species against the
+        gallery's leading labels ("a photo of a <name>"); None without one (colours decide)."""
+        features = getattr(self.gallery, "features", None)
+        if self.last_feature is None or not hasattr(features, "embed_texts"):
+            return None
+        names = list(notes_only_species(hits, [*self.gallery_labels, *(c.name for c in candidates)]))
+        if not names:
+            return {}
+        leaders = [pretty_name(c.name) for c in candidates if c.source == "gallery"][:3]
+        try:
+            texts = features.embed_texts([f"a photo of a {n}." for n in [*names, *leaders]])
+            logits = features.logit_scale * (texts @ self.last_feature)
+        except Exception as exc:  # zero-shot is an extra; never let it stop the decision
+            log.warning("zero-shot naming failed: %s", exc)
+            return None
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        return {n: float(p[i]) for i, n in enumerate(names)}
 
     @staticmethod
     def feature_queries(names: Sequence[str], description: str, top: str) -> list[str]:
@@ -303,6 +362,12 @@ def _answer(decision: Decision, hits: Sequence[Hit], by: str) -> Answer:
         about = [h for h in hits if mentions(h, name)]
         if about and by == "classifier":
             text += f" {_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]"
+    if decision.also_possible:
+        text += (
+            " Also possible, known only from your notes (no reference photos, so not compared by eye): "
+            + ", ".join(decision.also_possible)
+            + "."
+        )
     if decision.need_more_info and decision.followup:
         text += " " + decision.followup
     return Answer(text.strip(), citations, by="extractive" if by != "llm" else "llm")

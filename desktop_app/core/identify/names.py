@@ -1,11 +1,38 @@
-"""Candidate names: as shown to people, normalised for matching, and found in retrieved notes."""
+"""Candidate names: as shown to people, normalised for matching, and linked to the notes that
+describe them.
+
+A gallery label ("Rosy Faced Lovebird", "ara_macao", "绯红金刚鹦鹉") and a note ("# Lovebirds
+(Agapornis spp.)", "Chinese: 情侣鹦鹉") rarely spell a species the same way. A note's names are its
+title (split at brackets and slashes: common name, Latin binomial or genus), the names on a
+"Chinese:"/"中文名"/"Latin:"/"Also:" line, a "Gallery label:" line, and its file name. ``link_level``
+compares them with a label in singular form: the same name is an exact link; a note named by the
+label's last words ("lovebirds" for "Rosy Faced Lovebird"), its Latin genus, or a Chinese name the
+label ends with is a generic one (a note about the group); a note that merely mentions the label in
+its text is the weakest.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import PurePosixPath
 
 from desktop_app.core.library.documents import Hit
+
+EXACT, HEADING, GENERIC, MENTION = 4, 3, 2, 1  # link levels, strongest first (0: not linked)
+
+_CJK = re.compile(r"[\u3400-\u9fff]+")
+_LATIN = re.compile(r"\b([A-Z][a-z]{2,})\s+(spp?\.|[a-z]{3,})")
+# A binomial set off in a title, as species notes write it: "Kakapo (Strigops habroptilus)".
+_TITLE_LATIN = re.compile(r"[(（*_]\s*[A-Z][a-z]{2,}\s+(?:spp?\.|[a-z]{3,})\s*[)）*_]")
+_NAME_LINE = re.compile(
+    r"\s*(?:\*\*)?(chinese|中文名?|latin|scientific name|学名|also|aliases|other names|别名|gallery label)"
+    r"(?:\*\*)?\s*[:：]\s*(.+)",
+    re.I,
+)
+_SEGMENT = re.compile(r"\n|(?<=[.。])\s+")
+_SPLIT = re.compile(r"[()（）/|,，;；、]+|\s+[-–—]\s+")
 
 
 def pretty_name(name: str) -> str:
@@ -15,30 +42,129 @@ def pretty_name(name: str) -> str:
 
 def norm_name(name: str) -> str:
     """'cokatoo_Major-Mitchell' -> 'cokatoo major mitchell' (for matching names in documents)."""
-    return re.sub(r"\s+", " ", re.sub(r"[_\-/()（）.,]+", " ", name)).strip().lower()
+    return re.sub(r"\s+", " ", re.sub(r"[_\-/()（）.,'’]+", " ", name)).strip().lower()
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=4096)
+def name_key(name: str) -> str:
+    """norm_name with every word in singular form: "Lovebirds" and "lovebird" share a key."""
+    return " ".join(_singular(w) for w in norm_name(name).split())
+
+
+def note_names(title: str, text: str = "", source: str = "") -> tuple[set[str], set[str]]:
+    """(keys of the names a note gives its subject, keys of Latin genera it names as a group).
+
+    ``title``: the note's first heading; ``text``: its first lines; ``source``: its file path."""
+    names: set[str] = set()
+    genera: set[str] = set()
+    parts = [p for p in _SPLIT.split(title) if p.strip()]
+    for segment in _SEGMENT.split(text[:600]):
+        m = _NAME_LINE.match(segment)
+        if m:
+            parts += [p for p in _SPLIT.split(m.group(2).rstrip(".。 ")) if p.strip()]
+    if source:
+        stem = PurePosixPath(source.replace("\\", "/")).stem
+        parts.append(stem)
+    for part in parts:
+        part = part.strip(" .*_#")
+        if not part:
+            continue
+        latin = _LATIN.fullmatch(part)
+        if latin and latin.group(2).startswith("sp"):  # "Agapornis spp.": the whole genus
+            genera.add(latin.group(1).lower())
+            continue
+        names.add(name_key(part))
+        names.update(name_key(c) for c in _CJK.findall(part) if len(c) >= 2)
+    names.discard("")
+    return names, genera
+
+
+def link_level(label: str, names: set[str], genera: set[str] = frozenset()) -> int:  # type: ignore[assignment]
+    """How strongly a note with these names (see ``note_names``) is about ``label``: EXACT,
+    GENERIC or 0."""
+    key = name_key(label)
+    if not key:
+        return 0
+    if key in names:
+        return EXACT
+    words = key.split()
+    for n in names:
+        if _CJK.fullmatch(n):
+            if len(n) >= 2 and key.endswith(n) and key != n:  # 金刚鹦鹉 for 绯红金刚鹦鹉
+                return GENERIC
+            continue
+        nw = n.split()
+        if nw and len(nw) < len(words) and words[-len(nw) :] == nw:  # "lovebird" for "rosy faced lovebird"
+            return GENERIC
+    if words and words[0] in genera:
+        return GENERIC
+    return 0
+
+
+def _hit_names(hit: Hit) -> tuple[set[str], set[str]]:
+    title = hit.heading_path[0] if hit.heading_path else ""
+    return note_names(title, hit.text if hit.chunk_index == 0 else "", hit.source)
+
+
+def hit_link(hit: Hit, label: str) -> int:
+    """How strongly this chunk's note is about ``label`` (0: not at all)."""
+    level = link_level(label, *_hit_names(hit))
+    if level:
+        return level
+    key = norm_name(label)
+    if not key:
+        return 0
+    if any(key in norm_name(h) for h in (hit.heading_path or [])[1:]):
+        return HEADING
+    return MENTION if key in norm_name(hit.text) else 0
 
 
 def mentions(hit: Hit, name: str) -> bool:
-    """Does this hit talk about ``name`` (in its text, heading or file name)?"""
-    key = norm_name(name)
-    if not key:
-        return False
-    hay = norm_name(" ".join([hit.text, hit.source, " ".join(hit.heading_path or [])]))
-    return key in hay
+    """Does this hit talk about ``name`` (its note is named so, or its text names it)?"""
+    return hit_link(hit, name) > 0
 
 
-def notes_about(hits: Sequence[Hit], name: str) -> list[Hit]:
-    """The chunks of the one document that is most about ``name`` (most mentions, title first)."""
+def notes_about(hits: Sequence[Hit], name: str, min_level: int = MENTION) -> list[Hit]:
+    """The chunks of the one document most about ``name``: the strongest link (see the module
+    docstring), then the most mentions; empty when no document links at ``min_level`` or above."""
     key = norm_name(name)
-    best: tuple[int, str] | None = None
+    best: tuple[int, int, str] | None = None
     by_source: dict[str, list[Hit]] = {}
     for h in hits:
-        if not mentions(h, name):
+        level = hit_link(h, name)
+        if level < min_level:
             continue
         by_source.setdefault(h.source, []).append(h)
-        text = norm_name(h.text)
-        score = text.count(key) + 2 * (key in norm_name(h.source + " " + " ".join(h.heading_path or [])))
-        score += key in text[:80]
-        if best is None or score > best[0]:
-            best = (score, h.source)
-    return by_source[best[1]] if best else []
+        score = (level, norm_name(h.text).count(key) if key else 0, h.source)
+        if best is None or score[:2] > best[:2]:
+            best = score
+    return by_source[best[2]] if best else []
+
+
+def linked(hits: Sequence[Hit], label: str) -> bool:
+    """Is the note these chunks come from named after ``label`` (exactly or as its group)?"""
+    return any(link_level(label, *_hit_names(h)) for h in hits)
+
+
+def species_title(hits: Sequence[Hit]) -> str:
+    """The name a species note gives its subject (its title's first part), or "" when the note
+    does not look like one: a species note names a Latin binomial or genus in its title, or has a
+    "Chinese:"/"Latin:"-style name line."""
+    for h in hits:
+        title = h.heading_path[0] if h.heading_path else ""
+        if not title:
+            continue
+        named = _TITLE_LATIN.search(title) or (
+            h.chunk_index == 0 and any(_NAME_LINE.match(seg) for seg in _SEGMENT.split(h.text[:600]))
+        )
+        if named:
+            return _SPLIT.split(title)[0].strip() or title
+    return ""

@@ -1,5 +1,10 @@
 """The no-LLM decision: the gallery's ranking, checked against the colours the candidates' notes
-document, and an evidence vote that says "uncertain" when the evidence does not separate them."""
+document.
+
+Absence of evidence is not evidence against: a candidate without notes keeps its place, and the
+reference photos decide when the notes do not separate the contenders. "Uncertain" is kept for a
+photo unlike every reference photo (the gallery's "none of these" probability), and even then the
+nearest candidates are given as guesses."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from dataclasses import dataclass
 
 from desktop_app.core.events import Candidate, Decision
 from desktop_app.core.identify.colours import COLOUR_NAMES, ColourProfile, observed_colours
-from desktop_app.core.identify.names import notes_about, pretty_name
+from desktop_app.core.identify.names import GENERIC, linked, notes_about, pretty_name, species_title
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 
@@ -26,6 +31,7 @@ class RankedCandidate:
     log_score: float
     match: float | None  # how well its notes' colours fit the photo (None: no notes were read)
     documented: set[str]  # colour names its notes attribute to it
+    separating: set[str]  # those that not every contender with notes shares (the only evidence)
     docs: list[Hit]  # its notes
 
 
@@ -52,10 +58,11 @@ def vote_contenders(candidates: Sequence[Candidate], override_margin: float) -> 
 
 def _colour_match(profile: ColourProfile, text: str, documented: set[str]) -> float:
     """Share of the subject's colour that the notes mention, minus half the share of documented
-    colours that are not seen (plus a little when a pale/dark face is both seen and documented)."""
+    colours that are not seen (plus a little when a pale/dark face is both seen and documented).
+    0 when nothing is documented."""
     observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
     seen = sum(s for n, s in observed.items() if n in documented)
-    unseen = sum(1 for n in documented if n not in observed) / len(documented)
+    unseen = sum(1 for n in documented if n not in observed) / len(documented) if documented else 0.0
     match = seen - 0.5 * unseen
     face = profile.face
     if face and re.search(rf"\b{face}\b[^.]*\b(face|cheek|eye|head)", text, re.I):
@@ -74,43 +81,50 @@ def rank_candidates(
 ) -> list[RankedCandidate]:
     """Order the leading candidates: the gallery's ranking, checked against the notes.
 
-    Each contender (``vote_contenders``) gets ``match``, how well its notes' colours agree with
-    the subject's (see ``_colour_match``; None without notes; other candidates get None). The
-    gallery's order stands unless a runner-up whose score is within ``override_margin`` (log
-    ratio) of the leader's has notes that match better by at least ``evidence_lead``: then it
-    moves to the front. Colour names are coarse (look-alike species share palettes), and measured
-    on the parrot galleries any looser rule cost accuracy, so only a clear disagreement with a
-    near-tie overrides (docs/identify-benchmarks.md). ``reject`` (the gallery's "none of these"
-    probability) at or above ``reject_uncertain`` puts a pseudo-candidate "uncertain" first: the
-    photo is unlike every reference photo.
+    Each contender (``vote_contenders``) with notes (a document linked to its name, see
+    names.notes_about; a note that merely mentions it does not count) gets ``match``: how well the
+    colours that separate it from the other contenders with notes agree with the photo's (see
+    ``_colour_match``; a colour every such note mentions separates nothing). Other candidates get
+    None. The gallery's order stands unless the leader and a runner-up within ``override_margin``
+    (log ratio) both have notes and the runner-up's match is better by at least
+    ``evidence_lead``: then it moves to the front. A leader without notes is never overturned:
+    missing notes say nothing against it. ``reject`` (the gallery's "none of these" probability)
+    at or above ``reject_uncertain`` puts a pseudo-candidate "uncertain" first: the photo is unlike
+    every reference photo.
     """
     pool = _vote_pool(candidates)
     # Notes are read for the contenders only: the flow searches their notes on purpose, while a
-    # far runner-up's "notes" would be whatever the feature queries happened to return (often a
-    # note that merely mentions it, e.g. a hybrid's parent).
+    # far runner-up's "notes" would be whatever the feature queries happened to return.
     contenders = set(vote_contenders(candidates, override_margin))
+    docs = {
+        c.name: notes_about(hits, c.name, min_level=GENERIC) if c.name in contenders else [] for c in pool
+    }
+    documented = {n: observed_colours(" ".join(h.text for h in d)) for n, d in docs.items()}
+    with_notes = [documented[c.name] for c in pool if docs[c.name]]
+    shared = set.intersection(*with_notes) if len(with_notes) > 1 else set().union(*with_notes)
     rows = []
     for c in pool:
-        docs = notes_about(hits, c.name) if c.name in contenders else []
-        text = " ".join(h.text for h in docs)
-        documented = observed_colours(text)
-        match = _colour_match(profile, text, documented) if documented else None
-        rows.append(RankedCandidate(c, _log(c.score), match, documented, docs))
-    if rows:
+        if not docs[c.name]:
+            rows.append(RankedCandidate(c, _log(c.score), None, set(), set(), []))
+            continue
+        text = " ".join(h.text for h in docs[c.name])
+        separating = documented[c.name] - shared
+        match = _colour_match(profile, text, separating)
+        rows.append(RankedCandidate(c, _log(c.score), match, documented[c.name], separating, docs[c.name]))
+    if rows and rows[0].match is not None:
         lead = rows[0]
-        lead_match = lead.match if lead.match is not None else 0.0
         best: RankedCandidate | None = None
         for row in rows[1:]:
             if row.match is None or lead.log_score - row.log_score > override_margin:
                 continue
-            if row.match - lead_match >= evidence_lead and (best is None or row.match > best.match):
+            if row.match - lead.match >= evidence_lead and (best is None or row.match > best.match):
                 best = row
         if best is not None:
             rows.remove(best)
             rows.insert(0, best)
     if reject is not None and reject >= reject_uncertain:
         none = Candidate(UNCERTAIN, reject, "gallery")
-        rows.insert(0, RankedCandidate(none, _log(reject), None, set(), []))
+        rows.insert(0, RankedCandidate(none, _log(reject), None, set(), set(), []))
     return rows
 
 
@@ -124,63 +138,69 @@ def evidence_vote(
     tentative: float = 0.9,
 ) -> Decision:
     """The no-LLM decision: the first of ``rank_candidates`` (the gallery's pick unless the notes
-    clearly disagree), "uncertain" when the photo is unlike every reference photo, when no
-    candidate has notes, or when the two leaders are tied (gallery scores within ``margin`` log
-    ratio) and their notes match the observed colours equally well. A name chosen while the
-    gallery's "none of these" probability ``reject`` is at least ``tentative`` is given as the
-    nearest guess with a request for a better photo."""
+    clearly disagree). "Uncertain" only when the photo is unlike every reference photo, with the
+    nearest candidates as guesses. A name is given with a request for a better photo when the two
+    leaders are tied (gallery scores within ``margin`` log ratio, nothing in the notes separates
+    them) or when the gallery's "none of these" probability ``reject`` is at least ``tentative``."""
     observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
-    rows = rows if rows is not None else rank_candidates(candidates, profile, hits)
+    rows = rows if rows is not None else rank_candidates(candidates, profile, hits, reject=reject)
     if not rows:
         return Decision(UNCERTAIN, "There are no candidates to compare.", True, _followup())
-    best = rows[0]
-    runner = rows[1] if len(rows) > 1 else None
-    seen_names = ", ".join(profile.names()) or "no clear colours"
-    reasons = []
     named = [r for r in rows if r.candidate.name != UNCERTAIN]
-    for i, r in enumerate(named[:3]):
-        shown = pretty_name(r.candidate.name)
-        if r.match is None:
-            if r.docs:
-                reasons.append(f"{shown}: notes ({r.docs[0].source}) name no colours")
-            elif i == 0:  # only the leader's missing notes are worth saying
-                reasons.append(f"{shown}: no notes found")
-        else:
-            agree = sorted(r.documented & set(observed), key=COLOUR_NAMES.index)
-            src = r.docs[0].source if r.docs else ""
-            reasons.append(
-                f"{shown}: notes ({src}) mention {', '.join(agree) or 'none'} of the observed colours"
-            )
-    reasoning = f"Observed {seen_names}." + (" " + "; ".join(reasons) + "." if reasons else "")
-    if best.candidate.name == UNCERTAIN:
+    guesses = [r.candidate.name for r in named[:3]]
+    seen_names = ", ".join(profile.names()) or "no clear colours"
+    if rows[0].candidate.name == UNCERTAIN:
+        shown = ", ".join(f"{pretty_name(r.candidate.name)} ({r.candidate.score:.0%})" for r in named[:3])
         return Decision(
             UNCERTAIN,
-            reasoning + " The photo is not close to any reference photo in the knowledge base.",
+            f"Not one of the species in your knowledge base: the photo ({seen_names}) is not close to"
+            " any reference photo." + (f" Nearest guesses: {shown}." if shown else ""),
             True,
             _followup(),
+            guesses=guesses,
         )
-    documented_any = any(r.match is not None for r in rows)
+    best = rows[0]
+    leader = max(rows, key=lambda r: r.log_score)  # the gallery's first choice
+    runner = next((r for r in named if r is not best), None)
+    shown = pretty_name(best.candidate.name)
+    reasoning = f"Observed {seen_names}. The reference photos point to {pretty_name(leader.candidate.name)}"
+    reasoning += f" ({leader.candidate.score:.0%}"
+    reasoning += (
+        f"; next {pretty_name(runner.candidate.name)} {runner.candidate.score:.0%})." if runner else ")."
+    )
+    reasons = []
+    for r in named[:3]:
+        if r.match is not None:
+            agree = sorted(r.documented & set(observed), key=COLOUR_NAMES.index)
+            reasons.append(
+                f"{pretty_name(r.candidate.name)}: notes ({r.docs[0].source}) mention"
+                f" {', '.join(agree) or 'none'} of the observed colours"
+            )
+        elif r is best:
+            reasons.append(
+                f"There are no notes about {shown} in the knowledge base, so the reference photos decide"
+            )
+    if reasons:
+        reasoning += " " + ". ".join(r[0].upper() + r[1:] for r in reasons) + "."
+    if leader is not best:
+        reasoning += (
+            f" The reference photos put {pretty_name(leader.candidate.name)} and {shown} close together;"
+            f" the notes of {shown} fit the observed colours clearly better."
+        )
     tied = (
         runner is not None
-        and best.match is not None
-        and runner.match is not None
+        and leader is best
         and abs(best.log_score - runner.log_score) < margin
-        and abs(best.match - runner.match) < TIE_MATCH
-    )
-    leaders = [r.candidate.name for r in rows[:2]]
-    if not documented_any or tied:
-        why = (
-            " The reference photos and the notes do not separate the candidates."
-            if documented_any
-            else " No candidate has notes."
+        and not (
+            best.match is not None
+            and runner.match is not None
+            and abs(best.match - runner.match) >= TIE_MATCH
         )
-        return Decision(UNCERTAIN, reasoning + why, True, _followup(leaders))
-    leader = max(rows, key=lambda r: r.log_score)  # the gallery's first choice
-    if leader is not best:
-        first, chosen = pretty_name(leader.candidate.name), pretty_name(best.candidate.name)
-        reasoning += (
-            f" The reference photos put {first} and {chosen} close"
-            f" together; the notes of {chosen} fit the observed colours clearly better."
+    )
+    if tied and runner is not None:
+        reasoning += f" {shown} and {pretty_name(runner.candidate.name)} are nearly tied."
+        return Decision(
+            best.candidate.name, reasoning, True, _followup([best.candidate.name, runner.candidate.name])
         )
     if reject is not None and reject >= tentative:
         return Decision(
@@ -189,7 +209,7 @@ def evidence_vote(
             + f" The photo is not close to any reference photo ({reject:.0%} none of them), so this is"
             " only the nearest guess.",
             True,
-            _followup(leaders),
+            _followup(guesses[:2]),
         )
     return Decision(best.candidate.name, reasoning, False, "")
 
@@ -204,3 +224,57 @@ def _followup(names: Sequence[str] = ()) -> str:
         )
     ask += ", or add reference photos and notes for this kind to the knowledge base."
     return ask
+
+
+# A notes-only species is "also possible" only for a photo the reference photos do not explain well
+# (p(none of these) at least ALSO_MIN_REJECT) and, without an image-text model, when its notes'
+# colours fit closely (colour match, see _colour_match): colour names are coarse, and looser rules
+# put a green parakeet beside every green parrot (docs/identify-benchmarks.md).
+ALSO_MIN_REJECT = 0.5
+ALSO_FIT = 0.8
+ALSO_MAX = 2
+ALSO_BY_EYE = 0.25  # zero-shot probability (among the gallery's leaders and them) a notes-only species needs
+
+
+def notes_only_species(hits: Sequence[Hit], labels: Sequence[str]) -> dict[str, list[Hit]]:
+    """Species notes among ``hits`` (title -> its chunks) linked to none of ``labels``: species
+    the knowledge base describes but has no reference photos of."""
+    out: dict[str, list[Hit]] = {}
+    for source in dict.fromkeys(h.source for h in hits):
+        chunks = [h for h in hits if h.source == source]
+        title = species_title(chunks)
+        if title and title not in out and not any(linked(chunks, lab) for lab in labels):
+            out[title] = chunks
+    return out
+
+
+def also_possible(
+    candidates: Sequence[Candidate],
+    profile: ColourProfile,
+    hits: Sequence[Hit],
+    gallery_labels: Sequence[str],
+    by_eye: dict[str, float] | None = None,
+    reject: float | None = None,
+) -> list[str]:
+    """Species the retrieved notes describe but the gallery has no photos of (at most
+    ``ALSO_MAX``, best first), offered beside the decision and never chosen. ``by_eye``: their
+    zero-shot probabilities from an image-text model (see ``Identifier.zero_shot``), which then
+    decide; without one, only those whose documented colours fit the photo. None when the gallery
+    explains the photo well (``reject``, its "none of these" probability, under
+    ``ALSO_MIN_REJECT``)."""
+    if reject is not None and reject < ALSO_MIN_REJECT:
+        return []
+    species = notes_only_species(hits, [*gallery_labels, *(c.name for c in candidates)])
+    fits: dict[str, float] = {}
+    for title, chunks in species.items():
+        if by_eye is not None:
+            if by_eye.get(title, 0.0) >= ALSO_BY_EYE:
+                fits[title] = by_eye[title]
+            continue
+        text = " ".join(h.text for h in chunks)
+        documented = observed_colours(text)
+        if len(documented) >= 2:
+            fit = _colour_match(profile, text, documented)
+            if fit >= ALSO_FIT:
+                fits[title] = fit
+    return sorted(fits, key=lambda t: -fits[t])[:ALSO_MAX]

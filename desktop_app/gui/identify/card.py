@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core import events as ev
+from desktop_app.core.identify.names import pretty_name
+from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
@@ -217,10 +219,23 @@ class IdentifyCard(QFrame):
 
     def _show_decision(self, decision: ev.Decision) -> None:
         self.decision_title.show()
-        self.decision_name.setText(decision.final_name or tr("uncertain"))
+        name = decision.final_name or UNCERTAIN
+        if name == UNCERTAIN and decision.guesses:  # "not one of your species" first, guesses second
+            names = ", ".join(pretty_name(g) for g in decision.guesses)
+            self.decision_name.setText(
+                tr("Not one of your species (nearest guesses: {names})").format(names=names)
+            )
+        else:
+            self.decision_name.setText(tr("uncertain") if name == UNCERTAIN else pretty_name(name))
         self.decision_name.show()
-        self.reasoning.setText(decision.reasoning)
-        self.reasoning.setVisible(bool(decision.reasoning))
+        reasoning = decision.reasoning
+        if decision.also_possible:
+            also = ", ".join(decision.also_possible)
+            reasoning += " " + tr(
+                "Also possible, known only from your notes (not compared by eye): {names}."
+            ).format(names=also)
+        self.reasoning.setText(reasoning.strip())
+        self.reasoning.setVisible(bool(reasoning))
         advice = decision.followup
         if decision.need_more_info and not advice:
             advice = tr("Try a sharper photo that shows the whole bird.")

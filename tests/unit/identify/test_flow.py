@@ -32,7 +32,7 @@ from desktop_app.core.identify.result import (
     confidence_level,
     needs_retrieval,
 )
-from desktop_app.core.identify.vote import evidence_vote
+from desktop_app.core.identify.vote import also_possible, evidence_vote, rank_candidates
 from desktop_app.core.library.documents import Hit
 
 NOTES = {
@@ -46,7 +46,19 @@ NOTES = {
 
 def _hit(name: str, text: str) -> Hit:
     slug = name.lower().replace(" ", "-")
-    return Hit(f"{slug}-chunk-0", slug, text, f"parrots/{slug}.md", None, 0, 1, 1.0, vector_score=0.5)
+    title = [text.splitlines()[0][2:]] if text.startswith("# ") else []
+    return Hit(
+        f"{slug}-chunk-0",
+        slug,
+        text,
+        f"parrots/{slug}.md",
+        None,
+        0,
+        1,
+        1.0,
+        vector_score=0.5,
+        heading_path=title,
+    )
 
 
 class FakeSearch:
@@ -241,13 +253,68 @@ def test_vote_prefers_the_candidate_whose_notes_match_the_observed_colours():
     assert d.final_name == "Galah"
 
 
-def test_vote_is_honestly_uncertain_when_the_margin_is_small():
+def test_a_tie_the_notes_do_not_separate_names_the_gallery_leader_and_asks_for_a_better_photo():
     twin = "**Colours:** green body, red forehead."
     cands = [Candidate("Alpha Parrot", 0.30, "gallery"), Candidate("Beta Parrot", 0.29, "gallery")]
     hits = [_hit("Alpha Parrot", "Alpha Parrot. " + twin), _hit("Beta Parrot", "Beta Parrot. " + twin)]
     d = evidence_vote(cands, _profile(green=0.8, red=0.2), hits)
-    assert d.final_name == UNCERTAIN and d.need_more_info is True
+    assert d.final_name == "Alpha Parrot" and d.need_more_info is True
+    assert "nearly tied" in d.reasoning
     assert "Alpha Parrot" in d.followup and "Beta Parrot" in d.followup
+
+
+def test_without_notes_the_reference_photos_decide():
+    # Absence of evidence is not evidence against: no notes for any candidate.
+    cands = [Candidate("Black Headed Caique", 0.62, "gallery"), Candidate("Sun Conure", 0.20, "gallery")]
+    d = evidence_vote(cands, _profile(yellow=0.4, green=0.4, grey=0.2), [])
+    assert d.final_name == "Black Headed Caique" and d.need_more_info is False
+    assert "There are no notes about Black Headed Caique" in d.reasoning and "62%" in d.reasoning
+
+
+def test_a_runner_ups_notes_never_overturn_a_leader_that_has_none():
+    # Only the runner-up has notes, and they mention the photo's colours: that is no evidence
+    # against the leader, whose notes are simply missing.
+    cands = [Candidate("Black Headed Caique", 0.40, "gallery"), Candidate("Kakapo", 0.36, "gallery")]
+    hits = [_hit("Kakapo", "# Kakapo (Strigops habroptilus)\n\n**Colours:** moss green, yellow and black.")]
+    d = evidence_vote(cands, _profile(yellow=0.5, green=0.4, black=0.1), hits, margin=0.01)
+    assert d.final_name == "Black Headed Caique"
+
+
+def test_a_colour_every_contenders_note_mentions_separates_nothing():
+    # Both notes mention green; only the leader's note has the photo's other colour (red).
+    cands = [Candidate("Alpha Parrot", 0.40, "gallery"), Candidate("Beta Parrot", 0.38, "gallery")]
+    hits = [
+        _hit("Alpha Parrot", "Alpha Parrot: green body and a red forehead."),
+        _hit("Beta Parrot", "Beta Parrot: green body and a blue crown."),
+    ]
+    rows = rank_candidates(cands, _profile(green=0.9, red=0.1), hits, evidence_lead=0.05)
+    assert [r.candidate.name for r in rows] == ["Alpha Parrot", "Beta Parrot"]
+    assert rows[0].separating == {"red"} and rows[1].separating == {"blue"}
+    assert rows[0].match > rows[1].match
+
+
+def test_a_photo_unlike_every_reference_is_not_one_of_your_species_with_guesses_second():
+    cands = [Candidate("Black Cockatoo", 0.004, "gallery"), Candidate("Kakapo", 0.003, "gallery")]
+    d = evidence_vote(cands, _profile(brown=0.7, white=0.3), [], reject=0.993)
+    assert d.final_name == UNCERTAIN and d.need_more_info is True
+    assert d.reasoning.startswith("Not one of the species in your knowledge base")
+    assert d.guesses == ["Black Cockatoo", "Kakapo"] and "Nearest guesses: Black Cockatoo" in d.reasoning
+
+
+def test_species_known_only_from_notes_are_offered_when_their_colours_fit():
+    cands = [Candidate("Scarlet Macaw", 0.5, "gallery"), Candidate("Galah", 0.2, "gallery")]
+    hits = [
+        _hit("Scarlet Macaw", NOTES["Scarlet Macaw"]),
+        _hit(
+            "Kakapo", "# Kakapo (Strigops habroptilus)\n\n**Colours:** moss green with yellow and black bars."
+        ),
+        _hit("Kea", "# Kea (Nestor notabilis)\n\n**Colours:** olive green; orange under the wings."),
+        _hit("Macaw Care", "# Keeping macaws\n\nGreen and yellow toys are popular."),  # not a species note
+    ]
+    fits = also_possible(cands, _profile(green=0.6, yellow=0.3, black=0.1), hits, ["Scarlet Macaw", "Galah"])
+    assert fits == ["Kakapo"]
+    # A species with reference photos is never "also possible", however well its notes fit.
+    assert also_possible(cands, _profile(green=0.6, yellow=0.3, black=0.1), hits, ["Kakapo"]) == []
 
 
 def test_vote_reads_notes_only_for_contenders_not_for_far_runner_ups():
@@ -290,6 +357,24 @@ def test_llm_decision_is_used_and_its_schema_allows_only_candidates(coral):
     enum = chat.schemas[-1]["properties"]["final_name"]["enum"]
     assert "Scarlet Macaw" in enum and "Hyacinth Macaw" in enum and enum[-1] == UNCERTAIN
     assert "macaw" in enum  # the ImageNet candidates are allowed too
+
+
+def test_an_llm_in_doubt_does_not_hide_what_the_reference_photos_saw(coral):
+    reply = json.dumps(
+        {
+            "final_name": UNCERTAIN,
+            "reasoning": "The excerpts do not settle it.",
+            "need_more_info": True,
+            "followup": "",
+        }
+    )
+    # The gallery clearly prefers Scarlet Macaw (Medium, so the LLM is asked).
+    ident, _ = _identifier(FakeGallery([("Scarlet Macaw", 0.72), ("Galah", 0.60)]), chat=FakeChat(reply))
+    result = ident.identify(coral / "parrot.jpg")
+    assert result.confidence_level == MEDIUM and result.low_confidence
+    d = result.decision
+    assert d.final_name == UNCERTAIN and d.guesses == ["Scarlet Macaw"]
+    assert "The reference photos, though, point to Scarlet Macaw" in d.reasoning
 
 
 @pytest.mark.parametrize("reply", ["not json at all", '{"final_name": "Kakapo", "reasoning": "x"}'])
@@ -338,7 +423,15 @@ def test_result_json_has_the_cli_contract_keys(coral):
     ):
         assert key in out
     assert out["confidence_level"] == LOW
-    assert list(out["decision"]) == ["final_name", "reasoning", "need_more_info", "followup"]
+    # The design's four keys first; the nearest guesses and notes-only species extend them.
+    assert list(out["decision"]) == [
+        "final_name",
+        "reasoning",
+        "need_more_info",
+        "followup",
+        "guesses",
+        "also_possible",
+    ]
     assert out["candidates"][0] == {
         "name": "Galah",
         "score": out["candidates"][0]["score"],

@@ -209,3 +209,43 @@ def test_the_gallery_is_keyed_by_its_feature_model_and_never_mixes_vectors(model
     finally:
         kb.close()
 
+
+def test_identify_queries_the_gallery_in_its_model_space_and_names_notes_only_species_by_eye(
+    models_env, tmp_path
+):
+    """The flow embeds the photo with the gallery's image-text model (not the classifier's 1280-d
+    feature) and scores species known only from notes zero-shot against the gallery's leaders."""
+    from desktop_app.core.identify.flow import Identifier
+    from desktop_app.core.library.documents import Hit
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    class NoText:
+        name, dim, max_chars = "test-no-text", 8, 1000
+
+    cfg = config("tiny-clip")
+    cfg.identify.high = cfg.identify.medium = cfg.identify.medium_retrieve_below = 1.01  # always retrieve
+    kb = KnowledgeBase(tmp_path / "data", config=cfg, embedder=NoText())
+    photos = kb.knowledge_dir / "shapes" / "photos"
+    for label, colour, shape in (
+        ("Red Circle", (200, 30, 30), "circle"),
+        ("Blue Square", (30, 60, 200), "square"),
+    ):
+        (photos / label).mkdir(parents=True)
+        for i in (1, 2):
+            shape_photo(colour, shape, shift=6 * i).save(photos / label / f"{i}.png")
+    note = "# Green Triangle (Trigonia viridis)\n\nChinese: 绿三角.\n\n**Colours:** green and yellow."
+    hit = Hit("tri-0", "tri", note, "shapes/green-triangle.md", None, 0, 1, 1.0, heading_path=[note.splitlines()[0][2:]])
+    try:
+        kb.sync()
+        ident = Identifier(kb, None, cfg, search=lambda queries, k, scope: [hit])
+        query = tmp_path / "q.png"
+        shape_photo((200, 30, 30), "circle", shift=3).save(query)
+        result = ident.identify(query)
+        gallery = [c for c in result.candidates if c.source == "gallery"]
+        assert [c.name for c in gallery[:1]] == ["Red Circle"]
+        assert ident.last_feature is not None and ident.last_feature.shape == (DIM,)
+        by_eye = ident.zero_shot(result.candidates, [hit])
+        assert set(by_eye) == {"Green Triangle"} and 0.0 < by_eye["Green Triangle"] < 1.0
+        assert result.decision is not None and result.decision.final_name in ("Red Circle", "Blue Square")
+    finally:
+        kb.close()

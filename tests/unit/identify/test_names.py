@@ -1,0 +1,87 @@
+"""Linking gallery labels to the notes that describe them: names in any form (names.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.identify.names import (
+    EXACT,
+    GENERIC,
+    MENTION,
+    link_level,
+    name_key,
+    note_names,
+    notes_about,
+    species_title,
+)
+from desktop_app.core.library.documents import Hit
+
+NOTES = Path(__file__).resolve().parents[3] / "knowledge" / "parrots"
+
+
+def _note(file: str) -> tuple[set[str], set[str]]:
+    text = (NOTES / file).read_text(encoding="utf-8")
+    return note_names(text.splitlines()[0].lstrip("# "), text, f"parrots/{file}")
+
+
+def _hit(source: str, text: str, chunk_index: int = 0) -> Hit:
+    title = [text.splitlines()[0][2:]] if text.startswith("# ") else []
+    return Hit(f"{source}-{chunk_index}", source, text, source, None, chunk_index, 1, 1.0, heading_path=title)
+
+
+def test_singular_keys_make_plural_and_case_and_separators_agree():
+    assert name_key("Lovebirds") == name_key("lovebird") == "lovebird"
+    assert name_key("ara_Blue-headed_Macaw") == "ara blue headed macaw"
+    assert name_key("Parakeets") == "parakeet" and name_key("Cockatoos") == "cockatoo"
+    assert name_key("Psittacus") == "psittacus"  # Latin -us is not a plural
+
+
+@pytest.mark.parametrize(
+    ("label", "level"),
+    [
+        ("love", EXACT),  # the note's "Gallery label:" line
+        ("Lovebird", EXACT),  # title, singular
+        ("情侣鹦鹉", EXACT),  # Chinese name line
+        ("爱情鸟", EXACT),  # the alternative Chinese name in brackets
+        ("Rosy Faced Lovebird", GENERIC),  # the note is about the group the label ends with
+        ("Agapornis roseicollis", GENERIC),  # "Agapornis spp." names the genus
+        ("桃脸情侣鹦鹉", GENERIC),  # a Chinese name ending with the note's
+        ("Scarlet Macaw", 0),
+        ("Kakapo", 0),
+    ],
+)
+def test_a_generic_plural_note_links_to_its_species_in_every_form(label, level):
+    assert link_level(label, *_note("lovebirds.md")) == level
+
+
+@pytest.mark.parametrize(
+    "label", ["ara_macao", "Scarlet Macaw", "Ara macao", "绯红金刚鹦鹉", "scarlet-macaws"]
+)
+def test_a_species_note_links_by_folder_latin_english_and_chinese_names(label):
+    assert link_level(label, *_note("scarlet-macaw.md")) == EXACT
+
+
+def test_look_alikes_do_not_link_to_each_others_notes():
+    names = _note("scarlet-macaw.md")
+    for label in ("Green-winged Macaw", "macaw", "Blue-and-yellow Macaw", "红绿金刚鹦鹉"):
+        assert link_level(label, *names) == 0
+
+
+def test_notes_about_prefers_the_note_named_after_the_label_over_one_mentioning_it():
+    catalina = _hit("parrots/catalina.md", "# Catalina Macaw (Ara hybrid)\n\nA hybrid of the Scarlet Macaw.")
+    scarlet = _hit("parrots/scarlet.md", "# Red parrots\n\nChinese: 绯红金刚鹦鹉. Latin: Ara macao.")
+    # Neither note is named "Scarlet Macaw"; the Latin name links the second one.
+    assert notes_about([catalina, scarlet], "Scarlet Macaw", min_level=GENERIC) == []
+    assert notes_about([catalina, scarlet], "Ara macao") == [scarlet]
+    assert notes_about([catalina], "Scarlet Macaw", min_level=MENTION) == [catalina]
+    assert notes_about([catalina], "Scarlet Macaw", min_level=GENERIC) == []
+
+
+def test_species_title_needs_a_species_note_not_any_document():
+    assert species_title([_hit("k.md", "# Kakapo (Strigops habroptilus)\n\nGreen.")]) == "Kakapo"
+    assert (
+        species_title([_hit("k.md", "# 鸮鹦鹉\n\nChinese: 鸮鹦鹉. Latin: Strigops habroptilus.")]) == "鸮鹦鹉"
+    )
+    assert species_title([_hit("c.md", "# Keeping Parrots (A Guide)\n\nFeed them well.")]) == ""
