@@ -125,6 +125,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--threads", type=non_negative_int, default=0, help="torch threads (default: the classifier's choice)"
     )
+    b.add_argument(
+        "--notes-coverage",
+        default="all",
+        metavar="LIST",
+        help="comma-separated runs, each with notes for all, half or none of the gallery's labels"
+        " (notes about other species always stay); default all",
+    )
+    b.add_argument(
+        "--labels",
+        choices=(
+            "folder",
+            "english",
+            "latin",
+            "chinese",
+        ),  # bench.identify.LABEL_FORMS (not imported: --help stays fast)
+        default="folder",
+        help="name gallery labels by folder (default) or by their note's English, Latin or Chinese name"
+        " (the notes then lose their 'Gallery label:' lines)",
+    )
+    b.add_argument(
+        "--details", action="store_true", help="one row per query photo: truth, candidates, decision, why"
+    )
     b.set_defaults(func=cmd_bench_identify)
 
 
@@ -218,28 +240,39 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_identify(args: argparse.Namespace) -> int:
-    from desktop_app.bench.identify import check_folders, format_report, run_identify_bench
+    from desktop_app.bench.identify import COVERAGES, check_folders, format_report, run_identify_bench
 
     gallery, images = Path(args.gallery), Path(args.images)
     problem = check_folders(gallery, images, args.split, args.leave_one_out)
+    coverages = [c.strip() for c in args.notes_coverage.split(",") if c.strip()]
+    if not problem and any(c not in COVERAGES for c in coverages):
+        problem = (
+            f"--notes-coverage takes {', '.join(COVERAGES)} (comma-separated), not {args.notes_coverage!r}"
+        )
     if problem:
         eprint(f"error: {problem}")
         return 2
-    report = run_identify_bench(
-        gallery,
-        images,
-        config=load_cfg(args),
-        split=args.split,
-        holdout=[h.strip() for h in args.holdout.split(",")],
-        negatives=[Path(p) for p in args.negatives],
-        notes=Path(args.notes) if args.notes else None,
-        leave_one_out=args.leave_one_out,
-        limit=args.limit,
-        threads=args.threads,
-        make_task=CliTask,
-    )
+    reports = {
+        coverage: run_identify_bench(
+            gallery,
+            images,
+            config=load_cfg(args),
+            split=args.split,
+            holdout=[h.strip() for h in args.holdout.split(",")],
+            negatives=[Path(p) for p in args.negatives],
+            notes=Path(args.notes) if args.notes else None,
+            leave_one_out=args.leave_one_out,
+            limit=args.limit,
+            threads=args.threads,
+            coverage=coverage,
+            label_form=args.labels,
+            details=args.details,
+            make_task=CliTask,
+        )
+        for coverage in (coverages if args.notes else ["all"])
+    }
     if args.json:
-        emit_json(report)
+        emit_json(next(iter(reports.values())) if len(reports) == 1 else reports)
     else:
-        print(format_report(report))
+        print("\n\n".join(format_report(r) for r in reports.values()))
     return 0
