@@ -87,6 +87,26 @@ def shape_photo(colour: tuple[int, int, int], shape: str, shift: int = 0, size: 
     return img
 
 
+def shapes_library(tmp_path: Path, cfg: Config):
+    """A KnowledgeBase holding two reference photos each of a red circle and a blue square (not
+    yet synced). The library holds photos only: no text is ever embedded."""
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    class NoText:
+        name, dim, max_chars = "test-no-text", 8, 1000
+
+    kb = KnowledgeBase(tmp_path / "data", config=cfg, embedder=NoText())
+    photos = kb.knowledge_dir / "shapes" / "photos"
+    for label, colour, shape in (
+        ("Red Circle", (200, 30, 30), "circle"),
+        ("Blue Square", (30, 60, 200), "square"),
+    ):
+        (photos / label).mkdir(parents=True)
+        for i in (1, 2):
+            shape_photo(colour, shape, shift=6 * i).save(photos / label / f"{i}.png")
+    return kb
+
+
 def by_role(statuses) -> dict:
     return {s.role: s for s in statuses}
 
@@ -158,20 +178,8 @@ def test_nothing_installed_falls_back_to_the_classifier_and_says_how_to_fetch(tm
 
 
 def test_the_gallery_is_keyed_by_its_feature_model_and_never_mixes_vectors(models_env, tmp_path):
-    from desktop_app.core.library.knowledge import KnowledgeBase
-
-    class NoText:  # the library holds photos only: no text is ever embedded
-        name, dim, max_chars = "test-no-text", 8, 1000
-
-    kb = KnowledgeBase(tmp_path / "data", config=config("tiny-clip"), embedder=NoText())
+    kb = shapes_library(tmp_path, config("tiny-clip"))
     photos = kb.knowledge_dir / "shapes" / "photos"
-    for label, colour, shape in (
-        ("Red Circle", (200, 30, 30), "circle"),
-        ("Blue Square", (30, 60, 200), "square"),
-    ):
-        (photos / label).mkdir(parents=True)
-        for i in (1, 2):
-            shape_photo(colour, shape, shift=6 * i).save(photos / label / f"{i}.png")
     try:
         report = kb.sync()
         assert len(report.added) == 4 and not report.failed
@@ -217,24 +225,22 @@ def test_identify_queries_the_gallery_in_its_model_space_and_names_notes_only_sp
     feature) and scores species known only from notes zero-shot against the gallery's leaders."""
     from desktop_app.core.identify.flow import Identifier
     from desktop_app.core.library.documents import Hit
-    from desktop_app.core.library.knowledge import KnowledgeBase
-
-    class NoText:
-        name, dim, max_chars = "test-no-text", 8, 1000
 
     cfg = config("tiny-clip")
     cfg.identify.high = cfg.identify.medium = cfg.identify.medium_retrieve_below = 1.01  # always retrieve
-    kb = KnowledgeBase(tmp_path / "data", config=cfg, embedder=NoText())
-    photos = kb.knowledge_dir / "shapes" / "photos"
-    for label, colour, shape in (
-        ("Red Circle", (200, 30, 30), "circle"),
-        ("Blue Square", (30, 60, 200), "square"),
-    ):
-        (photos / label).mkdir(parents=True)
-        for i in (1, 2):
-            shape_photo(colour, shape, shift=6 * i).save(photos / label / f"{i}.png")
+    kb = shapes_library(tmp_path, cfg)
     note = "# Green Triangle (Trigonia viridis)\n\nChinese: 绿三角.\n\n**Colours:** green and yellow."
-    hit = Hit("tri-0", "tri", note, "shapes/green-triangle.md", None, 0, 1, 1.0, heading_path=[note.splitlines()[0][2:]])
+    hit = Hit(
+        "tri-0",
+        "tri",
+        note,
+        "shapes/green-triangle.md",
+        None,
+        0,
+        1,
+        1.0,
+        heading_path=[note.splitlines()[0][2:]],
+    )
     try:
         kb.sync()
         ident = Identifier(kb, None, cfg, search=lambda queries, k, scope: [hit])
