@@ -34,3 +34,30 @@ def test_dropped_photo_shows_an_identification_card(make_window, qtbot, drop, sh
     assert window.chat.conversation is not None
     assert window.chat.conversation.last_subject.lower() == "macaw"
     screenshot(window, "05-identification-card")
+
+
+def test_a_photo_of_none_of_your_species_says_so_first_and_guesses_second(qtbot, shared_data):
+    from desktop_app.core.events import Decision
+    from desktop_app.gui.identify.card import IdentifyCard
+
+    card = IdentifyCard(shared_data / "images" / "coral" / "owl.jpg")
+    qtbot.addWidget(card)
+    card.handle_event(
+        Decision(
+            "uncertain",
+            "Not one of the species in your knowledge base.",
+            True,
+            "Please send a sharper photo.",
+            guesses=["cokatoo_White-tailed_Black", "Kakapo"],
+            also_possible=["Burrowing Owl"],
+        )
+    )
+    assert (
+        card.decision_name.text()
+        == "Not one of your species (nearest guesses: cokatoo White-tailed Black, Kakapo)"
+    )
+    assert (
+        "Also possible, known only from your notes (not compared by eye): Burrowing Owl."
+        in card.reasoning.text()
+    )
+    assert card.followup.text() == "Please send a sharper photo."
