@@ -150,7 +150,7 @@ def evidence_vote(
     guesses = [r.candidate.name for r in named[:3]]
     seen_names = ", ".join(profile.names()) or "no clear colours"
     if rows[0].candidate.name == UNCERTAIN:
-        shown = ", ".join(f"{pretty_name(r.candidate.name)} ({r.candidate.score:.0%})" for r in named[:3])
+        shown = ", ".join(pretty_name(g) for g in guesses)  # their scores are all near 0: not shown
         return Decision(
             UNCERTAIN,
             f"Not one of the species in your knowledge base: the photo ({seen_names}) is not close to"
