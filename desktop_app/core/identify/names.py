@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
@@ -59,20 +60,28 @@ def name_key(name: str) -> str:
     return " ".join(_singular(w) for w in norm_name(name).split())
 
 
-def note_names(title: str, text: str = "", source: str = "") -> tuple[set[str], set[str]]:
-    """(keys of the names a note gives its subject, keys of Latin genera it names as a group).
+@dataclass(frozen=True)
+class NoteNames:
+    """The names a note gives its subject (keys, see ``name_key``)."""
 
-    ``title``: the note's first heading; ``text``: its first lines; ``source``: its file path."""
+    names: frozenset[str]
+    genera: frozenset[str]  # Latin genera it names as a whole ("Agapornis spp.")
+    species: bool  # it names one species by a Latin binomial: not a note about a group
+
+
+def note_names(title: str, text: str = "", source: str = "") -> NoteNames:
+    """The names of a note: ``title`` its first heading, ``text`` its first lines, ``source`` its
+    file path."""
     names: set[str] = set()
     genera: set[str] = set()
+    species = False
     parts = [p for p in _SPLIT.split(title) if p.strip()]
     for segment in _SEGMENT.split(text[:600]):
         m = _NAME_LINE.match(segment)
         if m:
             parts += [p for p in _SPLIT.split(m.group(2).rstrip(".。 ")) if p.strip()]
     if source:
-        stem = PurePosixPath(source.replace("\\", "/")).stem
-        parts.append(stem)
+        parts.append(PurePosixPath(source.replace("\\", "/")).stem)
     for part in parts:
         part = part.strip(" .*_#")
         if not part:
@@ -81,42 +90,50 @@ def note_names(title: str, text: str = "", source: str = "") -> tuple[set[str], 
         if latin and latin.group(2).startswith("sp"):  # "Agapornis spp.": the whole genus
             genera.add(latin.group(1).lower())
             continue
+        species = species or bool(latin)
         names.add(name_key(part))
         names.update(name_key(c) for c in _CJK.findall(part) if len(c) >= 2)
     names.discard("")
-    return names, genera
+    return NoteNames(frozenset(names), frozenset(genera), species)
 
 
-def link_level(label: str, names: set[str], genera: set[str] = frozenset()) -> int:  # type: ignore[assignment]
-    """How strongly a note with these names (see ``note_names``) is about ``label``: EXACT,
-    GENERIC or 0."""
+def link_level(label: str, note: NoteNames) -> int:
+    """How strongly a note with these names is about ``label``: EXACT (one of its names), GENERIC
+    (the label's name before a bracket, its genus, or, for a note about a group rather than one
+    species, the label's last words or Chinese ending) or 0. "Sulphur-crested Cockatoo (Cacatua
+    galerita)" is one species: it is not the note of "Lesser Sulphur-crested Cockatoo"."""
     key = name_key(label)
     if not key:
         return 0
-    if key in names:
+    if key in note.names:
         return EXACT
+    base = name_key(_SPLIT.split(label)[0])
+    if base != key and base in note.names:  # "African Grey Parrot (pale)"
+        return GENERIC
     words = key.split()
-    for n in names:
+    if words[0] in note.genera:
+        return GENERIC
+    if note.species:
+        return 0
+    for n in note.names:
         if _CJK.fullmatch(n):
-            if len(n) >= 2 and key.endswith(n) and key != n:  # 金刚鹦鹉 for 绯红金刚鹦鹉
+            if key.endswith(n) and key != n:  # 金刚鹦鹉 for 绯红金刚鹦鹉
                 return GENERIC
             continue
         nw = n.split()
-        if nw and len(nw) < len(words) and words[-len(nw) :] == nw:  # "lovebird" for "rosy faced lovebird"
+        if len(nw) < len(words) and words[-len(nw) :] == nw:  # "lovebird" for "rosy faced lovebird"
             return GENERIC
-    if words and words[0] in genera:
-        return GENERIC
     return 0
 
 
-def _hit_names(hit: Hit) -> tuple[set[str], set[str]]:
+def _hit_names(hit: Hit) -> NoteNames:
     title = hit.heading_path[0] if hit.heading_path else ""
     return note_names(title, hit.text if hit.chunk_index == 0 else "", hit.source)
 
 
 def hit_link(hit: Hit, label: str) -> int:
     """How strongly this chunk's note is about ``label`` (0: not at all)."""
-    level = link_level(label, *_hit_names(hit))
+    level = link_level(label, _hit_names(hit))
     if level:
         return level
     key = norm_name(label)
@@ -151,7 +168,7 @@ def notes_about(hits: Sequence[Hit], name: str, min_level: int = MENTION) -> lis
 
 def linked(hits: Sequence[Hit], label: str) -> bool:
     """Is the note these chunks come from named after ``label`` (exactly or as its group)?"""
-    return any(link_level(label, *_hit_names(h)) for h in hits)
+    return any(link_level(label, _hit_names(h)) for h in hits)
 
 
 def species_title(hits: Sequence[Hit]) -> str:

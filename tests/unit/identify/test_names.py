@@ -10,6 +10,7 @@ from desktop_app.core.identify.names import (
     EXACT,
     GENERIC,
     MENTION,
+    NoteNames,
     link_level,
     name_key,
     note_names,
@@ -21,7 +22,7 @@ from desktop_app.core.library.documents import Hit
 NOTES = Path(__file__).resolve().parents[3] / "knowledge" / "parrots"
 
 
-def _note(file: str) -> tuple[set[str], set[str]]:
+def _note(file: str) -> NoteNames:
     text = (NOTES / file).read_text(encoding="utf-8")
     return note_names(text.splitlines()[0].lstrip("# "), text, f"parrots/{file}")
 
@@ -53,20 +54,20 @@ def test_singular_keys_make_plural_and_case_and_separators_agree():
     ],
 )
 def test_a_generic_plural_note_links_to_its_species_in_every_form(label, level):
-    assert link_level(label, *_note("lovebirds.md")) == level
+    assert link_level(label, _note("lovebirds.md")) == level
 
 
 @pytest.mark.parametrize(
     "label", ["ara_macao", "Scarlet Macaw", "Ara macao", "绯红金刚鹦鹉", "scarlet-macaws"]
 )
 def test_a_species_note_links_by_folder_latin_english_and_chinese_names(label):
-    assert link_level(label, *_note("scarlet-macaw.md")) == EXACT
+    assert link_level(label, _note("scarlet-macaw.md")) == EXACT
 
 
 def test_look_alikes_do_not_link_to_each_others_notes():
     names = _note("scarlet-macaw.md")
     for label in ("Green-winged Macaw", "macaw", "Blue-and-yellow Macaw", "红绿金刚鹦鹉"):
-        assert link_level(label, *names) == 0
+        assert link_level(label, names) == 0
 
 
 def test_notes_about_prefers_the_note_named_after_the_label_over_one_mentioning_it():
@@ -85,3 +86,19 @@ def test_species_title_needs_a_species_note_not_any_document():
         species_title([_hit("k.md", "# 鸮鹦鹉\n\nChinese: 鸮鹦鹉. Latin: Strigops habroptilus.")]) == "鸮鹦鹉"
     )
     assert species_title([_hit("c.md", "# Keeping Parrots (A Guide)\n\nFeed them well.")]) == ""
+
+
+def test_a_note_about_one_species_is_not_the_note_of_a_look_alike_named_after_it():
+    # "Sulphur-crested Cockatoo (Cacatua galerita)" names one species; only a group note
+    # ("Lovebirds (Agapornis spp.)") stands for the species whose names end like it.
+    sulphur = note_names("Sulphur-crested Cockatoo (Cacatua galerita)", "Chinese: 大葵花凤头鹦鹉.")
+    assert link_level("Lesser Sulphur-crested Cockatoo", sulphur) == 0
+    assert link_level("Sulphur-crested Cockatoo", sulphur) == EXACT
+    macaws = note_names("Macaws", "Chinese: 金刚鹦鹉.")
+    assert link_level("Scarlet Macaw", macaws) == GENERIC and link_level("绯红金刚鹦鹉", macaws) == GENERIC
+
+
+def test_a_label_with_a_qualifier_in_brackets_links_by_the_name_before_it():
+    grey = note_names("African Grey Parrot (Psittacus erithacus)", "Chinese: 非洲灰鹦鹉.")
+    assert link_level("African Grey Parrot (pale)", grey) == GENERIC
+    assert link_level("非洲灰鹦鹉（浅灰）", grey) == GENERIC
