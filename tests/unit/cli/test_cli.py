@@ -71,3 +71,11 @@ def test_add_list_search_remove_end_to_end(tmp_path):
     gone = kdesk("remove", "notes.md", "--json")
     assert gone.returncode == 0 and json.loads(gone.stdout)["removed"] == ["notes.md"]
     assert not (data / "knowledge" / "notes.md").exists()
+
+
+def test_bench_identify_refuses_an_unknown_notes_coverage(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    argv = ["bench", "identify", "--gallery", str(tmp_path), "--images", str(tmp_path), "--split", "1"]
+    assert main([*argv, "--notes", str(tmp_path), "--notes-coverage", "all,some"]) == 2
+    assert "--notes-coverage takes all, half, none" in capsys.readouterr().err
+    assert _parse([*argv, "--labels", "chinese", "--details"]).labels == "chinese"
