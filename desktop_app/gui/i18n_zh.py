@@ -100,9 +100,6 @@ ZH_CN: dict[str, str] = {
     "Seen: {description}": "观察到：{description}",
     "uncertain": "无法确定",
     "Not one of your species (nearest guesses: {names})": "不是知识库中的物种（最接近的猜测：{names}）",
-    "Also possible, known only from your notes (not compared by eye): {names}.": (
-        "也可能是：{names}（只见于笔记、没有参考照片，无法按外观比对）。"
-    ),
     "Try a sharper photo that shows the whole bird.": "请换一张更清晰、能看到整只鸟的照片。",
     "Identification failed: {message}": "识别失败：{message}",
     "photo identification is not available in this build": "此版本不支持照片识别",

@@ -9,8 +9,9 @@
 4. Otherwise: three feature queries (candidate comparison, visual description, top-1 traits),
    top 2 hits each, deduplicated; then a decision from the LLM (llm.py: a JSON schema restricting
    ``final_name`` to the candidates or "uncertain"), or with no LLM (or a broken reply) the
-   evidence vote (vote.py): which candidate's documents best match the observed colours,
-   "uncertain" when the margin is small.
+   evidence vote (vote.py): the gallery's order, overturned only by notes that separate a near
+   tie; "uncertain" only for a photo unlike every reference photo. Species known only from notes
+   are offered beside the decision ("also possible").
 
 Everything is yielded as events (Classified, FeatureQueries, Retrieved, Decision, Answer), so the
 GUI, `kdesk identify` and tests share one pipeline.
@@ -240,7 +241,7 @@ class Identifier:
         )
         t["decide"] = (time.perf_counter() - t1) * 1000
         yield decision
-        yield _answer(decision, hits, by="llm" if decision is not vote else "vote")
+        yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
 
     # -- steps
     def _query_feature(self, cls: Classification, img: Image.Image) -> np.ndarray:
@@ -351,8 +352,9 @@ class Identifier:
         yield _answer(decision, hits, by="classifier")
 
 
-def _answer(decision: Decision, hits: Sequence[Hit], by: str) -> Answer:
-    """The answer text: the decision in words, with a cited summary when the classifier was sure."""
+def _answer(decision: Decision, hits: Sequence[Hit], by: str, by_eye: bool = False) -> Answer:
+    """The answer text: the decision in words, with a cited summary when the classifier was sure.
+    ``by_eye``: the notes-only species were matched to the photo by an image-text model."""
     name = decision.final_name or UNCERTAIN
     citations = [Citation(i + 1, h.source, h.page, h.chunk_id, h.text[:500]) for i, h in enumerate(hits)]
     if name == UNCERTAIN:
@@ -363,8 +365,9 @@ def _answer(decision: Decision, hits: Sequence[Hit], by: str) -> Answer:
         if about and by == "classifier":
             text += f" {_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]"
     if decision.also_possible:
+        how = "matched to the photo by the image model" if by_eye else "so not compared by eye"
         text += (
-            " Also possible, known only from your notes (no reference photos, so not compared by eye): "
+            f" Also possible, known only from your notes (no reference photos, {how}): "
             + ", ".join(decision.also_possible)
             + "."
         )

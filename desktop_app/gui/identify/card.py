@@ -228,14 +228,9 @@ class IdentifyCard(QFrame):
         else:
             self.decision_name.setText(tr("uncertain") if name == UNCERTAIN else pretty_name(name))
         self.decision_name.show()
-        reasoning = decision.reasoning
-        if decision.also_possible:
-            also = ", ".join(decision.also_possible)
-            reasoning += " " + tr(
-                "Also possible, known only from your notes (not compared by eye): {names}."
-            ).format(names=also)
-        self.reasoning.setText(reasoning.strip())
-        self.reasoning.setVisible(bool(reasoning))
+        # Notes-only species ("also possible") are in the answer text below.
+        self.reasoning.setText(decision.reasoning)
+        self.reasoning.setVisible(bool(decision.reasoning))
         advice = decision.followup
         if decision.need_more_info and not advice:
             advice = tr("Try a sharper photo that shows the whole bird.")

@@ -166,7 +166,9 @@ class KnowledgePanel(QWidget):
         self.title.setText(tr("Knowledge"))
         self.scope_label.setText(tr("Collection:"))
         self.new_scope_button.setText(tr("New…"))
-        self.new_scope_button.setToolTip(tr("Create a collection: its documents are searched only in its own conversations"))
+        self.new_scope_button.setToolTip(
+            tr("Create a collection: its documents are searched only in its own conversations")
+        )
         self._fill_scopes()
         self.drop_zone.label.setText(
             tr("Drop files or folders here to add them to the knowledge base")
