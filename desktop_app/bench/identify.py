@@ -344,7 +344,7 @@ def prepare_notes(
     for p, text in texts.items():
         label = owner[p]
         if label in renamed and label_form != "folder":
-            name = _names_in_note(text)[label_form].replace("/", " or ") or label  # a folder name has no "/"
+            name = _names_in_note(text)[label_form].split("/")[0].strip() or label  # folder names have no "/"
             # Two folders whose notes share a name (grey and pale African greys) stay two labels.
             renamed[label] = name if name not in renamed.values() else f"{name} ({label})"
         if label in renamed and label not in keep:
