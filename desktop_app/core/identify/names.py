@@ -69,6 +69,7 @@ class NoteNames:
     species: bool  # it names one species by a Latin binomial: not a note about a group
 
 
+@lru_cache(maxsize=2048)  # every hit is checked against every gallery label of a photo
 def note_names(title: str, text: str = "", source: str = "") -> NoteNames:
     """The names of a note: ``title`` its first heading, ``text`` its first lines, ``source`` its
     file path."""
@@ -128,7 +129,7 @@ def link_level(label: str, note: NoteNames) -> int:
 
 def _hit_names(hit: Hit) -> NoteNames:
     title = hit.heading_path[0] if hit.heading_path else ""
-    return note_names(title, hit.text if hit.chunk_index == 0 else "", hit.source)
+    return note_names(title, hit.text[:600] if hit.chunk_index == 0 else "", hit.source)
 
 
 def hit_link(hit: Hit, label: str) -> int:
