@@ -25,14 +25,13 @@ EXACT, HEADING, GENERIC, MENTION = 4, 3, 2, 1  # link levels, strongest first (0
 
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 _LATIN = re.compile(r"\b([A-Z][a-z]{2,})\s+(spp?\.|[a-z]{3,})")
-# A binomial set off in a title, as species notes write it: "Kakapo (Strigops habroptilus)".
-_TITLE_LATIN = re.compile(r"[(（*_]\s*[A-Z][a-z]{2,}\s+(?:spp?\.|[a-z]{3,})\s*[)）*_]")
 _NAME_LINE = re.compile(
     r"\s*(?:\*\*)?(chinese|中文名?|latin|scientific name|学名|also|aliases|other names|别名|gallery label)"
     r"(?:\*\*)?\s*[:：]\s*(.+)",
     re.I,
 )
 _SEGMENT = re.compile(r"\n|(?<=[.。])\s+")
+_EMPHASIS = re.compile(r"\*+([^*]+)\*+")
 _SPLIT = re.compile(r"[()（）/|,，;；、]+|\s+[-–—]\s+")
 
 
@@ -64,30 +63,38 @@ def name_key(name: str) -> str:
 class NoteNames:
     """The names a note gives its subject (keys, see ``name_key``)."""
 
+    title: str  # the title's first part ("Kakapo" of "Kakapo (Strigops habroptilus)")
     names: frozenset[str]
     genera: frozenset[str]  # Latin genera it names as a whole ("Agapornis spp.")
     species: bool  # it names one species by a Latin binomial: not a note about a group
+    named: bool  # a species note: Latin in its title's brackets or a name line ("Chinese: ...")
+
+
+_LATIN_LINES = ("latin", "scientific name", "学名")
 
 
 @lru_cache(maxsize=2048)  # every hit is checked against every gallery label of a photo
 def note_names(title: str, text: str = "", source: str = "") -> NoteNames:
     """The names of a note: ``title`` its first heading, ``text`` its first lines, ``source`` its
-    file path."""
+    file path. Latin is read only where notes put it (in the title's brackets, on a "Latin:" line),
+    so a title such as "Keeping macaws" is not taken for a binomial."""
+    title = _EMPHASIS.sub(r"(\1)", title)  # "Kakapo *Strigops habroptilus*": set off like brackets
+    title_parts = [p for p in _SPLIT.split(title) if p.strip()]
+    common, maybe_latin = title_parts[:1], title_parts[1:]
+    lines = [m for m in map(_NAME_LINE.match, _SEGMENT.split(text[:600])) if m]
+    for m in lines:
+        parts = [p for p in _SPLIT.split(m.group(2).rstrip(".。 ")) if p.strip()]
+        (maybe_latin if m.group(1).lower() in _LATIN_LINES else common).extend(parts)
+    if source:
+        common.append(PurePosixPath(source.replace("\\", "/")).stem)
     names: set[str] = set()
     genera: set[str] = set()
     species = False
-    parts = [p for p in _SPLIT.split(title) if p.strip()]
-    for segment in _SEGMENT.split(text[:600]):
-        m = _NAME_LINE.match(segment)
-        if m:
-            parts += [p for p in _SPLIT.split(m.group(2).rstrip(".。 ")) if p.strip()]
-    if source:
-        parts.append(PurePosixPath(source.replace("\\", "/")).stem)
-    for part in parts:
+    for part, latin_ok in [(p, False) for p in common] + [(p, True) for p in maybe_latin]:
         part = part.strip(" .*_#")
         if not part:
             continue
-        latin = _LATIN.fullmatch(part)
+        latin = _LATIN.fullmatch(part) if latin_ok else None
         if latin and latin.group(2).startswith("sp"):  # "Agapornis spp.": the whole genus
             genera.add(latin.group(1).lower())
             continue
@@ -95,7 +102,8 @@ def note_names(title: str, text: str = "", source: str = "") -> NoteNames:
         names.add(name_key(part))
         names.update(name_key(c) for c in _CJK.findall(part) if len(c) >= 2)
     names.discard("")
-    return NoteNames(frozenset(names), frozenset(genera), species)
+    first = title_parts[0].strip() if title_parts else ""
+    return NoteNames(first, frozenset(names), frozenset(genera), species, bool(lines or species or genera))
 
 
 def link_level(label: str, note: NoteNames) -> int:
@@ -174,15 +182,9 @@ def linked(hits: Sequence[Hit], label: str) -> bool:
 
 def species_title(hits: Sequence[Hit]) -> str:
     """The name a species note gives its subject (its title's first part), or "" when the note
-    does not look like one: a species note names a Latin binomial or genus in its title, or has a
-    "Chinese:"/"Latin:"-style name line."""
+    does not look like one (see ``NoteNames.named``)."""
     for h in hits:
-        title = h.heading_path[0] if h.heading_path else ""
-        if not title:
-            continue
-        named = _TITLE_LATIN.search(title) or (
-            h.chunk_index == 0 and any(_NAME_LINE.match(seg) for seg in _SEGMENT.split(h.text[:600]))
-        )
-        if named:
-            return _SPLIT.split(title)[0].strip() or title
+        note = _hit_names(h)
+        if note.title and note.named:
+            return note.title
     return ""

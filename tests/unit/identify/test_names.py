@@ -102,3 +102,11 @@ def test_a_label_with_a_qualifier_in_brackets_links_by_the_name_before_it():
     grey = note_names("African Grey Parrot (Psittacus erithacus)", "Chinese: 非洲灰鹦鹉.")
     assert link_level("African Grey Parrot (pale)", grey) == GENERIC
     assert link_level("非洲灰鹦鹉（浅灰）", grey) == GENERIC
+
+
+def test_latin_is_read_where_notes_put_it_not_from_any_capitalised_pair_of_words():
+    # "Rosy lovebirds" looks like "Genus species" but is a title's common name: a group note.
+    assert link_level("Peach-faced Rosy Lovebird", note_names("Rosy lovebirds")) == GENERIC
+    italic = [_hit("k.md", "# Kakapo *Strigops habroptilus*\n\nGreen.")]
+    assert species_title(italic) == "Kakapo"
+    assert link_level("Strigops habroptilus", note_names("Kakapo *Strigops habroptilus*")) == EXACT
