@@ -55,6 +55,7 @@ from desktop_app.core.identify.llm import llm_decision, vision_description
 from desktop_app.core.identify.names import GENERIC, mentions, norm_name, notes_about, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
 from desktop_app.core.identify.vote import (
+    ALSO_MIN_REJECT,
     also_possible,
     evidence_vote,
     notes_only_species,
@@ -235,10 +236,11 @@ class Identifier:
                 decision.guesses = [vote.final_name]
         if decision is None:
             decision = vote
-        by_eye = self.zero_shot(candidates, hits)
-        decision.also_possible = also_possible(
-            candidates, profile, hits, self.gallery_labels, by_eye, self.last_reject
-        )
+        species: dict[str, list[Hit]] = {}
+        if self.last_reject is None or self.last_reject >= ALSO_MIN_REJECT:  # photos don't explain it well
+            species = notes_only_species(hits, [*self.gallery_labels, *(c.name for c in candidates)])
+        by_eye = self.zero_shot(species, candidates) if species else None
+        decision.also_possible = also_possible(species, profile, by_eye)
         t["decide"] = (time.perf_counter() - t1) * 1000
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
@@ -298,15 +300,15 @@ class Identifier:
         score = out[0].score if out else 0.0
         return out, float(score)
 
-    def zero_shot(self, candidates: Sequence[Candidate], hits: Sequence[Hit]) -> dict[str, float] | None:
-        """With an image-text model: zero-shot probabilities of the notes-only species against the
-        gallery's leading labels ("a photo of a <name>"); None without one (colours decide)."""
+    def zero_shot(
+        self, species: dict[str, list[Hit]], candidates: Sequence[Candidate]
+    ) -> dict[str, float] | None:
+        """With an image-text model: zero-shot probabilities of the notes-only ``species`` against
+        the gallery's leading labels ("a photo of a <name>"); None without one (colours decide)."""
         features = getattr(self.gallery, "features", None)
         if self.last_feature is None or not hasattr(features, "embed_texts"):
             return None
-        names = list(notes_only_species(hits, [*self.gallery_labels, *(c.name for c in candidates)]))
-        if not names:
-            return {}
+        names = list(species)
         leaders = [pretty_name(c.name) for c in candidates if c.source == "gallery"][:3]
         try:
             texts = features.embed_texts([f"a photo of a {n}." for n in [*names, *leaders]])

@@ -249,22 +249,12 @@ def notes_only_species(hits: Sequence[Hit], labels: Sequence[str]) -> dict[str, 
 
 
 def also_possible(
-    candidates: Sequence[Candidate],
-    profile: ColourProfile,
-    hits: Sequence[Hit],
-    gallery_labels: Sequence[str],
-    by_eye: dict[str, float] | None = None,
-    reject: float | None = None,
+    species: dict[str, list[Hit]], profile: ColourProfile, by_eye: dict[str, float] | None = None
 ) -> list[str]:
-    """Species the retrieved notes describe but the gallery has no photos of (at most
-    ``ALSO_MAX``, best first), offered beside the decision and never chosen. ``by_eye``: their
-    zero-shot probabilities from an image-text model (see ``Identifier.zero_shot``), which then
-    decide; without one, only those whose documented colours fit the photo. None when the gallery
-    explains the photo well (``reject``, its "none of these" probability, under
-    ``ALSO_MIN_REJECT``)."""
-    if reject is not None and reject < ALSO_MIN_REJECT:
-        return []
-    species = notes_only_species(hits, [*gallery_labels, *(c.name for c in candidates)])
+    """Which notes-only ``species`` (see ``notes_only_species``) to offer beside the decision (at
+    most ``ALSO_MAX``, best first; never chosen). ``by_eye``: their zero-shot probabilities from an
+    image-text model, which then decide; without one, only those whose documented colours fit the
+    photo. The flow asks only for a photo the gallery does not explain well (``ALSO_MIN_REJECT``)."""
     fits: dict[str, float] = {}
     for title, chunks in species.items():
         if by_eye is not None:

@@ -32,7 +32,7 @@ from desktop_app.core.identify.result import (
     confidence_level,
     needs_retrieval,
 )
-from desktop_app.core.identify.vote import also_possible, evidence_vote, rank_candidates
+from desktop_app.core.identify.vote import also_possible, evidence_vote, notes_only_species, rank_candidates
 from desktop_app.core.library.documents import Hit
 
 NOTES = {
@@ -311,10 +311,12 @@ def test_species_known_only_from_notes_are_offered_when_their_colours_fit():
         _hit("Kea", "# Kea (Nestor notabilis)\n\n**Colours:** olive green; orange under the wings."),
         _hit("Macaw Care", "# Keeping macaws\n\nGreen and yellow toys are popular."),  # not a species note
     ]
-    fits = also_possible(cands, _profile(green=0.6, yellow=0.3, black=0.1), hits, ["Scarlet Macaw", "Galah"])
+    green = _profile(green=0.6, yellow=0.3, black=0.1)
+    names = [c.name for c in cands]
+    fits = also_possible(notes_only_species(hits, ["Scarlet Macaw", "Galah", *names]), green)
     assert fits == ["Kakapo"]
     # A species with reference photos is never "also possible", however well its notes fit.
-    assert also_possible(cands, _profile(green=0.6, yellow=0.3, black=0.1), hits, ["Kakapo"]) == []
+    assert also_possible(notes_only_species(hits, ["Kakapo", *names]), green) == []
 
 
 def test_vote_reads_notes_only_for_contenders_not_for_far_runner_ups():

@@ -224,6 +224,7 @@ def test_identify_queries_the_gallery_in_its_model_space_and_names_notes_only_sp
     """The flow embeds the photo with the gallery's image-text model (not the classifier's 1280-d
     feature) and scores species known only from notes zero-shot against the gallery's leaders."""
     from desktop_app.core.identify.flow import Identifier
+    from desktop_app.core.identify.vote import notes_only_species
     from desktop_app.core.library.documents import Hit
 
     cfg = config("tiny-clip")
@@ -250,7 +251,7 @@ def test_identify_queries_the_gallery_in_its_model_space_and_names_notes_only_sp
         gallery = [c for c in result.candidates if c.source == "gallery"]
         assert [c.name for c in gallery[:1]] == ["Red Circle"]
         assert ident.last_feature is not None and ident.last_feature.shape == (DIM,)
-        by_eye = ident.zero_shot(result.candidates, [hit])
+        by_eye = ident.zero_shot(notes_only_species([hit], ident.gallery_labels), result.candidates)
         assert set(by_eye) == {"Green Triangle"} and 0.0 < by_eye["Green Triangle"] < 1.0
         assert result.decision is not None and result.decision.final_name in ("Red Circle", "Blue Square")
     finally:
