@@ -257,7 +257,7 @@ def _score_run(
             calib.append((res.confidence_score, False))
             right = None
         if details:
-            rows.append(_detail(ph, res, getattr(ident, "last_reject", None), right))
+            rows.append(_detail(ph, res, ident.last_reject, right))
     n = max(known["n"], 1)
     bins = [0.0, 0.2, 0.35, 0.5, 0.65, 0.8, 1.01]
     table = []
