@@ -34,11 +34,12 @@ import numpy as np
 
 from desktop_app.core.library.datafolder import file_stamp
 from desktop_app.core.library.documents import Chunk
+from desktop_app.core.library.languages import text_lang
 
 log = logging.getLogger(__name__)
 
 # Bump when tokenization changes: a persisted index with another version is rebuilt.
-TOKENIZER_VERSION = "en-snowball-sw2+zh-jieba-bigram-1+doc-2"
+TOKENIZER_VERSION = "en-snowball-sw2+zh-jieba-bigram-1+doc-2+lang-1"
 FILE_NAME = "bm25.json"
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -122,6 +123,7 @@ class _Entry:
     head: int = 0  # how many leading terms come from the heading path
     skip: int = 0  # text terms repeated from the previous chunk (overlap): not counted per document
     head_in_text: bool = False  # the text starts with its heading (a Markdown title line)
+    lang: str = ""  # the chunk's language (languages.py): retrieval asks which encoder can read it
 
     def doc_terms(self, heading_changed: bool) -> list[str]:
         """This chunk's share of its document's terms: the heading when it changes, new text."""
@@ -156,7 +158,8 @@ def _entries_of(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
             skip = min(len(tokenize(c.text[:n])), len(text_terms)) if n else 0
         last = c.heading_path[-1] if c.heading_path else ""
         in_text = bool(last) and last in c.text[: len(last) + 16]
-        out.append((c.id, _Entry(c.doc_id, c.scope, head_terms + text_terms, len(head_terms), skip, in_text)))
+        lang = c.lang or text_lang(c.text)
+        out.append((c.id, _Entry(c.doc_id, c.scope, head_terms + text_terms, len(head_terms), skip, in_text, lang)))
         prev = c
     return out
 
@@ -193,8 +196,8 @@ class KeywordIndex:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("tokenizer") != TOKENIZER_VERSION:
                 raise ValueError(f"tokenizer {data.get('tokenizer')!r} != {TOKENIZER_VERSION!r}")
-            for chunk_id, doc_id, scope, terms, head, skip, in_text in data["chunks"]:
-                entry = _Entry(doc_id, scope, terms.split(" ") if terms else [], head, skip, bool(in_text))
+            for chunk_id, doc_id, scope, terms, head, skip, in_text, lang in data["chunks"]:
+                entry = _Entry(doc_id, scope, terms.split(" ") if terms else [], head, skip, bool(in_text), lang)
                 self._add(chunk_id, entry)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # Derived data: start empty, the KnowledgeBase re-feeds every document.
@@ -212,7 +215,7 @@ class KeywordIndex:
             data = {
                 "tokenizer": TOKENIZER_VERSION,
                 "chunks": [
-                    [cid, e.doc_id, e.scope, " ".join(e.terms), e.head, e.skip, int(e.head_in_text)]
+                    [cid, e.doc_id, e.scope, " ".join(e.terms), e.head, e.skip, int(e.head_in_text), e.lang]
                     for cid, e in self._entries.items()
                 ],
             }
@@ -282,6 +285,11 @@ class KeywordIndex:
     def doc_of(self, chunk_id: str) -> str | None:
         entry = self._entries.get(chunk_id)
         return entry.doc_id if entry is not None else None
+
+    def lang_of(self, chunk_id: str) -> str:
+        """The chunk's language ("" when unknown)."""
+        entry = self._entries.get(chunk_id)
+        return entry.lang if entry is not None else ""
 
     def doc_ids(self) -> set[str]:
         with self._lock:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from desktop_app.core.library.documents import Chunk, Section
+from desktop_app.core.library.languages import text_lang
 
 STRATEGIES = ("semantic", "fixed")
 
@@ -91,6 +92,7 @@ def chunk_sections(
                     char_end=end,
                     section_index=section_index,
                     scope=scope,
+                    lang=text_lang(section.text[start:end]),
                 )
             )
     return chunks

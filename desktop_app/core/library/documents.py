@@ -41,6 +41,7 @@ class Chunk:
     char_end: int
     section_index: int = 0
     scope: str = "shared"
+    lang: str = ""  # languages.text_lang of the text, found at indexing ("": not known)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Hit:
     rerank_score: float | None = None  # cross-encoder, None when the stage did not run
     heading_path: list[str] = field(default_factory=list)
     scope: str = "shared"
+    lang: str = ""  # the chunk's language (languages.py); "" for chunks indexed before it was stored
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

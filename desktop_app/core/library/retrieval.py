@@ -25,7 +25,6 @@ dense search; their hits are merged by chunk, keeping each chunk's best-scoring 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -34,6 +33,7 @@ import numpy as np
 
 from desktop_app.core.config import RetrievalConfig
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.languages import reads, text_lang
 from desktop_app.core.library.scopes import chroma_where, visible_scopes
 
 if TYPE_CHECKING:
@@ -41,34 +41,6 @@ if TYPE_CHECKING:
     from desktop_app.core.library.dense import DenseIndex, DenseScores
     from desktop_app.core.library.rerank import Reranker
     from desktop_app.core.models.embeddings.base import Embedder
-
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
-# Embedding models trained on English only: their vectors for Chinese text are noise.
-ENGLISH_ONLY_MODELS = (
-    "all-minilm",
-    "all-mpnet",
-    "paraphrase-minilm",
-    "msmarco-",
-    "-en-",
-    "bge-small-en",
-    "bge-base-en",
-)
-
-
-def is_multilingual(embedder) -> bool:
-    """The embedder's own ``multilingual`` flag, else a guess from its name."""
-    flag = getattr(embedder, "multilingual", None)
-    if flag is not None:
-        return bool(flag)
-    name = str(getattr(embedder, "name", "")).lower()
-    return not any(tag in name for tag in ENGLISH_ONLY_MODELS)
-
-
-def cjk_share(text: str) -> float:
-    """Fraction of a text's non-space characters that are Chinese, Japanese or Korean."""
-    chars = [c for c in text if not c.isspace()]
-    return sum(1 for c in chars if _CJK.match(c)) / len(chars) if chars else 0.0
 
 
 # Keyword-only candidate documents enter with this many of their chunks (chunk BM25 order).
@@ -199,9 +171,6 @@ class Retriever:
         both = self.use_dense and self.use_keyword
         w_dense = cfg.dense_weight if both else 1.0
         w_kw = cfg.keyword_weight if both else 1.0
-        # An English-only encoder ranks Chinese queries at random and fusion would drag the
-        # keyword ranking down (CMRC: 0.99 -> 0.6); such queries use the keyword ranking alone.
-        english_only = both and not is_multilingual(self.embedder)
         # Chunks found by BM25 alone: their cosine from the stored vectors (one read for all queries).
         stored: dict[str, np.ndarray] = {}
         if vectors is not None and exact is None:
@@ -217,8 +186,10 @@ class Retriever:
                         continue
                     vec = stored.get(cid)
                     vs[cid] = float(vec @ vectors[qi]) if vec is not None and vectors is not None else None
-            wd = 0.0 if english_only and keyword[qi] and cjk_share(query) >= 0.3 else w_dense
-            dense_ids = [cid for cid, _ in dense[qi]]
+            # An encoder that cannot read the query ranks at random, and fusion would drag the
+            # keyword ranking down (CMRC with English MiniLM: 0.99 -> 0.6): keyword ranking alone.
+            wd = 0.0 if both and keyword[qi] and not reads(self.embedder, text_lang(query)) else w_dense
+            dense_ids = [cid for cid, _ in dense[qi] if self._reads(cid)]
             kw_scores: dict[str, float] = {}
             if self.use_keyword:
                 # BM25 scores of every candidate chunk (0.0: no query term in the chunk).
@@ -259,6 +230,11 @@ class Retriever:
             for rows in ranked
         ]
 
+    def _reads(self, chunk_id: str) -> bool:
+        """Whether the encoder can read the chunk's language: if not, its cosine gets no vote."""
+        lang = self.keyword.lang_of(chunk_id) if self.keyword is not None else ""
+        return reads(self.embedder, lang)
+
     def _doc_of(self, chunk_id: str) -> str:
         doc = self.keyword.doc_of(chunk_id) if self.keyword is not None else None
         return doc or chunk_id.rsplit("-chunk-", 1)[0]
@@ -268,11 +244,13 @@ class Retriever:
     ) -> dict[str, float]:
         """Chunk scores from document-level evidence (see the module docstring)."""
         doc_of = {cid: self._doc_of(cid) for cid in vs}
+        # Chunks in a language the encoder cannot read have no cosine that means anything; a
+        # document with none it can read is ranked by its keyword score at both weights.
+        read = {cid: v for cid, v in vs.items() if v is not None and self._reads(cid)}
         dense_doc: dict[str, float] = {}
         if self.use_dense and wd > 0:
-            for cid, v in vs.items():
-                if v is not None:
-                    dense_doc[doc_of[cid]] = max(dense_doc.get(doc_of[cid], -1.0), v)
+            for cid, v in read.items():
+                dense_doc[doc_of[cid]] = max(dense_doc.get(doc_of[cid], -1.0), v)
         lo = min(dense_doc.values(), default=0.0)
         hi = max(dense_doc.values(), default=0.0)
         kw_doc: dict[str, float] = {}
@@ -288,13 +266,14 @@ class Retriever:
         fused: dict[str, float] = {}
         for cid, doc in doc_of.items():
             d = 0.0
-            v = vs[cid]
+            v = read.get(cid)
             if dense_doc and v is not None:
                 d = (v - lo) / (hi - lo) if hi - lo > 1e-12 else 1.0
                 d = min(1.0, max(0.0, d))
             top = best_kw.get(doc, 0.0)
             share = kw_scores.get(cid, 0.0) / top if top > 0 else 1.0
-            fused[cid] = wd * d + wk * kw_doc.get(doc, 0.0) * (0.8 + 0.2 * share)
+            w_kw = wk if doc in dense_doc or wd == 0 else wk + wd
+            fused[cid] = wd * d + w_kw * kw_doc.get(doc, 0.0) * (0.8 + 0.2 * share)
         return fused
 
     # ----------------------------------------------------------------------------- internals

@@ -46,6 +46,7 @@ def _meta(chunk: Chunk) -> dict[str, Any]:
         "char_end": chunk.char_end,
         "section_index": chunk.section_index,
         "scope": chunk.scope,
+        "lang": chunk.lang,
     }
 
 
@@ -65,6 +66,7 @@ def hit_from(chunk_id: str, text: str, meta: dict[str, Any], distance: float | N
         vector_score=vector_score,
         heading_path=heading.split(" > ") if heading else [],
         scope=str(meta.get("scope", "shared")),
+        lang=str(meta.get("lang", "") or ""),
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock
 from desktop_app.core.library.documents import Chunk, Hit, ParseError
 from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
+from desktop_app.core.library.languages import text_lang
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, now_iso
 from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.paths import sha256_file
@@ -113,6 +114,7 @@ def chunk_from_hit(h: Hit) -> Chunk:
         char_start=0,
         char_end=len(h.text),
         scope=h.scope,
+        lang=h.lang or text_lang(h.text),
     )
 
 

@@ -11,7 +11,8 @@ import pytest
 from desktop_app.core.config import Config
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import KnowledgeBase
-from desktop_app.core.library.retrieval import Retriever, cjk_share, dedup, is_multilingual, rrf
+from desktop_app.core.library.languages import cjk_share, is_multilingual, text_lang
+from desktop_app.core.library.retrieval import Retriever, dedup, rrf
 
 DOCS = {
     "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage and a pale face. "
@@ -22,6 +23,7 @@ DOCS = {
     "identifies the tracking collar used by rangers.",
     "pasta.md": "# Carbonara\n\nCook spaghetti in salted water. Mix eggs, pecorino and black pepper.",
     "zh.md": "# 金刚鹦鹉\n\n金刚鹦鹉的羽毛颜色鲜艳，生活在美洲的热带雨林，以种子和果实为食。",
+    "zh-grey.md": "# 非洲灰鹦鹉（African Grey Parrot）\n\n学名 Psittacus erithacus。非洲灰鹦鹉善于模仿人类说话，尾羽红色。",
     "@vet/clinic.md": "# Avian clinic notes\n\nParrots with feather plucking need a vet check for skin disease.",
     # Several chunks; the code sits in one of the middle ones (only scope "lab" sees this file).
     "@lab/collar.md": "# Tracking collar manual\n\n"
@@ -185,6 +187,10 @@ def test_empty_knowledge_base_returns_no_hits(tmp_path: Path, minilm):
 def test_language_guards():
     assert cjk_share("金刚鹦鹉吃什么") == 1.0 and cjk_share("what do macaws eat") == 0.0
     assert 0.3 < cjk_share("BM25 的原理") < 0.7
+    assert text_lang("学名：Panthera uncia；英文名：Snow Leopard。雪豹生活在高山。") == "zh"
+    assert text_lang("The snow leopard (雪豹) lives in the mountains of Central Asia.") == "latin"
+    assert text_lang("ユキヒョウは山に住んでいます") == "ja" and text_lang("눈표범은 산에 산다") == "ko"
+    assert text_lang("Снежный барс живёт в горах") == "other" and text_lang("12 34 -- !") == ""
 
     class Named:
         def __init__(self, name, multilingual=None):
@@ -207,6 +213,25 @@ def test_chinese_query_with_english_only_encoder_keeps_keyword_ranking(kb: Knowl
     assert matched and matched == keyword_order[: len(matched)]
     # The dense side is ignored: the best keyword document scores the keyword weight alone.
     assert hits[0].fused_score == pytest.approx(kb.config.retrieval.keyword_weight)
+
+
+def test_english_only_encoder_gets_no_vote_on_chinese_pages_even_for_english_questions(kb: KnowledgeBase):
+    (zh,) = [h for h in kb.chunks_of(kb.doc_id("zh-grey.md"))]
+    (en,) = [h for h in kb.chunks_of(kb.doc_id("grey.md"))]
+    assert (zh.lang, en.lang) == ("zh", "latin")  # stored with the chunk at indexing
+    query = "African grey parrot Psittacus erithacus"
+    hits = {h.source: h for h in kb.search(query, top_k=6)}
+    cfg = kb.config.retrieval
+    raw = kb.keyword.score_docs(query, [h.doc_id for h in hits.values()])
+    top = max(raw.values())
+    # The Chinese page is ranked by its keyword score at both weights, whatever its cosine was ...
+    chinese = hits["zh-grey.md"]
+    assert chinese.vector_score is not None
+    assert chinese.fused_score == pytest.approx((cfg.dense_weight + cfg.keyword_weight) * raw[chinese.doc_id] / top)
+    # ... while the English page keeps its dense vote.
+    english = hits["grey.md"]
+    assert english.fused_score != pytest.approx((cfg.dense_weight + cfg.keyword_weight) * raw[english.doc_id] / top)
+    assert english.fused_score > cfg.keyword_weight * raw[english.doc_id] / top
 
 
 def test_document_fusion_scores_a_document_by_both_sides_and_its_matching_chunk_first(kb: KnowledgeBase):
