@@ -39,7 +39,7 @@ from desktop_app.core.library.languages import text_lang
 log = logging.getLogger(__name__)
 
 # Bump when tokenization changes: a persisted index with another version is rebuilt.
-TOKENIZER_VERSION = "en-snowball-sw2+zh-jieba-bigram-1+doc-2+lang-1"
+TOKENIZER_VERSION = "en-snowball-sw2+zh-jieba-bigram-1+names-1+doc-2+lang-1"
 FILE_NAME = "bm25.json"
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -58,8 +58,30 @@ STOPWORDS_EN = frozenset(
 )
 
 
+# A Latin-script piece of CJK text: what lies between CJK characters and punctuation.
+_PIECE_RE = re.compile(rf"[{_CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!\"']+")
+_LATIN_PIECE_RE = re.compile(r"[a-z0-9][a-z0-9 .\-/+]*", re.ASCII)
+_WORD_RE = re.compile(r"[a-z0-9]+(?:[-./][a-z0-9]+)*", re.ASCII)
+# A code: letters and digits joined by - . or / with a digit somewhere (KD-3200, 12v/2a, 802.11ax).
+_CODE_RE = re.compile(r"[a-z0-9]*[0-9][a-z0-9]*(?:[-./][a-z0-9]+)+|[a-z]+(?:[-./][a-z]+)*[-./][a-z0-9]*[0-9][a-z0-9]*", re.ASCII)
+NAME_MAX_WORDS = 4
+
+
 class Tokenizer:
-    """Text -> BM25 terms; the same function for chunks and queries."""
+    """Text -> BM25 terms; ``__call__`` for what is indexed, ``query`` for a question (with weights).
+
+    Names: a Latin-script piece of Chinese text (a binomial, an English name, a model code) is a
+    unit, so besides its words it gives one name term: "学名为 Panthera uncia，英文名 Snow Leopard"
+    adds "panthera_uncia" and "snow_leopard"; "KD-3300 Pro" adds "kd-3300_pro"; a lone code "KD-3300"
+    adds "kd-3300". An exact name in a question then matches the one page that holds it, and the
+    page of "KD-3300 Pro" no longer counts as naming "KD-3300". English text has no such units
+    (word pairs over SciFact: nDCG@10 0.693 -> 0.674), so it gives no name terms; an English
+    question offers its codes and word pairs as names, which can only match names in Chinese text.
+
+    Query weights: a Chinese run's words and bigrams are two views of the same text, so together
+    they weigh what its words alone weigh; otherwise a mixed question's 16 Chinese terms drown
+    its two Latin ones (docs/retrieval-benchmarks.md).
+    """
 
     def __init__(self) -> None:
         import Stemmer  # PyStemmer
@@ -85,34 +107,103 @@ class Tokenizer:
         return self._jieba.lcut(run, HMM=True)
 
     def __call__(self, text: str) -> list[str]:
+        return self._analyze(text, query=False)[0]
+
+    def plain(self, text: str) -> list[str]:
+        """The terms in text order, without name terms (which follow them in ``__call__``)."""
+        return self._analyze(text, query=False, names=False)[0]
+
+    def query(self, text: str) -> tuple[list[str], list[float]]:
+        """A question's terms and their weights (see the class docstring)."""
+        return self._analyze(text, query=True)
+
+    def _analyze(self, text: str, query: bool, names: bool = True) -> tuple[list[str], list[float]]:
+        low = text.lower()
         tokens: list[str] = []
-        for match in _TOKEN_RE.finditer(text.lower()):
+        weights: list[float] = []
+        for match in _TOKEN_RE.finditer(low):
             run = match.group()
             if _CJK_RE.match(run):
                 if len(run) == 1:
                     tokens.append(run)
+                    weights.append(1.0)
                     continue
                 # Words give exact-term matches, bigrams recall where jieba's split differs
                 # between the question and the passage.
-                tokens.extend(self._segment(run))
+                words = self._segment(run)
+                tokens.extend(words)
                 tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+                weights.extend([len(words) / (len(words) + len(run) - 1)] * (len(words) + len(run) - 1))
             elif run not in STOPWORDS_EN:
                 tokens.append(self._stem(run))
-        return tokens
+                weights.append(1.0)
+        if names:
+            found = self._names(low) if _CJK_RE.search(low) else self._query_names(low) if query else []
+            tokens.extend(found)
+            weights.extend([1.0] * len(found))
+        return tokens, weights
+
+    def _names(self, low: str) -> list[str]:
+        """Name terms of the Latin pieces of CJK text."""
+        out: list[str] = []
+        for piece in _PIECE_RE.split(low):
+            piece = piece.strip(" .-/")
+            if not piece or not _LATIN_PIECE_RE.fullmatch(piece):
+                continue
+            words = _WORD_RE.findall(piece)
+            if 2 <= len(words) <= NAME_MAX_WORDS:
+                out.append("_".join(self._stem(w) for w in words))
+            elif len(words) == 1 and _CODE_RE.fullmatch(words[0]):
+                out.append(words[0])
+        return out
+
+    def _query_names(self, low: str) -> list[str]:
+        """What an English question may name as a unit: its codes and its pairs of words."""
+        words = [w for w in _WORD_RE.findall(low) if w not in STOPWORDS_EN]
+        out = [w for w in words if _CODE_RE.fullmatch(w)]
+        out += [f"{self._stem(a)}_{self._stem(b)}" for a, b in zip(words, words[1:])]
+        return out
 
 
 _tokenizer: Tokenizer | None = None
 _tokenizer_lock = threading.Lock()
 
 
-def tokenize(text: str) -> list[str]:
+def _shared() -> Tokenizer:
     """The shared tokenizer (PyStemmer objects are cheap, but the stem cache is worth sharing)."""
     global _tokenizer
     if _tokenizer is None:
         with _tokenizer_lock:
             if _tokenizer is None:
                 _tokenizer = Tokenizer()
-    return _tokenizer(text)
+    return _tokenizer
+
+
+def tokenize(text: str) -> list[str]:
+    """The terms a text is indexed under."""
+    return _shared()(text)
+
+
+def query_terms(text: str) -> tuple[list[str], list[float]]:
+    """A question's terms and their weights."""
+    return _shared().query(text)
+
+
+def weighted_scores(model, terms: list[str], weights: list[float]) -> np.ndarray | None:
+    """BM25 scores of every document of a bm25s model for weighted query terms (None: no term
+    is in the model's vocabulary). bm25s keeps each term's scores as a sparse column."""
+    data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
+    vocab = model.vocab_dict
+    scores: np.ndarray | None = None
+    for term, weight in zip(terms, weights):
+        tid = vocab.get(term)
+        if tid is None or weight == 0:
+            continue
+        if scores is None:
+            scores = np.zeros(model.scores["num_docs"], dtype=np.float32)
+        start, end = indptr[tid], indptr[tid + 1]
+        scores[indices[start:end]] += weight * data[start:end]  # a column lists a document once
+    return scores
 
 
 @dataclass
@@ -155,7 +246,7 @@ def _entries_of(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
         skip = 0
         if prev is not None and prev.doc_id == c.doc_id:
             n = overlap_chars(prev.text, c.text)
-            skip = min(len(tokenize(c.text[:n])), len(text_terms)) if n else 0
+            skip = min(len(_shared().plain(c.text[:n])), len(text_terms)) if n else 0
         last = c.heading_path[-1] if c.heading_path else ""
         in_text = bool(last) and last in c.text[: len(last) + 16]
         lang = c.lang or text_lang(c.text)
@@ -176,7 +267,7 @@ class KeywordIndex:
         self._model = None  # bm25s.BM25, rebuilt lazily
         self._model_ids: list[str] = []
         self._model_pos: dict[str, int] = {}
-        self._last: dict[tuple, np.ndarray | None] = {}  # (model id, terms) -> scores, a few recent
+        self._last: dict[tuple, np.ndarray | None] = {}  # (model id, query) -> scores, a few recent
         self._masks: dict[tuple[str, frozenset[str]], np.ndarray] = {}  # (level, scopes) -> mask
         self._model_scopes: np.ndarray | None = None
         self._doc_model = None  # bm25s.BM25 over whole documents, built with the chunk model
@@ -333,14 +424,13 @@ class KeywordIndex:
         self._doc_model = doc_model
         self._model = model
 
-    def _scores(self, model, terms: list[str]) -> np.ndarray | None:
+    def _scores(self, model, query: str) -> np.ndarray | None:
         """BM25 scores of every entry of a model; recent queries' are kept (retrieval asks for
         the same query's chunk and document scores several times)."""
-        key = (id(model), tuple(terms))
+        key = (id(model), query)
         if key in self._last:
             return self._last[key]
-        term_ids = model.get_tokens_ids(terms) if terms else []
-        scores = np.asarray(model.get_scores_from_ids(term_ids), dtype=np.float32) if term_ids else None
+        scores = weighted_scores(model, *query_terms(query))
         if len(self._last) >= 16:
             self._last.pop(next(iter(self._last)))
         self._last[key] = scores
@@ -373,8 +463,7 @@ class KeywordIndex:
         return self._search("doc", query, k, scopes)
 
     def _search(self, level: str, query: str, k: int, scopes: set[str] | None) -> list[tuple[str, float]]:
-        terms = tokenize(query)
-        if k <= 0 or not terms:
+        if k <= 0:
             return []
         with self._lock:
             self._ensure_model()
@@ -383,7 +472,7 @@ class KeywordIndex:
             )
             if model is None:
                 return []
-            scores = self._scores(model, terms)
+            scores = self._scores(model, query)
             if scores is None:
                 return []
             scores = self._masked(level, scores, scopes)
@@ -391,14 +480,13 @@ class KeywordIndex:
 
     def score_docs(self, query: str, doc_ids: Iterable[str]) -> dict[str, float]:
         """Whole-document BM25 scores of given documents (0.0: no query term; unknown ids left out)."""
-        terms = tokenize(query)
         with self._lock:
             self._ensure_model()
             model = self._doc_model
             if model is None:
                 return {}
             pos = [(d, self._doc_pos[d]) for d in doc_ids if d in self._doc_pos]
-            scores = self._scores(model, terms)
+            scores = self._scores(model, query)
         if scores is None:
             return {d: 0.0 for d, _ in pos}
         return {d: float(scores[i]) for d, i in pos}
@@ -406,13 +494,12 @@ class KeywordIndex:
     def best_chunks(self, query: str, doc_id: str, n: int) -> list[tuple[str, float]]:
         """A document's ``n`` chunks that match the query best (chunk BM25), best first; its first
         chunks when none matches on its own (the document matched on terms spread over chunks)."""
-        terms = tokenize(query)
         with self._lock:
             self._ensure_model()
             chunk_ids = list(self._by_doc.get(doc_id, ()))
             if self._model is None or not chunk_ids:
                 return []
-            scores = self._scores(self._model, terms)
+            scores = self._scores(self._model, query)
             pos = self._model_pos
         scored = [(c, float(scores[pos[c]]) if scores is not None else 0.0) for c in chunk_ids]
         scored.sort(key=lambda cs: -cs[1])  # stable: equal scores keep chunk order
@@ -420,14 +507,13 @@ class KeywordIndex:
 
     def score_chunks(self, query: str, chunk_ids: Iterable[str]) -> dict[str, float]:
         """BM25 scores of given chunks for a query (0.0 when no term matches; unknown ids left out)."""
-        terms = tokenize(query)
         with self._lock:
             self._ensure_model()
             model = self._model
             if model is None:
                 return {}
             pos = [(c, self._model_pos[c]) for c in chunk_ids if c in self._model_pos]
-            scores = self._scores(model, terms)
+            scores = self._scores(model, query)
             if scores is None:
                 return {c: 0.0 for c, _ in pos}
         return {c: float(scores[i]) for c, i in pos}

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop_app.core.library.bm25 import FILE_NAME, KeywordIndex, tokenize
+import pytest
+
+from desktop_app.core.library.bm25 import FILE_NAME, KeywordIndex, query_terms, tokenize
 from desktop_app.core.library.documents import Chunk
 
 
@@ -47,6 +49,66 @@ def test_tokenize_gives_chinese_words_and_bigrams_within_mixed_text():
     assert {"法的", "的原"} <= set(tokens)  # character bigrams
     assert tokenize("鸟") == ["鸟"]
     assert tokenize("  ,,, ") == []
+
+
+def test_latin_pieces_of_chinese_text_are_names():
+    tokens = tokenize("学名：Panthera uncia；英文名：Snow Leopard。雪豹生活在高山。")
+    # the words, as in English text, plus one name term per piece
+    assert {"panthera", "uncia", "snow", "leopard"} <= set(tokens)
+    assert {"panthera_uncia", "snow_leopard"} <= set(tokens)
+    # a code is a name on its own; with a model word after it, the pair is the name
+    assert "kd-3300" in tokenize("KD-3300 产品规格") and "kd-3300" not in tokenize("无线吸尘器 KD-3300 Pro")
+    assert "kd-3300_pro" in tokenize("无线吸尘器 KD-3300 Pro（升级版）")
+    # numbers with units inside Chinese: their words, and the code as a name
+    assert {"12v", "1", "5a", "12v/1.5a"} <= set(tokenize("输入为 12V/1.5A，最大功耗 15 W"))
+    assert {"802.11ax", "wi", "fi", "6"} <= set(tokenize("支持 Wi-Fi 6（802.11ax）"))
+    # English text has no name terms: word pairs would change English ranking (docs)
+    assert tokenize("The snow leopard (Panthera uncia) lives in KD-3300 country") == [
+        "snow", "leopard", "panthera", "uncia", "live", "kd", "3300", "countri"
+    ]
+
+
+def test_query_terms_weigh_a_chinese_run_as_its_words_and_offer_names():
+    terms, weights = query_terms("学名为 Panthera uncia 的动物叫什么名字？")
+    by_term: dict[str, float] = {}
+    for t, w in zip(terms, weights):
+        by_term[t] = by_term.get(t, 0.0) + w
+    assert by_term["panthera"] == by_term["uncia"] == by_term["panthera_uncia"] == 1.0
+    # "的动物叫什么名字": 5 jieba words and 7 bigrams weigh 5 in all
+    cjk = [w for t, w in zip(terms, weights) if t[0] >= "\u3400" and t not in ("学名", "为", "名为")]
+    assert sum(cjk) == pytest.approx(5.0)
+    # an English question offers its codes and word pairs, which only names in Chinese text match
+    terms, weights = query_terms("What is the rated power of the PM-220 Max?")
+    assert {"pm-220", "pm-220_max", "rate_power"} <= set(terms) and set(weights) == {1.0}
+    assert query_terms("鸟") == (["鸟"], [1.0])
+
+
+def test_an_exact_latin_name_in_a_chinese_question_ranks_its_page_first(tmp_path: Path):
+    """Many Chinese terms must not drown two Latin ones, nor may a question word that happens to
+    be rare in the library outrank the binomial itself."""
+    index = KeywordIndex(tmp_path)
+    page = "{zh}，学名 {latin}，英文名 {en}。{zh}生活在{where}，以{food}为食，体长约 {n} cm。"
+    animals = [
+        ("雪豹", "Panthera uncia", "Snow Leopard", "高山", "岩羊"),
+        ("金钱豹", "Panthera pardus", "Leopard", "森林", "鹿"),
+        ("虎", "Panthera tigris", "Tiger", "森林", "野猪"),
+        ("狮", "Panthera leo", "Lion", "草原", "斑马"),
+        ("云豹", "Neofelis nebulosa", "Clouded Leopard", "森林", "猴"),
+        ("猞猁", "Lynx lynx", "Eurasian Lynx", "针叶林", "野兔"),
+        ("赤狐", "Vulpes vulpes", "Red Fox", "草原", "鼠"),
+        ("北极狐", "Vulpes lagopus", "Arctic Fox", "冻原", "旅鼠"),
+    ]
+    chunks = [
+        chunk(latin.split()[1], 0, page.format(zh=zh, latin=latin, en=en, where=where, food=food, n=60 + i))
+        for i, (zh, latin, en, where, food) in enumerate(animals)
+    ]
+    # One page holds the question's words 叫 and 名字, each as rare as the binomial.
+    chunks.append(chunk("naming", 0, "兔狲的名字来源于蒙古语，当地人也叫它洋猞猁。学名 Otocolobus manul。"))
+    index.upsert(chunks)
+    assert index.search_docs("学名为 Panthera uncia 的动物叫什么名字？", 1)[0][0] == "uncia"
+    assert index.search_docs("Snow Leopard 叫什么名字？主要生活在哪里？", 1)[0][0] == "uncia"
+    assert index.search_docs("Where does the clouded leopard live?", 1)[0][0] == "nebulosa"
+    assert index.search_docs("Vulpes lagopus 吃什么？", 1)[0][0] == "lagopus"
 
 
 def test_search_ranks_matching_chunk_first_with_positive_scores(tmp_path: Path):
@@ -218,7 +280,7 @@ def test_document_terms_count_overlap_and_repeated_headings_once(tmp_path: Path)
     for index in (one, split):
         index.upsert([chunk("other", 0, "Kea live in the mountains.", heading=["Kea"])])
     entries = split._entries
-    assert entries["d-chunk-1"].skip == len(tokenize(overlap))
+    assert entries["d-chunk-1"].skip == len(tokenize(overlap))  # no name terms in English text
     # The split document scores "weigh" no higher than the single chunk: the repeated heading
     # and the overlap sentence are not counted twice (only "rimu"/"breed"/"year" were added).
     assert split.score_docs("weigh", ["d"])["d"] < one.score_docs("weigh", ["d"])["d"] * 1.01
