@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from desktop_app.core.models.embeddings.base import multilingual_family
+
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KANA = "\u3040-\u30ff"
 _HANGUL = "\uac00-\ud7af"
@@ -26,18 +28,6 @@ _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 # A CJK character carries about a word; Latin names inside Chinese text are many letters each.
 CJK_MIN_SHARE = 0.2
 LANGS = ("zh", "ja", "ko", "latin", "other")
-
-# Embedding models trained on English only: their vectors for any other script are noise.
-ENGLISH_ONLY_MODELS = (
-    "all-minilm",
-    "all-mpnet",
-    "paraphrase-minilm",
-    "msmarco-",
-    "-en-",
-    "bge-small-en",
-    "bge-base-en",
-)
-
 
 def cjk_share(text: str) -> float:
     """Fraction of a text's letters (non-space, non-punctuation, non-digit) that are CJK."""
@@ -62,12 +52,12 @@ def text_lang(text: str) -> str:
 
 
 def is_multilingual(embedder) -> bool:
-    """The embedder's own ``multilingual`` flag, else a guess from its name."""
+    """The embedder's own ``multilingual`` flag, else its model family's; an unknown family
+    is taken to read every language (it then votes as before languages were stored)."""
     flag = getattr(embedder, "multilingual", None)
-    if flag is not None:
-        return bool(flag)
-    name = str(getattr(embedder, "name", "")).lower()
-    return not any(tag in name for tag in ENGLISH_ONLY_MODELS)
+    if flag is None:
+        flag = multilingual_family(str(getattr(embedder, "name", "")))
+    return True if flag is None else bool(flag)
 
 
 def reads(embedder, lang: str) -> bool:
