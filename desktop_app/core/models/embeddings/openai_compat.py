@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 
-from desktop_app.core.models.embeddings.base import normalize
+from desktop_app.core.models.embeddings.base import multilingual_family, normalize
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,8 @@ class OpenAICompatEmbedder:
         if not model:
             raise EmbeddingError("no embedding model name given (embedding.model = 'openai:<model>')")
         self.model = model
+        # Known from the served model's name (bge-m3, Qwen3-Embedding ...); None: retrieval guesses.
+        self.multilingual: bool | None = multilingual_family(model)
         self.url = embeddings_url(url)
         self.batch_size = max(1, int(batch_size))
         self.retries = max(0, int(retries))

