@@ -39,7 +39,7 @@ from desktop_app.core.library.languages import text_lang
 log = logging.getLogger(__name__)
 
 # Bump when tokenization changes: a persisted index with another version is rebuilt.
-TOKENIZER_VERSION = "en-snowball-sw2+zh-jieba-bigram-1+names-1+doc-2+lang-1"
+TOKENIZER_VERSION = "en-snowball-sw2+zh-t2s-jieba-bigram-1+names-1+doc-2+lang-1"
 FILE_NAME = "bm25.json"
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -67,6 +67,12 @@ _CODE_RE = re.compile(r"[a-z0-9]*[0-9][a-z0-9]*(?:[-./][a-z0-9]+)+|[a-z]+(?:[-./
 NAME_MAX_WORDS = 4
 
 
+def _simplified_table() -> dict[int, str]:
+    """str.translate table from Traditional to Simplified characters (t2s.txt, from OpenCC)."""
+    lines = (Path(__file__).with_name("t2s.txt")).read_text(encoding="utf-8").splitlines()
+    return str.maketrans(lines[1], lines[2])
+
+
 class Tokenizer:
     """Text -> BM25 terms; ``__call__`` for what is indexed, ``query`` for a question (with weights).
 
@@ -89,6 +95,7 @@ class Tokenizer:
         self._stemmer = Stemmer.Stemmer("english")
         self._cache: dict[str, str] = {}
         self._jieba = None  # loaded on the first Chinese text (its dictionary takes ~1 s)
+        self._t2s = _simplified_table()
 
     def _stem(self, word: str) -> str:
         stem = self._cache.get(word)
@@ -118,7 +125,9 @@ class Tokenizer:
         return self._analyze(text, query=True)
 
     def _analyze(self, text: str, query: bool, names: bool = True) -> tuple[list[str], list[float]]:
-        low = text.lower()
+        # Traditional characters folded to Simplified: jieba's dictionary is Simplified, and a
+        # question in one script then finds a page in the other.
+        low = text.lower().translate(self._t2s)
         tokens: list[str] = []
         weights: list[float] = []
         for match in _TOKEN_RE.finditer(low):

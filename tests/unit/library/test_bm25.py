@@ -68,6 +68,11 @@ def test_latin_pieces_of_chinese_text_are_names():
     ]
 
 
+def test_traditional_and_simplified_chinese_give_the_same_terms():
+    assert tokenize("戲曲鑼鼓所運用的敲擊樂器") == tokenize("戏曲锣鼓所运用的敲击乐器")
+    assert query_terms("臺灣的學名為 Ursus thibetanus 的熊") == query_terms("台湾的学名为 Ursus thibetanus 的熊")
+
+
 def test_query_terms_weigh_a_chinese_run_as_its_words_and_offer_names():
     terms, weights = query_terms("学名为 Panthera uncia 的动物叫什么名字？")
     by_term: dict[str, float] = {}
