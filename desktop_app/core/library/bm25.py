@@ -13,10 +13,12 @@ version the index starts empty; the KnowledgeBase compares ``doc_ids()`` with it
 re-feeds what is missing.
 
 Tokenizer: English (and any other alphabetic script) lowercased, stopwords dropped, Snowball
-stemmed (PyStemmer); Chinese runs give jieba words plus overlapping character bigrams (on CMRC
-2018 dev nDCG@10: jieba+bigrams 0.988, chars+bigrams 0.986, bigrams 0.984, jieba 0.984; see
-docs/retrieval-benchmarks.md); mixed text is split into script runs first, so "BM25算法的原理"
-gives ["bm25", "算法", "的", "原理", "算法", "法的", "的原", "原理"].
+stemmed (PyStemmer); Chinese runs, Traditional characters folded to Simplified, give jieba words
+plus overlapping character bigrams (plain whole-document BM25 on CMRC 2018 dev, nDCG@10:
+jieba+bigrams 0.988, chars+bigrams 0.986, bigrams 0.984, jieba 0.984; `kdesk bench keyword`);
+mixed text is split into script runs first, so "BM25算法的原理" gives ["bm25", "算法", "的",
+"原理", "算法", "法的", "的原", "原理"]. Latin pieces of Chinese text also give name terms, and a
+question's terms are weighted (``Tokenizer``; docs/retrieval-benchmarks.md).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from desktop_app.core.library.languages import text_lang
 log = logging.getLogger(__name__)
 
 # Bump when tokenization changes: a persisted index with another version is rebuilt.
-TOKENIZER_VERSION = "en-snowball-sw2+zh-t2s-jieba-bigram-1+names-1+doc-2+lang-1"
+TOKENIZER_VERSION = "en-snowball-sw2+zh-t2s-jieba-bigram-1+names-2+doc-2+lang-1"
 FILE_NAME = "bm25.json"
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -59,11 +61,9 @@ STOPWORDS_EN = frozenset(
 
 
 # A Latin-script piece of CJK text: what lies between CJK characters and punctuation.
-_PIECE_RE = re.compile(rf"[{_CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!\"']+")
-_LATIN_PIECE_RE = re.compile(r"[a-z0-9][a-z0-9 .\-/+]*", re.ASCII)
+_PIECE_RE = re.compile(rf"[{_CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!#*|>`=~\"]+")
+_LATIN_PIECE_RE = re.compile(r"[a-z0-9][a-z0-9 .\-/+']*", re.ASCII)
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-./][a-z0-9]+)*", re.ASCII)
-# A code: letters and digits joined by - . or / with a digit somewhere (KD-3200, 12v/2a, 802.11ax).
-_CODE_RE = re.compile(r"[a-z0-9]*[0-9][a-z0-9]*(?:[-./][a-z0-9]+)+|[a-z]+(?:[-./][a-z]+)*[-./][a-z0-9]*[0-9][a-z0-9]*", re.ASCII)
 NAME_MAX_WORDS = 4
 
 
@@ -78,11 +78,12 @@ class Tokenizer:
 
     Names: a Latin-script piece of Chinese text (a binomial, an English name, a model code) is a
     unit, so besides its words it gives one name term: "学名为 Panthera uncia，英文名 Snow Leopard"
-    adds "panthera_uncia" and "snow_leopard"; "KD-3300 Pro" adds "kd-3300_pro"; a lone code "KD-3300"
-    adds "kd-3300". An exact name in a question then matches the one page that holds it, and the
-    page of "KD-3300 Pro" no longer counts as naming "KD-3300". English text has no such units
-    (word pairs over SciFact: nDCG@10 0.693 -> 0.674), so it gives no name terms; an English
-    question offers its codes and word pairs as names, which can only match names in Chinese text.
+    adds "_panthera_uncia" and "_snow_leopard"; "KD-3300 Pro" adds "_kd-3300_pro", "Lion" "_lion".
+    An exact name in a question then matches the one page that holds it, and the page of
+    "KD-3300 Pro" (or of "Lion's Mane") no longer counts as naming "KD-3300" (or "Lion"). English
+    text has no such units (word pairs over SciFact: nDCG@10 0.693 -> 0.674), so it gives no name
+    terms; an English question offers its words and pairs of words as names, which can only match
+    names in Chinese text. "_" occurs in no other term.
 
     Query weights: a Chinese run's words and bigrams are two views of the same text, so together
     they weigh what its words alone weigh; otherwise a mixed question's 16 Chinese terms drown
@@ -152,26 +153,25 @@ class Tokenizer:
             weights.extend([1.0] * len(found))
         return tokens, weights
 
+    def _name(self, words: list[str]) -> str:
+        # "_" never occurs in other terms: "_lion" is the page that names a Lion, not Lion's Mane.
+        return "".join("_" + self._stem(w) for w in words)
+
     def _names(self, low: str) -> list[str]:
         """Name terms of the Latin pieces of CJK text."""
         out: list[str] = []
         for piece in _PIECE_RE.split(low):
-            piece = piece.strip(" .-/")
-            if not piece or not _LATIN_PIECE_RE.fullmatch(piece):
-                continue
-            words = _WORD_RE.findall(piece)
-            if 2 <= len(words) <= NAME_MAX_WORDS:
-                out.append("_".join(self._stem(w) for w in words))
-            elif len(words) == 1 and _CODE_RE.fullmatch(words[0]):
-                out.append(words[0])
+            piece = piece.strip(" .-/'")
+            if piece and _LATIN_PIECE_RE.fullmatch(piece):
+                words = _WORD_RE.findall(piece)
+                if 1 <= len(words) <= NAME_MAX_WORDS:
+                    out.append(self._name(words))
         return out
 
     def _query_names(self, low: str) -> list[str]:
-        """What an English question may name as a unit: its codes and its pairs of words."""
+        """What an English question may name as a unit: each word, and each pair of words."""
         words = [w for w in _WORD_RE.findall(low) if w not in STOPWORDS_EN]
-        out = [w for w in words if _CODE_RE.fullmatch(w)]
-        out += [f"{self._stem(a)}_{self._stem(b)}" for a, b in zip(words, words[1:])]
-        return out
+        return [self._name([w]) for w in words] + [self._name([a, b]) for a, b in zip(words, words[1:])]
 
 
 _tokenizer: Tokenizer | None = None

@@ -55,13 +55,16 @@ def test_latin_pieces_of_chinese_text_are_names():
     tokens = tokenize("学名：Panthera uncia；英文名：Snow Leopard。雪豹生活在高山。")
     # the words, as in English text, plus one name term per piece
     assert {"panthera", "uncia", "snow", "leopard"} <= set(tokens)
-    assert {"panthera_uncia", "snow_leopard"} <= set(tokens)
-    # a code is a name on its own; with a model word after it, the pair is the name
-    assert "kd-3300" in tokenize("KD-3300 产品规格") and "kd-3300" not in tokenize("无线吸尘器 KD-3300 Pro")
-    assert "kd-3300_pro" in tokenize("无线吸尘器 KD-3300 Pro（升级版）")
+    assert {"_panthera_uncia", "_snow_leopard"} <= set(tokens)
+    # a piece of one word is a name too: the page of "KD-3300 Pro" does not name "KD-3300"
+    assert "_kd-3300" in tokenize("KD-3300 产品规格") and "_kd-3300" not in tokenize("无线吸尘器 KD-3300 Pro")
+    assert "_kd-3300_pro" in tokenize("# 无线吸尘器 KD-3300 Pro（升级版）")
+    assert "_lion" in tokenize("英文名为 Lion。") and "_lion" not in tokenize("英文名为 Lion's Mane。")
     # numbers with units inside Chinese: their words, and the code as a name
-    assert {"12v", "1", "5a", "12v/1.5a"} <= set(tokenize("输入为 12V/1.5A，最大功耗 15 W"))
-    assert {"802.11ax", "wi", "fi", "6"} <= set(tokenize("支持 Wi-Fi 6（802.11ax）"))
+    assert {"12v", "1", "5a", "_12v/1.5a"} <= set(tokenize("输入为 12V/1.5A，最大功耗 15 W"))
+    assert {"802", "11ax", "wi", "fi", "6", "_wi-fi_6", "_802.11ax"} <= set(tokenize("支持 Wi-Fi 6（802.11ax）"))
+    # Markdown around a name is not part of it
+    assert {"_x7_pro", "_rx-580t"} <= set(tokenize("**X7 Pro** 对比 | RX-580T |"))
     # English text has no name terms: word pairs would change English ranking (docs)
     assert tokenize("The snow leopard (Panthera uncia) lives in KD-3300 country") == [
         "snow", "leopard", "panthera", "uncia", "live", "kd", "3300", "countri"
@@ -78,13 +81,14 @@ def test_query_terms_weigh_a_chinese_run_as_its_words_and_offer_names():
     by_term: dict[str, float] = {}
     for t, w in zip(terms, weights):
         by_term[t] = by_term.get(t, 0.0) + w
-    assert by_term["panthera"] == by_term["uncia"] == by_term["panthera_uncia"] == 1.0
+    assert by_term["panthera"] == by_term["uncia"] == by_term["_panthera_uncia"] == 1.0
     # "的动物叫什么名字": 5 jieba words and 7 bigrams weigh 5 in all
     cjk = [w for t, w in zip(terms, weights) if t[0] >= "\u3400" and t not in ("学名", "为", "名为")]
     assert sum(cjk) == pytest.approx(5.0)
-    # an English question offers its codes and word pairs, which only names in Chinese text match
+    # an English question offers its words and word pairs as names, which only names in Chinese
+    # text match
     terms, weights = query_terms("What is the rated power of the PM-220 Max?")
-    assert {"pm-220", "pm-220_max", "rate_power"} <= set(terms) and set(weights) == {1.0}
+    assert {"_pm-220", "_pm-220_max", "_rate_power", "_max"} <= set(terms) and set(weights) == {1.0}
     assert query_terms("鸟") == (["鸟"], [1.0])
 
 
