@@ -399,10 +399,10 @@ def format_result(r: RetrievalBenchResult) -> str:
     if kinds:
         counts = r.queries_by_kind
         lines.append("nDCG@10 by kind of question (queries):")
-        lines.append(f"{'kind':<16} " + " ".join(f"{name:>10}" for name in r.modes))
+        lines.append(f"{'kind':<20} " + " ".join(f"{name:>10}" for name in r.modes))
         for kind in kinds:
             row = " ".join(f"{m.ndcg_by_kind.get(kind, float('nan')):>10.4f}" for m in r.modes.values())
-            lines.append(f"{kind + f' ({counts.get(kind, 0)})':<16} {row}")
+            lines.append(f"{kind + f' ({counts.get(kind, 0)})':<20} {row}")
     return "\n".join(lines)
 
 
