@@ -21,7 +21,6 @@ score every document, take the top 10), one query at a time after a warm-up.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -107,21 +106,6 @@ def make_tokenizer(name: str) -> Callable[[str], list[str]]:
     return BaselineTokenizer(name)
 
 
-def load_kinds(folder: Path) -> dict[str, str]:
-    """query id -> its ``kind`` (or ``metadata.kind``) from queries.jsonl; queries without one are
-    left out. Our own reader: load_beir is being extended elsewhere and must not be edited here."""
-    kinds: dict[str, str] = {}
-    with open(Path(folder) / "queries.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                q = json.loads(line)
-                meta = q.get("metadata")
-                kind = q.get("kind") or (meta.get("kind") if isinstance(meta, dict) else None)
-                if kind:
-                    kinds[str(q["_id"])] = str(kind)
-    return kinds
-
-
 # ------------------------------------------------------------------------------------ results
 @dataclass
 class KindResult:
@@ -205,7 +189,7 @@ def run_keyword_bench(
         qids = qids[:limit_queries]
     if not qids:
         raise ValueError(f"no judged queries in {beir_dir}/qrels/{split}.tsv")
-    kind_of = load_kinds(beir_dir)
+    kind_of = data.kinds
     by_kind: dict[str, list[str]] = {}
     if any(q in kind_of for q in qids):
         for qid in qids:

@@ -12,10 +12,10 @@ import pytest
 from desktop_app.bench.keyword import (
     TOKENIZERS,
     format_keyword_result,
-    load_kinds,
     make_tokenizer,
     run_keyword_bench,
 )
+from desktop_app.bench.retrieval import load_beir
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = [
@@ -68,7 +68,7 @@ def test_variants_differ_only_on_chinese():
 
 
 def test_every_variant_runs_with_per_kind_figures(beir: Path):
-    assert load_kinds(beir) == {"q1": "zh", "q2": "zh", "q3": "zh", "q4": "en", "q5": "en"}
+    assert load_beir(beir).kinds == {"q1": "zh", "q2": "zh", "q3": "zh", "q4": "en", "q5": "en"}
     r = run_keyword_bench(beir, TOKENIZERS, log=lambda m: None)
     assert r.documents == 6 and r.queries == 6
     assert r.kinds == {"(none)": 1, "en": 2, "zh": 3}
