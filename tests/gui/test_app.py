@@ -43,17 +43,3 @@ def test_status_bar_names_a_removed_model_package_and_its_install_command(make_w
     assert "efficientnet-lite-pytorch" in classifier
     assert f"{sys.executable} -m pip install efficientnet-lite-pytorch" in classifier
     assert "photo identification is unavailable" in classifier
-
-
-def test_an_empty_index_over_a_folder_with_files_is_filled_at_start(make_window, tmp_path, qtbot):
-    """Another embedding.model set in config.toml opens a new, empty index: the window indexes the
-    folder into it without being asked (as Settings does), instead of showing an empty library."""
-    folder = tmp_path / "data" / "knowledge"
-    folder.mkdir(parents=True)
-    (folder / "snow-leopard.md").write_text("# 雪豹（Snow Leopard）\n\n学名 Panthera uncia。", encoding="utf-8")
-    window = make_window(Config())
-    qtbot.waitUntil(
-        lambda: [(d.name, d.status) for d in window.knowledge.model.rows] == [("snow-leopard.md", "indexed")],
-        timeout=60_000,
-    )
-    assert window.ctx.kb.search("Panthera uncia")[0].source == "snow-leopard.md"

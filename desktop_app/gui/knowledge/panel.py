@@ -71,7 +71,6 @@ class KnowledgePanel(QWidget):
         self.ctx = ctx
         self.setAcceptDrops(True)
         self._pending: list[tuple[list[Path], str]] = []  # drops before the KB is ready
-        self._fill_empty_index = False  # set on kb_ready: the first listing checks for an empty index
         self._scopes: list[str] = ["shared"]
         self.last_report: Any = None
 
@@ -369,13 +368,6 @@ class KnowledgePanel(QWidget):
 
     def _set_documents(self, docs: list[Any]) -> None:
         self.model.set_documents(docs)
-        if self._fill_empty_index:
-            self._fill_empty_index = False
-            kb = self.ctx.kb
-            # An empty index over a folder with files: another embedding.model was set in
-            # config.toml (its own, new index) or the index was deleted. Fill it, as Settings does.
-            if not docs and kb is not None and not kb.is_empty():
-                self.sync()
         scopes = {"shared"} | {d.scope for d in docs}
         for scope in sorted(scopes):
             if scope not in self._scopes:
@@ -402,7 +394,6 @@ class KnowledgePanel(QWidget):
         pending, self._pending = self._pending, []
         for paths, scope in pending:
             self.add_paths(paths, scope)
-        self._fill_empty_index = True
 
     def _choose_files(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, tr("Add files"))
