@@ -7,7 +7,7 @@ Made for a Traditional-Chinese stand-in for a reading-comprehension retrieval se
 corpus.jsonl (title, text), queries.jsonl (text) and any other JSONL file (e.g. CMRC's
 answers.jsonl) have their string values converted with OpenCC; ids (``_id`` and other keys that
 start with "_"), ``kind`` and ``metadata`` are kept as they are, so qrels (copied unchanged) still
-match. Needs the ``opencc`` PyPI package, which is not a dependency of the app.
+match. Needs the ``opencc`` PyPI package: the dev install brings it; the app itself does not use it.
 """
 
 from __future__ import annotations
