@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop_app.bench.retrieval import load_beir, ndcg_at, recall_at
+from desktop_app.bench.retrieval import judged_queries, load_beir, ndcg_at, recall_at
 
 TOKENIZERS = ("jieba", "bigram", "chars+bigrams", "union", "app")
 K = 10
@@ -184,11 +184,7 @@ def run_keyword_bench(
     if not tokenizers:
         raise ValueError("no tokenizer to evaluate")
     data = load_beir(beir_dir, split)
-    qids = sorted(data.qrels)
-    if limit_queries:
-        qids = qids[:limit_queries]
-    if not qids:
-        raise ValueError(f"no judged queries in {beir_dir}/qrels/{split}.tsv")
+    qids = judged_queries(data, beir_dir, split, limit_queries)
     kind_of = data.kinds
     by_kind: dict[str, list[str]] = {}
     if any(q in kind_of for q in qids):

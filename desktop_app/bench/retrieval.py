@@ -94,6 +94,14 @@ def load_beir(folder: Path, split: str = "test") -> BeirSet:
     return BeirSet(corpus, queries, qrels, kinds)
 
 
+def judged_queries(data: BeirSet, folder: Path, split: str, limit: int | None = None) -> list[str]:
+    """The ids of the judged queries in order, the first ``limit`` of them; none is an error."""
+    qids = sorted(data.qrels)[:limit] if limit else sorted(data.qrels)
+    if not qids:
+        raise ValueError(f"no judged queries in {folder}/qrels/{split}.tsv")
+    return qids
+
+
 # ------------------------------------------------------------------------------------ metrics
 def ndcg_at(ranked: Sequence[str], rel: dict[str, int], k: int = 10) -> float:
     dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
@@ -221,11 +229,7 @@ def run_retrieval_bench(
             raise ValueError(f"unknown mode {m!r}; expected some of {', '.join(MODES)}")
     config = config or Config()
     data = load_beir(beir_dir, split)
-    qids = sorted(data.qrels)
-    if limit_queries:
-        qids = qids[:limit_queries]
-    if not qids:
-        raise ValueError(f"no judged queries in {beir_dir}/qrels/{split}.tsv")
+    qids = judged_queries(data, beir_dir, split, limit_queries)
 
     tmp = None
     if work_dir is None:
@@ -443,10 +447,13 @@ class _QueryCache:
         self.inner = inner
         self.vectors: dict[str, object] = {}
         self.name, self.dim, self.max_chars = inner.name, inner.dim, inner.max_chars
+        # The retriever asks which languages the encoder reads: the inner one's answer, not a guess.
+        self.multilingual = getattr(inner, "multilingual", None)
         cache = self
 
         class _Recording:
             name, dim, max_chars = inner.name, inner.dim, inner.max_chars
+            multilingual = getattr(inner, "multilingual", None)
 
             def embed_queries(self, texts):
                 vecs = inner.embed_queries(texts)
