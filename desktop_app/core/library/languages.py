@@ -29,12 +29,6 @@ _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 CJK_MIN_SHARE = 0.2
 LANGS = ("zh", "ja", "ko", "latin", "other")
 
-def cjk_share(text: str) -> float:
-    """Fraction of a text's letters (non-space, non-punctuation, non-digit) that are CJK."""
-    letters = [c for c in text if c.isalpha()]
-    return sum(1 for c in letters if _CJK.match(c)) / len(letters) if letters else 0.0
-
-
 def text_lang(text: str) -> str:
     """The language of a text by its script (module docstring); "" when it has no letters."""
     letters = [c for c in text if c.isalpha()]
@@ -60,6 +54,7 @@ def is_multilingual(embedder) -> bool:
     return True if flag is None else bool(flag)
 
 
-def reads(embedder, lang: str) -> bool:
-    """Whether the embedder's vectors for text in ``lang`` mean anything ("" = unknown: yes)."""
-    return lang in ("", "latin") or is_multilingual(embedder)
+def reads(multilingual: bool, lang: str) -> bool:
+    """Whether an encoder's vectors for text in ``lang`` mean anything ("" = unknown: yes);
+    ``multilingual`` is ``is_multilingual(encoder)``, found once per encoder."""
+    return multilingual or lang in ("", "latin")

@@ -33,7 +33,7 @@ import numpy as np
 
 from desktop_app.core.config import RetrievalConfig
 from desktop_app.core.library.documents import Hit
-from desktop_app.core.library.languages import reads, text_lang
+from desktop_app.core.library.languages import is_multilingual, reads, text_lang
 from desktop_app.core.library.scopes import chroma_where, visible_scopes
 
 if TYPE_CHECKING:
@@ -98,6 +98,8 @@ class Retriever:
         # Exact in-memory dense search (dense.py); None: Chroma's HNSW index answers.
         self.dense = dense
         self.embedder = embedder
+        # Which languages the encoder reads (its chunks' language is asked per candidate).
+        self._multilingual = embedder is not None and is_multilingual(embedder)
         self.config = config or RetrievalConfig()
         self.reranker = reranker
         self.use_dense = use_dense and embedder is not None
@@ -188,7 +190,7 @@ class Retriever:
                     vs[cid] = float(vec @ vectors[qi]) if vec is not None and vectors is not None else None
             # An encoder that cannot read the query ranks at random, and fusion would drag the
             # keyword ranking down (CMRC with English MiniLM: 0.99 -> 0.6): keyword ranking alone.
-            wd = 0.0 if both and keyword[qi] and not reads(self.embedder, text_lang(query)) else w_dense
+            wd = 0.0 if both and keyword[qi] and not reads(self._multilingual, text_lang(query)) else w_dense
             dense_ids = [cid for cid, _ in dense[qi] if self._reads(cid)]
             kw_scores: dict[str, float] = {}
             if self.use_keyword:
@@ -233,7 +235,7 @@ class Retriever:
     def _reads(self, chunk_id: str) -> bool:
         """Whether the encoder can read the chunk's language: if not, its cosine gets no vote."""
         lang = self.keyword.lang_of(chunk_id) if self.keyword is not None else ""
-        return reads(self.embedder, lang)
+        return reads(self._multilingual, lang)
 
     def _doc_of(self, chunk_id: str) -> str:
         doc = self.keyword.doc_of(chunk_id) if self.keyword is not None else None
