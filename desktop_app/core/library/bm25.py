@@ -61,7 +61,7 @@ STOPWORDS_EN = frozenset(
 
 
 # A Latin-script piece of CJK text: what lies between CJK characters and punctuation.
-_PIECE_RE = re.compile(rf"[{_CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!#*|>`=~\"]+")
+_PIECE_RE = re.compile(rf"[{_CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!#*|`=~\"]+")
 _LATIN_PIECE_RE = re.compile(r"[a-z0-9][a-z0-9 .\-/+']*", re.ASCII)
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-./][a-z0-9]+)*", re.ASCII)
 NAME_MAX_WORDS = 4
@@ -143,7 +143,8 @@ class Tokenizer:
                 words = self._segment(run)
                 tokens.extend(words)
                 tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
-                weights.extend([len(words) / (len(words) + len(run) - 1)] * (len(words) + len(run) - 1))
+                n = len(words) + len(run) - 1  # its words and bigrams share its words' weight
+                weights.extend([len(words) / n] * n)
             elif run not in STOPWORDS_EN:
                 tokens.append(self._stem(run))
                 weights.append(1.0)
