@@ -86,7 +86,6 @@ def _word_tokenizer(raw: Path, specials: list[str], template: str, **special_tok
 def build_tiny_qwen3(folder: Path, prompts: dict[str, str] | None = None) -> Path:
     """Qwen3-Embedding's layout: a Qwen3 decoder, left padding, the end-of-text token appended
     and pooled (last-token pooling), then normalised."""
-    from sentence_transformers import SentenceTransformer, models
     from transformers import Qwen3Config, Qwen3Model
 
     raw = folder.parent / (folder.name + "-raw")
@@ -111,17 +110,11 @@ def build_tiny_qwen3(folder: Path, prompts: dict[str, str] | None = None) -> Pat
         max_position_embeddings=128,
     )
     Qwen3Model(cfg).save_pretrained(raw)
-    word = models.Transformer(str(raw), max_seq_length=64)
-    dim = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
-    pool = models.Pooling(dim(), pooling_mode="lasttoken")
-    model = SentenceTransformer(modules=[word, pool, models.Normalize()], device="cpu", prompts=prompts or {})
-    model.save(str(folder))
-    return folder
+    return _save_sentence_transformer(raw, folder, "lasttoken", prompts)
 
 
 def build_tiny_xlmr(folder: Path, pooling: str) -> Path:
     """bge-m3's / multilingual-e5's layout: XLM-RoBERTa, then CLS (bge-m3) or mean (e5) pooling."""
-    from sentence_transformers import SentenceTransformer, models
     from transformers import XLMRobertaConfig, XLMRobertaModel
 
     raw = folder.parent / (folder.name + "-raw")
@@ -148,10 +141,17 @@ def build_tiny_xlmr(folder: Path, pooling: str) -> Path:
         pad_token_id=1,
     )
     XLMRobertaModel(cfg).save_pretrained(raw)
+    return _save_sentence_transformer(raw, folder, pooling)
+
+
+def _save_sentence_transformer(raw: Path, folder: Path, pooling: str, prompts: dict[str, str] | None = None) -> Path:
+    """A saved transformer in ``raw`` as a sentence-transformers folder: pooling, then normalised."""
+    from sentence_transformers import SentenceTransformer, models
+
     word = models.Transformer(str(raw), max_seq_length=64)
     dim = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
     pool = models.Pooling(dim(), pooling_mode=pooling)
-    model = SentenceTransformer(modules=[word, pool, models.Normalize()], device="cpu")
+    model = SentenceTransformer(modules=[word, pool, models.Normalize()], device="cpu", prompts=prompts or {})
     model.save(str(folder))
     return folder
 
