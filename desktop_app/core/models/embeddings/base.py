@@ -83,9 +83,14 @@ ENGLISH_FAMILIES = (
 )
 
 
+def model_basename(model_id: str) -> str:
+    """A model id's last part, lower case: "BAAI/bge-m3", "C:\\models\\bge-m3" -> "bge-m3"."""
+    return model_id.replace("\\", "/").rstrip("/").split("/")[-1].lower()
+
+
 def multilingual_family(model_id: str) -> bool | None:
     """Whether a model family reads more than English, from its name or folder; None: unknown."""
-    low = model_id.replace("\\", "/").rstrip("/").split("/")[-1].lower()
+    low = model_basename(model_id)
     if any(tag in low for tag in MULTILINGUAL_FAMILIES):
         return True
     if any(tag in low for tag in ENGLISH_FAMILIES) or low.endswith("-en"):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.core.models.embeddings.base import multilingual_family, normalize
+from desktop_app.core.models.embeddings.base import model_basename, multilingual_family, normalize
 from desktop_app.core.models.torch_threads import one_torch_thread
 
 # Query batches up to this size are embedded on one torch thread (see embed_queries).
@@ -34,7 +34,7 @@ BGE_ZH_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
 
 def _family_prompts(model_id: str) -> tuple[str, str]:
     """(query_prefix, document_prefix) for model families that need them."""
-    low = model_id.replace("\\", "/").rstrip("/").split("/")[-1].lower()
+    low = model_basename(model_id)
     if "qwen3-embedding" in low:
         return QWEN3_INSTRUCTION, ""
     if "bge-m3" in low:  # the M3 card: no instruction for dense retrieval
