@@ -133,12 +133,20 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from desktop_app.core.library.knowledge import EMPTY_LIBRARY
+
     with open_desk(args) as desk:
+        empty = desk.kb.is_empty()  # then search loads nothing and finds nothing: say why
         hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
     if args.json:
-        emit_json({"query": args.query, "hits": [h.to_dict() for h in hits]})
+        emit_json(
+            {"query": args.query, "hits": [h.to_dict() for h in hits]}
+            | ({"note": EMPTY_LIBRARY} if empty else {})
+        )
         return 0
-    if not hits:
+    if empty:
+        print(EMPTY_LIBRARY)
+    elif not hits:
         print("no hits")
     for i, h in enumerate(hits, 1):
         where = h.source + (f", p. {h.page}" if h.page else "")

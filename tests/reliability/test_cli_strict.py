@@ -104,3 +104,24 @@ def test_ask_on_an_empty_library_from_the_command_line(kdesk_factory):
     assert res.rc == 0, res.stderr
     out = res.json()
     assert out["answer"] == EMPTY_LIBRARY and out["hits"] == [] and out["route"]["use_rag"] is False
+
+
+def test_search_on_an_empty_library_finds_nothing_without_loading_a_model(tmp_path, monkeypatch):
+    import desktop_app.core.library.knowledge as knowledge
+
+    def no_model(*_a, **_k):
+        raise AssertionError("a model was loaded to search an empty library")
+
+    monkeypatch.setattr(knowledge, "make_embedder", no_model)
+    kb = KnowledgeBase(tmp_path / "data", Config())
+    assert kb.search("What do kea eat?") == []
+    kb.close()
+
+
+def test_search_on_an_empty_library_from_the_command_line_says_why(kdesk_factory):
+    kd = kdesk_factory()
+    res = kd.run("search", "kea", timeout=120)
+    assert res.rc == 0, res.stderr
+    assert res.stdout.strip() == EMPTY_LIBRARY
+    out = kd.run("search", "kea", "--json", timeout=120).json()
+    assert out["hits"] == [] and out["note"] == EMPTY_LIBRARY

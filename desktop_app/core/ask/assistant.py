@@ -21,6 +21,7 @@ from desktop_app.core.ask.router import Route, Router
 from desktop_app.core.config import Config
 from desktop_app.core.events import Answer, Decision, Error, Event, Retrieved, RouteDecided, Token, Warning
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.knowledge import EMPTY_LIBRARY
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
 from desktop_app.core.tasks import Cancelled, TaskState
 
@@ -31,10 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EMPTY_LIBRARY = (
-    "Your library has no documents yet, so there is nothing to search. Add files (drop them on the "
-    "window, or `kdesk add PATH`) and ask again."
-)
 
 
 def evidence_score(hit: Hit) -> float:

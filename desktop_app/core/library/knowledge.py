@@ -46,6 +46,11 @@ __all__ = ["DocumentHandler", "KnowledgeBase", "SyncReport", "chunk_from_hit"]
 
 log = logging.getLogger(__name__)
 
+EMPTY_LIBRARY = (
+    "Your library has no documents yet, so there is nothing to search. Add files (drop them on the "
+    "window, or `kdesk add PATH`) and ask again."
+)
+
 
 class KnowledgeBase:
     """The library of one data folder: its documents, their index, and search over them."""
@@ -434,7 +439,10 @@ class KnowledgeBase:
     def search_many(
         self, queries: Sequence[str], top_k: int | None = None, scope: str | None = None
     ) -> list[Hit]:
-        """Several queries, one batched embedding call, merged and deduplicated (best score kept)."""
+        """Several queries, one batched embedding call, merged and deduplicated (best score kept).
+        An empty library answers at once: no model is loaded, no index opened, to find nothing."""
+        if self.is_empty():
+            return []
         retriever = self.retriever
         if self._writes == 0:  # a reader: another process may have written since the last search
             self._take_others_writes()
