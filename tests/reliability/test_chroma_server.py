@@ -132,6 +132,10 @@ def test_index_and_search_through_a_chroma_server_survive_a_restart(
 def test_unreachable_chroma_server_is_a_clear_cli_error(tmp_path, kdesk_cls, shared_embeddings_server):
     url = f"http://127.0.0.1:{_free_port()}"
     kd = kdesk_cls(tmp_path / "data", shared_embeddings_server.url, index={"chroma_url": url})
+    # A library with a file (an empty one answers without opening the store at all).
+    note = tmp_path / "data" / "knowledge" / "note.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("Kea eat roots, leaves and insects.", encoding="utf-8")
     res = kd.run("search", "anything", "--json", timeout=120)
     assert res.rc == 1
     assert "Traceback" not in res.stderr

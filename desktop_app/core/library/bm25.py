@@ -245,8 +245,9 @@ def overlap_chars(prev: str, text: str, min_len: int = 16) -> int:
     return 0
 
 
-def _entries_of(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
-    """Entries for the chunks of whole documents (overlap is found between consecutive chunks)."""
+def keyword_entries(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
+    """Entries for the chunks of whole documents (overlap is found between consecutive chunks).
+    Pure, so the indexer computes them (jieba and all) on its parsing thread."""
     out: list[tuple[str, _Entry]] = []
     prev: Chunk | None = None
     for c in sorted(chunks, key=lambda c: (c.doc_id, c.chunk_index)):
@@ -260,7 +261,9 @@ def _entries_of(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
         last = c.heading_path[-1] if c.heading_path else ""
         in_text = bool(last) and last in c.text[: len(last) + 16]
         lang = c.lang or text_lang(c.text)
-        out.append((c.id, _Entry(c.doc_id, c.scope, head_terms + text_terms, len(head_terms), skip, in_text, lang)))
+        out.append(
+            (c.id, _Entry(c.doc_id, c.scope, head_terms + text_terms, len(head_terms), skip, in_text, lang))
+        )
         prev = c
     return out
 
@@ -298,7 +301,9 @@ class KeywordIndex:
             if data.get("tokenizer") != TOKENIZER_VERSION:
                 raise ValueError(f"tokenizer {data.get('tokenizer')!r} != {TOKENIZER_VERSION!r}")
             for chunk_id, doc_id, scope, terms, head, skip, in_text, lang in data["chunks"]:
-                entry = _Entry(doc_id, scope, terms.split(" ") if terms else [], head, skip, bool(in_text), lang)
+                entry = _Entry(
+                    doc_id, scope, terms.split(" ") if terms else [], head, skip, bool(in_text), lang
+                )
                 self._add(chunk_id, entry)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # Derived data: start empty, the KnowledgeBase re-feeds every document.
@@ -352,11 +357,13 @@ class KeywordIndex:
         for chunk_id in self._by_doc.pop(doc_id, []):
             self._entries.pop(chunk_id, None)
 
-    def upsert(self, chunks: list[Chunk]) -> None:
-        """Index chunks, replacing every previously indexed chunk of their documents."""
+    def upsert(self, chunks: list[Chunk], prepared: list[tuple[str, _Entry]] | None = None) -> None:
+        """Index chunks, replacing every previously indexed chunk of their documents
+        (``prepared``: their ``keyword_entries``, when already computed)."""
         if not chunks:
             return
-        prepared = _entries_of(chunks)
+        if prepared is None:
+            prepared = keyword_entries(chunks)
         with self._lock:
             for doc_id in {c.doc_id for c in chunks}:
                 self._drop_doc(doc_id)

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import shutil
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from desktop_app.core.config import IndexConfig
 from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock
 from desktop_app.core.library.documents import Chunk, Hit, ParseError
 from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
@@ -253,64 +256,149 @@ def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:
 
 def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: SyncReport) -> None:
     """Index the changed files in batches. Interrupted (cancelled, crashed), what was fully
-    embedded is kept and the rest stays pending: the next sync redoes it. The caller flushes."""
-    from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+    embedded is kept and the rest stays pending: the next sync redoes it. The caller flushes.
 
+    A thread parses and chunks the files ahead (``_Reader``) while this one encodes and writes: the
+    encoder releases the GIL, so parsing, jieba and the BM25 terms cost no wall time of their own."""
     batch = _Batch(kb)
     total = len(changes)
-    for i, change in enumerate(changes):
-        check(task)
-        rel, path, st, old = change.rel, change.path, change.stat, change.old
-        task.progress(i, total, rel)
-        suffix = path.suffix.lower()
-        kind = "image" if suffix in IMAGE_SUFFIXES else "text"
-        entry = Entry(
-            name=rel,
-            doc_id=kb.doc_id(rel),
-            sha256=change.sha256,
-            size=st.st_size,
-            mtime_ns=st.st_mtime_ns,
-            chunks=0,
-            status=PENDING,
-            error=None,
-            indexed_at=None,
-            kind=kind,
-            scope=scope_of(rel),
-        )
-        kb.manifest.put(entry)  # pending before any chunk is touched
-        if old is not None:
-            _delete_chunks(kb, [old], kb.opened_dense)
-        (report.updated if old is not None else report.added).append(rel)
-        try:
-            if kind == "image":
-                handler = kb.handler_for(suffix)
-                if handler is None:
-                    raise ParseError(
-                        "image support is not installed "
-                        "(reference photos need torch and the classifier packages)"
-                    )
-                n = handler.index(entry.doc_id, path, rel, entry.scope)
-                kb.manifest.put(replace(entry, chunks=n, status=INDEXED, indexed_at=now_iso()))
+    with _Reader(kb, changes) as reader:
+        for i, (change, read) in enumerate(reader):
+            check(task)
+            rel, st, old = change.rel, change.stat, change.old
+            task.progress(i, total, rel)
+            entry = Entry(
+                name=rel,
+                doc_id=kb.doc_id(rel),
+                sha256=change.sha256,
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                chunks=0,
+                status=PENDING,
+                error=None,
+                indexed_at=None,
+                kind="image" if read is None else "text",
+                scope=scope_of(rel),
+            )
+            kb.manifest.put(entry)  # pending before any chunk is touched
+            if old is not None:
+                _delete_chunks(kb, [old], kb.opened_dense)
+            (report.updated if old is not None else report.added).append(rel)
+            try:
+                if read is None:
+                    n = _index_image(kb, entry, change.path)
+                    kb.manifest.put(replace(entry, chunks=n, status=INDEXED, indexed_at=now_iso()))
+                    continue
+                if isinstance(read, BaseException):
+                    raise read
+            except ParseError as exc:
+                kb.manifest.put(replace(entry, status=FAILED, error=str(exc)))
+                report.failed.append((rel, str(exc)))
                 continue
-            if suffix not in SUPPORTED_SUFFIXES:
-                raise ParseError(f"unsupported file type: {suffix or '(no extension)'}")
-            chunks = _chunk_file(kb, path, rel, entry)
-        except ParseError as exc:
-            kb.manifest.put(replace(entry, status=FAILED, error=str(exc)))
-            report.failed.append((rel, str(exc)))
-            continue
-        except Exception as exc:  # a parser bug must not stop the batch
-            log.exception("failed to index %s", rel)
-            msg = f"could not read: {type(exc).__name__}: {exc}"
-            kb.manifest.put(replace(entry, status=FAILED, error=msg))
-            report.failed.append((rel, msg))
-            continue
-        batch.add(entry, chunks)
-        if batch.full():
-            batch.flush()
-            task.progress(i + 1, total, rel)
+            except Exception as exc:  # a parser bug must not stop the batch
+                log.error("failed to index %s", rel, exc_info=exc)
+                msg = f"could not read: {type(exc).__name__}: {exc}"
+                kb.manifest.put(replace(entry, status=FAILED, error=msg))
+                report.failed.append((rel, msg))
+                continue
+            batch.add(entry, read)
+            if batch.full():
+                batch.flush()
+                task.progress(i + 1, total, rel)
     batch.flush()
     task.progress(total, total, "")
+
+
+def _index_image(kb: KnowledgeBase, entry: Entry, path: Path) -> int:
+    handler = kb.handler_for(path.suffix.lower())
+    if handler is None:
+        raise ParseError(
+            "image support is not installed (reference photos need torch and the classifier packages)"
+        )
+    return handler.index(entry.doc_id, path, entry.name, entry.scope)
+
+
+@dataclass
+class _Read:
+    """A text file made ready for the encoder and the indexes, off the writing thread."""
+
+    chunks: list[Chunk]
+    texts: list[str]  # what the encoder sees (embed_text)
+    keyword: list  # bm25.keyword_entries(chunks)
+
+
+class _Reader:
+    """Reads, parses and chunks the changed files on a thread, a few files ahead of the writer.
+
+    Iterating gives ``(change, read)`` in order: ``read`` is a ``_Read``, the exception that
+    refused the file (raised by the writer, so failures are recorded in one place), or None for
+    a photo (its handler runs on the writing thread: it owns the image index)."""
+
+    AHEAD = 64  # files parsed ahead at most (bounds the memory held by parsed, unencoded text)
+
+    def __init__(self, kb: KnowledgeBase, changes: list[Change]) -> None:
+        from desktop_app.core.library.parsers import IMAGE_SUFFIXES
+
+        self.changes = changes
+        self.images = IMAGE_SUFFIXES
+        cfg = kb.config.index
+        size = cfg.chunk_size
+        if any(c.path.suffix.lower() not in IMAGE_SUFFIXES for c in changes):  # loads the encoder
+            size = min(size, getattr(kb.embedder, "max_chars", size))
+        self.chunking = (cfg, size, kb.doc_id)
+        self.queue: queue.Queue = queue.Queue(self.AHEAD)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="kdesk-reader", daemon=True)
+
+    def __enter__(self) -> _Reader:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        while self.thread.is_alive():  # unblock a reader waiting on a full queue
+            try:
+                self.queue.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self.thread.join()
+
+    def __iter__(self) -> Iterator[tuple[Change, _Read | BaseException | None]]:
+        for change in self.changes:
+            while True:
+                try:
+                    yield change, self.queue.get(timeout=0.5)
+                    break
+                except queue.Empty:
+                    if not self.thread.is_alive():  # it hands over every error: this is a bug
+                        raise RuntimeError("the file reader stopped early") from None
+
+    def _run(self) -> None:
+        for change in self.changes:
+            if self.stop.is_set():
+                return
+            read: _Read | BaseException | None
+            try:
+                read = None if change.path.suffix.lower() in self.images else self._read(change)
+            except BaseException as exc:  # handed over: the writer records it against the file
+                read = exc
+            while not self.stop.is_set():
+                try:
+                    self.queue.put(read, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+
+    def _read(self, change: Change) -> _Read:
+        from desktop_app.core.library.bm25 import keyword_entries
+        from desktop_app.core.library.parsers import SUPPORTED_SUFFIXES
+
+        suffix = change.path.suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES:
+            raise ParseError(f"unsupported file type: {suffix or '(no extension)'}")
+        cfg, size, doc_id = self.chunking
+        chunks = chunk_file(cfg, size, change.path, change.rel, doc_id(change.rel), change.stat.st_size)
+        return _Read(chunks, [embed_text(c) for c in chunks], keyword_entries(chunks))
 
 
 def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | None) -> None:
@@ -329,26 +417,25 @@ def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | Non
                 handler.delete([e.doc_id])
 
 
-def _chunk_file(kb: KnowledgeBase, path: Path, rel: str, entry: Entry) -> list[Chunk]:
+def chunk_file(cfg: IndexConfig, size: int, path: Path, rel: str, doc_id: str, nbytes: int) -> list[Chunk]:
+    """A file's chunks of at most ``size`` characters (the encoder's ``max_chars`` or less)."""
     from desktop_app.core.library.chunking import chunk_sections
     from desktop_app.core.library.parsers import parse_file
 
-    cfg = kb.config.index
     limit = cfg.max_document_mb
     if limit > 0 and path.suffix.lower() not in PARSED_SIZE_SUFFIXES:
-        _check_size(entry.size, limit)  # plain text: refuse before reading it into memory
+        _check_size(nbytes, limit)  # plain text: refuse before reading it into memory
     sections = parse_file(path)
     if limit > 0:
         _check_size(sum(len(s.text.encode("utf-8")) for s in sections), limit)
-    size = min(cfg.chunk_size, getattr(kb.embedder, "max_chars", cfg.chunk_size))
     chunks = chunk_sections(
         sections,
-        entry.doc_id,
+        doc_id,
         rel,
         strategy=cfg.chunker,
         size=size,
         overlap=min(cfg.chunk_overlap, size // 3),
-        scope=entry.scope,
+        scope=scope_of(rel),
     )
     if not chunks:
         raise ParseError("empty document: no text")
@@ -373,9 +460,9 @@ class _Batch:
         self.entries: list[tuple[Entry, list[Chunk]]] = []
         self.n = 0
 
-    def add(self, entry: Entry, chunks: list[Chunk]) -> None:
-        self.entries.append((entry, chunks))
-        self.n += len(chunks)
+    def add(self, entry: Entry, read: _Read) -> None:
+        self.entries.append((entry, read))
+        self.n += len(read.chunks)
 
     def full(self) -> bool:
         return self.n >= self.target
@@ -384,10 +471,10 @@ class _Batch:
         if not self.entries:
             return
         kb = self.kb
-        chunks = [c for _, cs in self.entries for c in cs]
-        vectors = kb.embedder.embed_documents([embed_text(c) for c in chunks])
+        chunks = [c for _, r in self.entries for c in r.chunks]
+        vectors = kb.embedder.embed_documents([t for _, r in self.entries for t in r.texts])
         kb.store.upsert(chunks, vectors)
-        kb.keyword.upsert(chunks)
+        kb.keyword.upsert(chunks, [k for _, r in self.entries for k in r.keyword])
         dense = kb.opened_dense
         if dense is not None:
             dense.upsert(
@@ -395,6 +482,6 @@ class _Batch:
             )
         stamp = now_iso()
         kb.manifest.put_many(
-            [replace(e, chunks=len(cs), status=INDEXED, indexed_at=stamp) for e, cs in self.entries]
+            [replace(e, chunks=len(r.chunks), status=INDEXED, indexed_at=stamp) for e, r in self.entries]
         )
         self.entries, self.n = [], 0
