@@ -179,17 +179,19 @@ def _sentences(text: str, start: int, end: int) -> Iterable[tuple[int, int]]:
         yield a, b
 
 
-def _units(text: str, size: int) -> Iterable[tuple[int, int]]:
-    """Paragraphs no longer than ``size``; longer ones as sentences, longer sentences cut hard."""
+def _units(text: str, size: int) -> Iterable[tuple[int, int, bool]]:
+    """Paragraphs no longer than ``size``; longer ones as sentences, longer sentences cut hard
+    (the flag: a hard piece, which may be cut again where it is convenient)."""
     for p_start, p_end in _paragraphs(text):
         if p_end - p_start <= size:
-            yield p_start, p_end
+            yield p_start, p_end, False
             continue
         for s_start, s_end in _sentences(text, p_start, p_end):
             if s_end - s_start <= size:
-                yield s_start, s_end
+                yield s_start, s_end, False
             else:
-                yield from _hard_spans(text, s_start, s_end, size, 0)
+                for a, b in _hard_spans(text, s_start, s_end, size, 0):
+                    yield a, b, True
 
 
 def _overlap_start(text: str, chunk_start: int, chunk_end: int, earliest: int) -> int | None:
@@ -214,13 +216,27 @@ def semantic_spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     cur_start: int | None = None
     cur_end = 0
-    for u_start, u_end in _units(text, size):
+    units = list(_units(text, size))[::-1]  # a stack: a unit cut in two goes back on it
+    while units:
+        u_start, u_end, hard = units.pop()
         if cur_start is None:
             cur_start, cur_end = u_start, u_end
             continue
         if u_end - cur_start <= size:
             cur_end = u_end
             continue
+        room = cur_start + size - u_start
+        if hard and cur_end - cur_start < size // 4 and room > 0:
+            # A short chunk (a heading line, a lead-in) is not left alone before a piece of an
+            # over-long sentence: it takes the piece's head, the rest goes on. Alone, it cost a
+            # chunk on most SciFact abstracts (the title line, then the text, title repeated).
+            cut = _cut_point(text, u_start, u_start + room, u_start + room // 2, u_end)
+            head_end = _trim(text, u_start, cut)[1]
+            rest_start, rest_end = _trim(text, cut, u_end)
+            if head_end > u_start and rest_start < rest_end:
+                cur_end = head_end
+                units.append((rest_start, rest_end, True))
+                continue
         spans.append((cur_start, cur_end))
         new_start = u_start
         if overlap:

@@ -188,3 +188,22 @@ def test_doc_id_is_stable_and_safe_for_chroma() -> None:
 def test_doc_ids_differ_for_paths_with_the_same_slug() -> None:
     paths = ["a b.md", "a-b.md", "A B.md", "a/b.md", "a_b.md", "鹦鹉.md", "鸚鵡.md", "a b.md "]
     assert len({make_doc_id(p) for p in paths}) == len(paths)
+
+
+def test_a_heading_line_is_not_left_alone_before_an_unbroken_paragraph() -> None:
+    # SciFact's abstracts: a title line, then sentences glued without spaces ("cells.S100A9"), so
+    # the paragraph is cut hard. The title shares the first chunk instead of being one by itself.
+    body = "word " * 300
+    text = "# A title line\n\n" + body.strip()
+    chunks = chunk_sections([Section(text=text)], "d", "t.md", size=1000, overlap=0)
+    assert chunks[0].text.startswith("# A title line\n\nword")
+    assert len(chunks) == 2
+    _check_invariants([Section(text=text)], chunks, 1000)
+
+
+def test_a_short_sentence_is_not_cut_into_to_fill_a_chunk() -> None:
+    # Whole sentences stay whole: only the pieces of a sentence longer than a chunk are cut.
+    text = "Short one. " + "Longer sentence with many words here. " * 3
+    chunks = chunk_sections([Section(text=text)], "d", "s.txt", size=100, overlap=0)
+    for c in chunks:
+        assert c.text.endswith("."), c.text
