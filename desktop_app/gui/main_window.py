@@ -124,7 +124,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(tr("Could not open the knowledge base: {error}").format(error=message))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        if self.ctx.runner.is_busy(JobKind.ADD) or self.ctx.runner.is_busy(JobKind.REINDEX):
+        if self.ctx.runner.is_working(JobKind.ADD) or self.ctx.runner.is_working(JobKind.REINDEX):
             answer = QMessageBox.question(
                 self,
                 tr("Indexing in progress"),

@@ -79,6 +79,9 @@ class Job(QObject):
         self.kind = kind
         self.state = state
         self.done = False
+        # Set on the worker thread once the function has returned or raised: its outcome signals
+        # may still wait in the UI thread's queue, but no work is left to stop.
+        self.returned = False
 
     def cancel(self) -> None:
         self.state.cancel()
@@ -141,11 +144,14 @@ class _Worker(QRunnable):
                 if self._lock is not None:
                     self._lock.release()
         except Cancelled:
+            job.returned = True
             job.was_cancelled.emit()
         except Exception as exc:  # noqa: BLE001 - surfaced to the user as a message
+            job.returned = True
             log.error("background job %s failed:\n%s", job.kind, traceback.format_exc())
             job.failed.emit(readable_error(exc))
         else:
+            job.returned = True
             if state.cancelled():
                 job.was_cancelled.emit()
             else:
@@ -219,6 +225,11 @@ class TaskRunner(QObject):
 
     def is_busy(self, kind: str | None = None) -> bool:
         return bool(self.active(kind))
+
+    def is_working(self, kind: str | None = None) -> bool:
+        """A job of the kind still runs its function (``is_busy`` also counts one whose outcome
+        has not reached the UI thread yet)."""
+        return any(not j.returned for j in self.active(kind))
 
     def cancel(self, kind: str | None = None) -> None:
         """Ask running jobs of a kind (or all) to stop; they end at their next check."""

@@ -83,3 +83,17 @@ def test_jobs_sharing_a_lock_run_one_at_a_time(qtbot):
     assert runner.wait_idle(5000)
     assert overlaps == []
     runner.shutdown()
+
+
+def test_a_job_whose_work_returned_is_busy_but_no_longer_working(qtbot):
+    # Its outcome waits in the UI thread's queue until events are processed: closing the window
+    # then must not ask "Stop indexing and quit?" about work that has already ended.
+    runner = TaskRunner()
+    job = runner.run("add", lambda state: 42)
+    deadline = time.monotonic() + 5
+    while not job.returned and time.monotonic() < deadline:
+        time.sleep(0.01)  # no event processing: the outcome stays queued
+    assert job.returned
+    assert runner.is_busy("add") and not runner.is_working("add")
+    assert runner.wait_idle(5000)
+    assert not runner.is_busy("add")
