@@ -30,10 +30,20 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def minilm():
-    """The bundled offline MiniLM embedder, loaded once for the whole session."""
+    """The bundled offline MiniLM embedder of a new library (int8 ONNX), loaded once for the session."""
     from desktop_app.core.models.embeddings.default import default_embedder
 
     emb = default_embedder()
+    emb.embed_documents(["warm up"])
+    return emb
+
+
+@pytest.fixture(scope="session")
+def minilm_fp32():
+    """The float32 MiniLM through sentence-transformers (the default of older libraries)."""
+    from desktop_app.core.models.embeddings.default import minilm_fp32_embedder
+
+    emb = minilm_fp32_embedder()
     emb.embed_documents(["warm up"])
     return emb
 

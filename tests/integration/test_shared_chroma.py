@@ -205,9 +205,9 @@ def test_two_libraries_on_one_server_never_see_or_touch_each_other(tmp_path, chr
     counts = {c.name: c.count() for c in admin.list_collections()}
     for kb in (one, two):
         assert counts[kb.collection] == kb.list_documents()[0].chunks > 0
-        assert kb.collection == f"lib-{kb.library_id}__chunks__all-minilm-l6-v2__384"
-        assert kb.chroma_client.list_collections() == ["chunks__all-minilm-l6-v2__384"]
-    assert "chunks__all-minilm-l6-v2__384" not in counts  # nothing shared, nothing un-namespaced
+        assert kb.collection == f"lib-{kb.library_id}__chunks__minilm-int8__384"
+        assert kb.chroma_client.list_collections() == ["chunks__minilm-int8__384"]
+    assert "chunks__minilm-int8__384" not in counts  # nothing shared, nothing un-namespaced
 
     # Re-indexing one leaves the other as it was.
     two_chunks = counts[two.collection]
@@ -278,7 +278,7 @@ def test_an_embedded_index_keeps_its_name_and_moves_to_a_server_as_pending(tmp_p
     (local.knowledge_dir / "notes").mkdir(parents=True)
     (local.knowledge_dir / "notes" / "notes.md").write_text(KEA, encoding="utf-8")
     assert local.sync().added == ["notes/notes.md"]
-    assert local.collection == "chunks__all-minilm-l6-v2__384"  # the name older releases gave it
+    assert local.collection == "chunks__minilm-int8__384"  # no library prefix, as older releases named it
     assert local.library_id == "" and not (data / LIBRARY_ID_FILE).exists()
     local.close()
 

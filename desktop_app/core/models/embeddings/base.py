@@ -63,6 +63,7 @@ MULTILINGUAL_FAMILIES = (
 )
 ENGLISH_FAMILIES = (
     "all-minilm",
+    "minilm-int8",  # the packaged default of a new library (minilm_onnx.py)
     "all-mpnet",
     "all-distilroberta",
     "paraphrase-minilm",
