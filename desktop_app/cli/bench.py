@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from desktop_app.cli.argtypes import non_negative_int, positive_int
 from desktop_app.cli.ask import add_llm_flags, open_desk_with_llm
@@ -282,8 +284,9 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     config = load_cfg(args) if args.data_dir else Config()
     if args.coarse_k:
         config.retrieval.coarse_k = args.coarse_k
-    try:
-        result = run_retrieval_bench(
+    return _report(
+        args,
+        lambda: run_retrieval_bench(
             args.beir,
             config=config,
             embedder_name=args.embedder,
@@ -292,15 +295,9 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
             limit_queries=args.limit_queries,
             work_dir=args.work_dir,
             reranker=args.reranker,
-        )
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        emit_json(result.to_dict())
-    else:
-        print(format_result(result))
-    return 0
+        ),
+        format_result,
+    )
 
 
 def cmd_bench_index(args: argparse.Namespace) -> int:
@@ -311,18 +308,13 @@ def cmd_bench_index(args: argparse.Namespace) -> int:
         print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
         return 2
     config = load_cfg(args) if args.data_dir else Config()
-    try:
-        result = run_index_bench(
+    return _report(
+        args,
+        lambda: run_index_bench(
             args.beir, config=config, embedder_name=args.embedder, limit_docs=args.limit_docs
-        )
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        emit_json(result.to_dict())
-    else:
-        print(format_index_result(result))
-    return 0
+        ),
+        format_index_result,
+    )
 
 
 def cmd_bench_scale(args: argparse.Namespace) -> int:
@@ -386,16 +378,11 @@ def cmd_bench_keyword(args: argparse.Namespace) -> int:
     if not (args.beir / "corpus.jsonl").exists():
         print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
         return 2
-    try:
-        result = run_keyword_bench(args.beir, names, split=args.split, limit_queries=args.limit_queries)
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        emit_json(result.to_dict())
-    else:
-        print(format_keyword_result(result))
-    return 0
+    return _report(
+        args,
+        lambda: run_keyword_bench(args.beir, names, split=args.split, limit_queries=args.limit_queries),
+        format_keyword_result,
+    )
 
 
 def cmd_bench_ui(args: argparse.Namespace) -> int:
@@ -481,4 +468,18 @@ def cmd_bench_identify(args: argparse.Namespace) -> int:
         emit_json(next(iter(reports.values())) if len(reports) == 1 else reports)
     else:
         print("\n\n".join(format_report(r) for r in reports.values()))
+    return 0
+
+
+def _report(args: argparse.Namespace, run: Callable[[], Any], fmt: Callable[[Any], str]) -> int:
+    """Run a benchmark; print its report (or its JSON with --json); 1 with the reason if it fails."""
+    try:
+        result = run()
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        print(fmt(result))
     return 0
