@@ -334,7 +334,9 @@ class _Reader:
     refused the file (raised by the writer, so failures are recorded in one place), or None for
     a photo (its handler runs on the writing thread: it owns the image index)."""
 
-    AHEAD = 64  # files parsed ahead at most (bounds the memory held by parsed, unencoded text)
+    # Chunks parsed ahead at most: the batch being encoded and the next one. Bounds the memory of
+    # parsed, unencoded text (a file count would not: one PDF can hold thousands of chunks).
+    AHEAD_CHUNKS = 2 * BATCH_CHUNKS
 
     def __init__(self, kb: KnowledgeBase, changes: list[Change]) -> None:
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
@@ -346,7 +348,9 @@ class _Reader:
         if any(c.path.suffix.lower() not in IMAGE_SUFFIXES for c in changes):  # loads the encoder
             size = min(size, getattr(kb.embedder, "max_chars", size))
         self.chunking = (cfg, size, kb.doc_id)
-        self.queue: queue.Queue = queue.Queue(self.AHEAD)
+        self.queue: queue.Queue = queue.Queue()
+        self.held = 0  # chunks read and not yet taken by the writer
+        self.room = threading.Condition()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="kdesk-reader", daemon=True)
 
@@ -356,22 +360,24 @@ class _Reader:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        while self.thread.is_alive():  # unblock a reader waiting on a full queue
-            try:
-                self.queue.get(timeout=0.05)
-            except queue.Empty:
-                pass
+        with self.room:  # wake a reader waiting for room
+            self.room.notify_all()
         self.thread.join()
 
     def __iter__(self) -> Iterator[tuple[Change, _Read | BaseException | None]]:
         for change in self.changes:
             while True:
                 try:
-                    yield change, self.queue.get(timeout=0.5)
+                    read = self.queue.get(timeout=0.5)
                     break
                 except queue.Empty:
                     if not self.thread.is_alive():  # it hands over every error: this is a bug
                         raise RuntimeError("the file reader stopped early") from None
+            if isinstance(read, _Read):
+                with self.room:
+                    self.held -= len(read.chunks)
+                    self.room.notify_all()
+            yield change, read
 
     def _run(self) -> None:
         for change in self.changes:
@@ -382,12 +388,14 @@ class _Reader:
                 read = None if change.path.suffix.lower() in self.images else self._read(change)
             except BaseException as exc:  # handed over: the writer records it against the file
                 read = exc
-            while not self.stop.is_set():
-                try:
-                    self.queue.put(read, timeout=0.1)
-                    break
-                except queue.Full:
-                    continue
+            n = len(read.chunks) if isinstance(read, _Read) else 0
+            with self.room:  # a file larger than the whole budget still goes, alone
+                while self.held and self.held + n > self.AHEAD_CHUNKS and not self.stop.is_set():
+                    self.room.wait(0.1)
+                if self.stop.is_set():
+                    return
+                self.held += n
+            self.queue.put(read)
 
     def _read(self, change: Change) -> _Read:
         from desktop_app.core.library.bm25 import keyword_entries

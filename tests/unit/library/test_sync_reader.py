@@ -81,3 +81,23 @@ def test_a_cancelled_sync_stops_the_reader_and_the_next_sync_finishes(kb):
     assert len(report.added) + len(report.updated) + len(report.unchanged) == 40
     assert len(kb.list_documents()) == 40
     assert kb.search("parrot number 37 eats seeds")[0].source == "n037.md"
+
+
+def test_the_reader_holds_at_most_its_budget_of_chunks_ahead(kb, monkeypatch):
+    import time
+
+    monkeypatch.setattr(syncing._Reader, "AHEAD_CHUNKS", 4)
+    held: list[int] = []
+    iterate = syncing._Reader.__iter__
+
+    def slow_writer(self):
+        for item in iterate(self):
+            time.sleep(0.005)  # the reader has time to run ahead, as while a batch is encoded
+            held.append(self.held)
+            yield item
+
+    monkeypatch.setattr(syncing._Reader, "__iter__", slow_writer)
+    _write(kb, {f"p{i:02}.md": f"Parrot {i} eats seeds." for i in range(30)})  # one chunk each
+    report = kb.sync()
+    assert len(report.added) == 30 and not report.failed
+    assert max(held) <= 4 and max(held) >= 2  # it did read ahead, within the budget
