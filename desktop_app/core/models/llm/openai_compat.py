@@ -230,8 +230,10 @@ class OpenAIChatModel:
         }
 
     def _timeouts(self, deadline: float) -> httpx.Timeout:
+        # The deadline is kept by _wait; the socket's read timeout is only a backstop, set past it
+        # so the two never race and the user always reads the same "did not finish within" reason.
         remaining = max(0.1, deadline - time.monotonic())
-        return httpx.Timeout(remaining, connect=min(self.connect_timeout, remaining))
+        return httpx.Timeout(remaining + 1.0, connect=min(self.connect_timeout, remaining))
 
     def _translate(self, exc: BaseException, deadline: float) -> LLMError:
         if isinstance(exc, LLMError):
