@@ -44,7 +44,13 @@ def test_dropped_documents_are_indexed_and_failures_show_inline(make_window, qtb
         qtbot.wait(400)
         screenshot(window, "02-indexing")
     report = blocker.args[0]
-    qtbot.waitUntil(lambda: len(window.knowledge.model.rows) == 4, timeout=10_000)
+    # The batch's progress rows ("indexing", "processed") are replaced by the refreshed list,
+    # which is read off the UI thread after the batch: wait for it, not just for four rows.
+    qtbot.waitUntil(
+        lambda: len(window.knowledge.model.rows) == 4
+        and all(d.status in ("indexed", "failed") for d in window.knowledge.model.rows),
+        timeout=10_000,
+    )
     rows = _rows(window)
     # Copied into the knowledge folder, then indexed; the encrypted PDF fails with a reason.
     for name in ("Seige_of_Vicksburg_Sample_OCR.pdf", "crazyones.pdf", "fake.docx"):
