@@ -62,7 +62,7 @@ ARITHMETIC = _rx(
     r"\d+(\.\d+)?\s*[-+*/×÷^%]\s*\(?\d",
     r"\b(calculate|compute|evaluate)\b",
     r"\b(plus|minus|times|divided by|multiplied by|squared|cubed|square root of|percent of)\b\s*\d",
-    r"\d\s*(加|减|乘以?|除以)\s*\d|等于(多少|几)|计算|平方根|开方",
+    r"\d\s*(加|减|乘以?|除以)\s*\d|等于(多少|几)|计算(?!机)|平方根|开方",
 )
 TASK_NO_DOCS = _rx(
     r"\btranslat(e|ion)\b|\bhow (do|would) you say\b|\bin (english|chinese|french|german|spanish|japanese)\b\s*[?.!]*$",
@@ -82,18 +82,23 @@ QUESTION = _rx(
 )
 FOLLOWUP_EN = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this one|that one|these|those|this species|that species|"
-    r"this bird|the same|he|she|him|her)\b",
+    r"this bird|the same|he|she|him|his|her)\b",
     re.I,
 )
 FOLLOWUP_START_EN = re.compile(r"^\s*(and|what about|how about|also)\b", re.I)
-FOLLOWUP_ZH = re.compile(r"它们|它|牠|他们|她们|这种|那种|这个|那个|这只|那只|这类|该物种|此物种|^\s*那")
+# 他/她 alone too ("他的妻子是谁？"), but not inside 其他/吉他.
+FOLLOWUP_ZH = re.compile(
+    r"它们|它|牠|他们|她们|(?<![其吉])他|她|这种|那种|这个|那个|这只|那只|这类|该物种|此物种|^\s*那"
+)
 FOLLOWUP_END_ZH = re.compile(r"呢[？?]?\s*$")
 
 _PRONOUN_SUB_EN = re.compile(
     r"\b(it|they|them|this one|that one|this species|that species|this bird|he|she|him)\b", re.I
 )
 _POSSESSIVE_EN = re.compile(r"\b(its|their|his|her)\b", re.I)
-_PRONOUN_SUB_ZH = re.compile(r"它们|它|牠|他们|她们|这种鸟|那种鸟|这种|那种|这只|那只|这类|该物种|此物种")
+_PRONOUN_SUB_ZH = re.compile(
+    r"它们|它|牠|他们|她们|(?<![其吉])他|她|这种鸟|那种鸟|这种|那种|这只|那只|这类|该物种|此物种"
+)
 
 
 _PLEASANTRY_START = re.compile(

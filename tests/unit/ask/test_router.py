@@ -62,6 +62,7 @@ def test_heuristic_keeps_chat_arithmetic_and_translation_away_from_the_documents
         "非洲灰鹦鹉吃什么？",
         "文档里关于保修期是怎么规定的？",
         "Summarize the installation steps",
+        "量子计算机如何纠错？",  # 计算机 (computer) is not 计算 (calculate)
     ],
 )
 def test_heuristic_sends_questions_to_retrieval(message):
@@ -76,6 +77,14 @@ def test_followup_is_rewritten_with_the_last_subject_in_both_languages():
     assert zh.is_followup and zh.search_query == "金刚鹦鹉吃什么"
     assert rewrite_followup("How long do they live?", "macaw") == "How long do macaw live"
     assert rewrite_followup("那寿命呢？", "鸮鹦鹉").startswith("鸮鹦鹉")
+
+
+def test_his_and_her_and_chinese_he_she_mark_followups():
+    assert heuristic_route("Who was his wife?", last_subject="Abraham Lincoln").search_query == (
+        "Who was Abraham Lincoln's wife"
+    )
+    assert heuristic_route("他的妻子是谁？", last_subject="林肯").search_query == "林肯的妻子是谁"
+    assert not heuristic_route("其他鹦鹉吃什么？", last_subject="金刚鹦鹉").is_followup
 
 
 def test_pronoun_without_a_subject_is_not_a_followup():
