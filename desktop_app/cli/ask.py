@@ -89,6 +89,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         "answer": "",
         "answer_by": None,
         "citations": [],
+        "refused": False,  # the documents do not seem to answer: "related" holds the nearest passages
+        "related": [],
         "model": choice.name or None,
         "warnings": [],
     }
@@ -122,6 +124,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 out["answer"] = ev.text
                 out["answer_by"] = ev.by
                 out["citations"] = [{"n": c.n, "source": c.source, "page": c.page} for c in ev.citations]
+                out["refused"] = ev.refused
+                out["related"] = [{"n": c.n, "source": c.source, "page": c.page} for c in ev.related]
             elif isinstance(ev, Warning):
                 out["warnings"].append(ev.message)
                 if streamed:
@@ -143,8 +147,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(out["answer"])
     elif streamed:
         print()
-    if out["citations"]:
-        print()
-        for c in out["citations"]:
-            print(f"[{c['n']}] {c['source']}" + (f", p. {c['page']}" if c["page"] else ""))
+    for title, refs in (("", out["citations"]), ("Related:", out.get("related") or [])):
+        if refs:
+            print()
+            if title:
+                print(title)
+            for c in refs:
+                print(f"[{c['n']}] {c['source']}" + (f", p. {c['page']}" if c["page"] else ""))
     return code

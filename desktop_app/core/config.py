@@ -93,6 +93,18 @@ class RouterConfig:
 
 
 @dataclass
+class AnswerConfig:
+    # Refuse ("your documents do not seem to answer this") when no top passage holds this share of
+    # the question's IDF-weighted terms (ask/evidence.py), or, with the bundled MiniLM and a
+    # question in a language it reads, when the best passage's cosine is below min_similarity
+    # (other encoders have other cosine scales: coverage alone). Calibrated in
+    # docs/chat-benchmarks.md. 0 turns either off.
+    min_coverage: float = 0.3
+    min_similarity: float = 0.3
+    judge_passages: int = 3  # how many top passages are judged
+
+
+@dataclass
 class IdentifyConfig:
     high: float = 0.80  # top score at or above: High
     medium: float = 0.50  # at or above: Medium; below: Low
@@ -131,6 +143,7 @@ class Config:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     router: RouterConfig = field(default_factory=RouterConfig)
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
     identify: IdentifyConfig = field(default_factory=IdentifyConfig)
     ui: UIConfig = field(default_factory=UIConfig)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown sections, preserved

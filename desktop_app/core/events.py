@@ -41,7 +41,11 @@ class Citation:
 class Answer:
     text: str
     citations: list[Citation] = field(default_factory=list)
-    by: str = "llm"  # "llm" | "extractive"
+    by: str = "llm"  # "llm" | "extractive" | "evidence" (refused on weak evidence, no model asked)
+    # The documents do not answer the question: ``text`` says so, nothing is cited, and ``related``
+    # holds the nearest passages for the user to check.
+    refused: bool = False
+    related: list[Citation] = field(default_factory=list)
 
 
 @dataclass
@@ -100,6 +104,4 @@ class Error:
     message: str
 
 
-Event = (
-    RouteDecided | Retrieved | Token | Answer | Classified | FeatureQueries | Decision | Warning | Error
-)
+Event = RouteDecided | Retrieved | Token | Answer | Classified | FeatureQueries | Decision | Warning | Error

@@ -80,6 +80,7 @@ ZH_CN: dict[str, str] = {
     "Stopped.": "已停止。",
     "No answer.": "没有回答。",
     "Searched your documents for “{query}”": "已在你的文档中搜索“{query}”",
+    "Related:": "相关段落：",
     "Answered without searching your documents": "未检索文档直接回答",
     "The assistant is not available; showing the best passages.": "助手不可用；以下是最相关的段落。",
     "Choose a photo": "选择照片",

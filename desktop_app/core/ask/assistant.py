@@ -14,14 +14,37 @@ from typing import TYPE_CHECKING
 from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
 from desktop_app.core.ask.citations import check_citations, citations_for, parse_citations
-from desktop_app.core.ask.conversation import Conversation, topic_of
+from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
+from desktop_app.core.ask.evidence import judge
 from desktop_app.core.ask.extractive import extractive_answer
-from desktop_app.core.ask.prompts import CHAT_SYSTEM, LLM_FAILED_NOTE, NO_LLM_CHAT, answer_system, lang_of
+from desktop_app.core.ask.prompts import (
+    CHAT_SYSTEM,
+    LLM_FAILED_NOTE,
+    NO_LLM_CHAT,
+    NO_LLM_NOTE_OTHER_LANGUAGE,
+    NOT_ANSWERED,
+    answer_system,
+    lang_of,
+    says_not_in_context,
+)
 from desktop_app.core.ask.router import Route, Router
 from desktop_app.core.config import Config
-from desktop_app.core.events import Answer, Decision, Error, Event, Retrieved, RouteDecided, Token, Warning
+from desktop_app.core.events import (
+    Answer,
+    Citation,
+    Decision,
+    Error,
+    Event,
+    Retrieved,
+    RouteDecided,
+    Token,
+    Warning,
+)
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
+from desktop_app.core.library.languages import multilingual_family, text_lang
+from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
+from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
 from desktop_app.core.tasks import Cancelled, TaskState
 
@@ -32,6 +55,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+def _other_language(lang: str, text: str) -> bool:
+    """A passage a reader of ``lang`` ("en" or "zh") would need translated."""
+    found = text_lang(text)
+    return found == "latin" if lang == "zh" else found in ("zh", "ja", "ko")
 
 
 def evidence_score(hit: Hit) -> float:
@@ -111,7 +139,7 @@ class Assistant:
                 if warning:
                     yield warning
                 yield Retrieved(hits, route.search_query)
-                conv.last_query = topic_of(route.search_query)
+                conv.last_query = self.subject_of(route.search_query)
             yield from self.answer_from_hits(question, hits, conv, route, cancel)
         except Cancelled:
             yield Warning("stopped")
@@ -178,10 +206,16 @@ class Assistant:
         """Stream an answer from ``hits`` (LLM if any, else extractive) and record the turn."""
         use_rag = route.use_rag if route is not None else True
         lang = lang_of(question)
+        if use_rag and hits and self.weak_evidence(route.search_query if route else question, hits):
+            answer = self._refusal(lang, fit_blocks(hits, self.config.llm.context_window))
+            conv.add_turn(question, answer.text)
+            yield answer
+            return
         if self.chat_model is None:
             if use_rag:
                 blocks = fit_blocks(hits, self.config.llm.context_window)
                 answer = self._extractive(question, blocks, None)
+                answer.refused = not blocks  # "no relevant passages were found"
             else:
                 answer = Answer(NO_LLM_CHAT[lang], [], by="extractive")
             conv.add_turn(question, answer.text)
@@ -223,6 +257,10 @@ class Assistant:
         if warning:
             yield warning
         conv.add_turn(question, text)
+        if use_rag and not citations and says_not_in_context(text):
+            # The model read the passages and found no answer: a refusal, with them as related.
+            yield Answer(text, [], by="llm", refused=True, related=self._related(blocks))
+            return
         yield Answer(text, citations, by="llm")
 
     def fallback(
@@ -257,7 +295,57 @@ class Assistant:
         conv.add_turn(question, answer.text)
         yield answer
 
+    def subject_of(self, query: str) -> str:
+        """What a follow-up to ``query`` refers back to: its rarest words in the library."""
+        if self.kb is None:
+            return topic_of(query)
+        try:
+            return key_terms(query, self.kb.keyword.doc_freq)
+        except Exception as exc:  # the keyword index may be missing or mid-rebuild
+            log.warning("subject terms failed: %s", exc)
+            return topic_of(query)
+
+    def weak_evidence(self, query: str, hits: Sequence[Hit]) -> bool:
+        """True when no top passage holds enough of the query's rare terms to answer it."""
+        cfg = self.config.answer
+        if self.kb is None:
+            return False
+        top = list(hits[: max(1, cfg.judge_passages)])
+        try:
+            name = self.kb.embedder_name
+            found = judge(
+                query,
+                [h.text for h in top],
+                self.kb.keyword.doc_freq,
+                [h.vector_score for h in top],
+                cross_lingual=multilingual_family(name) is not False,
+            )
+        except Exception as exc:  # a judge failure must not cost the answer
+            log.warning("evidence check failed: %s", exc)
+            return False
+        log.info("evidence for %r: %s", query, found.to_dict())
+        if found.coverage < cfg.min_coverage:
+            return True
+        # The similarity floor was calibrated on MiniLM's cosines, and means nothing for a
+        # language it cannot read.
+        minilm = name in (MINILM_FP32, MINILM_INT8)
+        return (
+            minilm
+            and lang_of(query) == "en"
+            and found.vector is not None
+            and found.vector < cfg.min_similarity
+        )
+
     # ------------------------------------------------------------------ internals
+    @staticmethod
+    def _related(blocks: Sequence[ContextBlock], n: int = 3) -> list[Citation]:
+        return citations_for([b.n for b in blocks[:n]], blocks)
+
+    def _refusal(self, lang: str, blocks: Sequence[ContextBlock]) -> Answer:
+        """Refuse: "your documents do not seem to answer this", the nearest passages as related."""
+        by = "extractive" if self.chat_model is None else "evidence"
+        return Answer(NOT_ANSWERED[lang], [], by=by, refused=True, related=self._related(blocks))
+
     def _probe(self, query: str) -> float | None:
         """The router's retrieval evidence: best hit's score (hits kept for the real retrieval)."""
         try:
@@ -269,6 +357,9 @@ class Assistant:
         return max((evidence_score(h) for h in hits), default=0.0)
 
     def _extractive(self, question: str, blocks: Sequence[ContextBlock], note: str | None) -> Answer:
+        lang = lang_of(question)
+        if note is None and blocks and all(_other_language(lang, b.hit.text) for b in blocks[:3]):
+            note = NO_LLM_NOTE_OTHER_LANGUAGE[lang]  # say why the answer is not in the user's language
         ex = extractive_answer(question, blocks, note=note)
         return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
 

@@ -6,14 +6,19 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from desktop_app.core.models.llm.base import Message
+
+if TYPE_CHECKING:
+    from desktop_app.core.ask.evidence import DocFreq
 
 _LEAD_WORDS = re.compile(
     r"^\s*(what|how|why|which|when|where|who|does|do|did|is|are|was|were|can|could|should|would|tell|me|"
     r"more|about|describe|explain|give|show|list|please|the|a|an)\b[\s,]*",
     re.I,
 )
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _ZH_DROP = re.compile(r"请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢")
 
 
@@ -41,6 +46,34 @@ class Conversation:
     def reset(self) -> None:
         self.history.clear()
         self.last_subject = self.last_query = None
+
+
+def key_terms(query: str, doc_freq: DocFreq, most: int = 3) -> str:
+    """The words of ``query`` that name its subject, for follow-ups to search with: the rarest that
+    the library holds (IDF; a word no document has cannot find one), at most ``most``, in their
+    order. "Who wrote the Emancipation Proclamation and when" -> "Emancipation Proclamation";
+    "徐夫人最先嫁给了谁" -> "徐夫人". Question words are never kept (documents seldom ask, so
+    their IDF is high)."""
+    from desktop_app.core.ask.evidence import is_question_word
+    from desktop_app.core.library.bm25 import idf, surface_words
+
+    words = [(w, t) for w, t in surface_words(query) if not is_question_word(t)]
+    docs, df = doc_freq({t for _, t in words})
+    rarity = {t: idf(docs, n) for t, n in df.items() if n > 0}
+    words = [(w, t) for w, t in words if t in rarity]
+    if not words:
+        return topic_of(query)
+    top = max(rarity.values())
+    # Words nearly as rare as the rarest: "Emancipation" and "Proclamation", not "wrote".
+    keep = sorted((t for t in rarity if rarity[t] >= 0.7 * top), key=lambda t: -rarity[t])[:most]
+    seen: set[str] = set()
+    picked = []
+    for word, term in words:
+        if term in keep and term not in seen:
+            seen.add(term)
+            picked.append(word)
+    sep = "" if all(_CJK.search(w) for w in picked) else " "
+    return sep.join(picked)
 
 
 def topic_of(query: str) -> str:

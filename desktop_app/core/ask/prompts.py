@@ -150,6 +150,13 @@ NO_LLM_NOTE = {
     "zh": "未配置语言模型；以下是最相关的段落。",
 }
 
+# The passages are in the other language and there is no model to translate them.
+NO_LLM_NOTE_OTHER_LANGUAGE = {
+    "en": "No language model is configured; these are the most relevant passages, quoted in their "
+    "own language (translating them needs a language model).",
+    "zh": "未配置语言模型；以下是最相关的段落，按原文（英文）引用，翻译需要语言模型。",
+}
+
 NO_LLM_NOTHING_FOUND = {
     "en": "No language model is configured, and no relevant passages were found in your documents.",
     "zh": "未配置语言模型，文档中也没有找到相关段落。",
@@ -167,6 +174,27 @@ LLM_FAILED_NOTE = {
     "en": "The language model failed; these are the most relevant passages.",
     "zh": "语言模型出错；以下是最相关的段落。",
 }
+
+
+NOT_ANSWERED = {
+    "en": "Your documents do not seem to answer this. The nearest passages are listed as related.",
+    "zh": "你的文档似乎没有回答这个问题。下面列出的是最接近的相关段落。",
+}
+
+# An LLM answer that only says the context lacks the answer (and cites nothing) is a refusal.
+_SAYS_NOT_IN_CONTEXT = re.compile(
+    r"\b(documents?|context|blocks?|passages?|sources?|provided (text|information))\b[^.]{0,40}\b"
+    r"(do|does|did)(n't| not) (say|mention|contain|provide|include|specify|state|answer)|"
+    r"\bno (information|mention|details?)\b|\bnot (mentioned|provided|stated|specified|included)\b|"
+    r"\b(can ?not|can't|could ?not|couldn't|unable to) (find|answer|determine)\b|"
+    r"(文档|上下文|资料|段落|内容)[中里]?(并)?(没有|未|没)(提到|提及|说明|包含|给出|涉及|记载)|"
+    r"(没有|未|没)(提到|提及|找到)(相关|有关)?(的)?(信息|内容|答案)?|无法(从|根据|确定|回答)",
+    re.I,
+)
+
+
+def says_not_in_context(text: str) -> bool:
+    return bool(_SAYS_NOT_IN_CONTEXT.search(text))
 
 
 def block_header(n: int, source: str, page: int | None) -> str:

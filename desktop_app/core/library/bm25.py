@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -197,6 +198,26 @@ def tokenize(text: str) -> list[str]:
 def query_terms(text: str) -> tuple[list[str], list[float]]:
     """A question's terms and their weights."""
     return _shared().query(text)
+
+
+def idf(docs: int, df: int) -> float:
+    """How much a term says about which document is meant: ln((N + 1) / (df + 0.5)), highest for a
+    term no document holds."""
+    return math.log((docs + 1) / (df + 0.5))
+
+
+def surface_words(text: str) -> list[tuple[str, str]]:
+    """(word as written, its BM25 term) in text order: Latin words (stop words left out) and the
+    jieba words of Chinese runs, so a caller can weigh words by their terms and quote them."""
+    tok = _shared()
+    out: list[tuple[str, str]] = []
+    for match in _TOKEN_RE.finditer(text):
+        run = match.group()
+        if _CJK_RE.match(run):
+            out.extend((w, w.translate(tok._t2s)) for w in tok._segment(run))
+        elif run.lower() not in STOPWORDS_EN:
+            out.append((run, tok._stem(run.lower())))
+    return out
 
 
 def weighted_scores(model, terms: list[str], weights: list[float]) -> np.ndarray | None:
@@ -507,6 +528,21 @@ class KeywordIndex:
         if scores is None:
             return {d: 0.0 for d, _ in pos}
         return {d: float(scores[i]) for d, i in pos}
+
+    def doc_freq(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """How many documents there are, and how many hold each term (0: none does)."""
+        with self._lock:
+            self._ensure_model()
+            model = self._doc_model
+            if model is None:
+                return 0, {t: 0 for t in terms}
+            vocab, indptr = model.vocab_dict, model.scores["indptr"]
+            n = len(self._doc_ids)
+        out: dict[str, int] = {}
+        for t in terms:
+            i = vocab.get(t)
+            out[t] = 0 if i is None else int(indptr[i + 1] - indptr[i])
+        return n, out
 
     def best_chunks(self, query: str, doc_id: str, n: int) -> list[tuple[str, float]]:
         """A document's ``n`` chunks that match the query best (chunk BM25), best first; its first

@@ -56,7 +56,7 @@ class AnswerMessage(QFrame):
         self.body.citation_clicked.connect(self._cite_number)
         self.chips_row = QHBoxLayout()
         self.chips_row.setSpacing(6)
-        self.chips: list[QPushButton] = []
+        self.chips: list[QWidget] = []
         self.notes = plain_label(object_name="warning")
         self.notes.hide()
         self.typing = plain_label(tr("Thinking…"), object_name="muted")
@@ -99,7 +99,8 @@ class AnswerMessage(QFrame):
         elif isinstance(event, ev.Answer):
             self.answer = event
             self.text = event.text
-            self.citations = list(event.citations)
+            # A refusal cites nothing; its nearest passages are offered as chips under "Related".
+            self.citations = list(event.related if event.refused else event.citations)
             self._render_timer.stop()
             self._render()
             self._show_chips()
@@ -126,6 +127,10 @@ class AnswerMessage(QFrame):
         for chip in self.chips:
             chip.deleteLater()
         self.chips = []
+        if self.answer is not None and self.answer.refused and self.citations:
+            label = plain_label(tr("Related:"), object_name="muted")
+            self.chips_row.addWidget(label)
+            self.chips.append(label)
         for citation in self.citations:
             chip = QPushButton(citation_label(citation), objectName="citeChip")
             chip.setCursor(Qt.PointingHandCursor)

@@ -1,0 +1,115 @@
+"""Does the retrieved evidence answer the question? The signal behind "your documents do not seem
+to answer this".
+
+The best hit's similarity alone cannot tell an unanswerable question about an indexed subject
+("What is Abraham Lincoln's favourite ice cream flavour?") from an answerable one: its passages
+are about Lincoln too (similarity medians 0.52 against 0.62, docs/chat-benchmarks.md). What the
+unanswerable one lacks is a passage holding its other rare terms ("ice cream", "flavour"). So the
+judge is *coverage*: the share of the question's terms, weighted by how rare each is in the
+library (IDF), that one of the top passages holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from desktop_app.core.library.bm25 import idf, query_terms, tokenize
+
+# Question words are rare in documents (documents rarely ask), so their IDF is high although
+# they say nothing about the answer: never count them.
+_QUESTION_WORDS = frozenset(
+    "什么 什么样 为什么 为何 怎么 怎么样 怎样 如何 哪 哪里 哪儿 哪个 哪些 哪位 哪一 哪一年 哪年 谁 多少 几 "
+    "多久 多大 多长 多高 何时 何地 何人 是否 有没有 吗 呢 请问 请 一下 介绍 是 的 了 在 有 和 与 被 "
+    "也 都 又 就 这 那 它 他 她 它们 他们 她们 之 而 及 或 于 为 从 对 向 把 让 给 "
+    "tell name explain describe list give show know".split()
+)
+_NAME = re.compile(r"^_")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+DocFreq = Callable[[Iterable[str]], tuple[int, dict[str, int]]]  # KeywordIndex.doc_freq
+
+
+@dataclass
+class Evidence:
+    """How well the best passages answer a question."""
+
+    coverage: float  # 0..1: IDF-weighted share of the question's terms held by the best passage
+    vector: float | None  # the best passage's cosine similarity, when the dense side scored it
+    passage: int | None  # index (into the hits judged) of the passage that covers most
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return {"coverage": round(self.coverage, 3), "vector": self.vector, "passage": self.passage}
+
+
+def question_terms(question: str) -> dict[str, float]:
+    """The question's BM25 terms (stemmed words; Chinese words and bigrams) and their weights,
+    without name terms and question words."""
+    terms, weights = query_terms(question)
+    out: dict[str, float] = {}
+    for term, weight in zip(terms, weights):
+        if _NAME.match(term) or is_question_word(term):
+            continue
+        out[term] = out.get(term, 0.0) + weight
+    return out
+
+
+def is_question_word(term: str) -> bool:
+    """A question word or particle, or a Chinese bigram made of their characters ("是谁", "哪一")."""
+    return term in _QUESTION_WORDS or (len(term) <= 2 and all(ch in _QUESTION_CHARS for ch in term))
+
+
+_QUESTION_CHARS = frozenset("什么为何怎样如哪里谁多少几吗呢是的了请问一个些位年")
+
+
+def judge(
+    question: str,
+    texts: Sequence[str],
+    doc_freq: DocFreq,
+    vectors: Sequence[float | None] = (),
+    cross_lingual: bool = False,
+) -> Evidence:
+    """Coverage of ``question`` by the best of ``texts`` (the top hits, best first); ``idf`` maps
+    ``doc_freq`` is the library's KeywordIndex.doc_freq (a term no document holds weighs most: the
+    question asks about something the library never names). ``cross_lingual``: the dense side
+    can match a question to a page in another language (a multilingual encoder)."""
+    wanted = question_terms(question)
+    best_vector = max((v for v in vectors if v is not None), default=None)
+    if not texts:
+        return Evidence(0.0, best_vector, None)
+    if not wanted:  # nothing to check ("what is it?"): trust retrieval
+        return Evidence(1.0, best_vector, 0)
+    docs, df = doc_freq(wanted)
+    weight = {t: w * max(idf(docs, df.get(t, 0)), 0.0) for t, w in wanted.items()}
+    total = sum(weight.values())
+    if total <= 0:
+        return Evidence(1.0, best_vector, 0)
+    best, where, judged = 0.0, 0, False
+    for i, text in enumerate(texts):
+        # Only terms in a script the passage is written in can be looked for in it: a Chinese
+        # question's words are never in an English page it was found by (a multilingual encoder,
+        # a Latin name), and their absence says nothing.
+        scripts = {_script(text)} if _script(text) != "both" else {"cjk", "latin"}
+        judgeable = {t: w for t, w in weight.items() if _script(t) in scripts}
+        room = sum(judgeable.values())
+        if room <= 0:
+            continue
+        judged = True
+        held = set(tokenize(text))
+        share = sum(w for t, w in judgeable.items() if t in held) / room
+        if share > best:
+            best, where = share, i
+    if not judged:
+        # Nothing of the question can be looked for in these passages (a Chinese question, English
+        # pages): a multilingual encoder may have matched them across languages, so trust it;
+        # an English-only one could not have, so they are noise.
+        return Evidence(1.0 if cross_lingual else 0.0, best_vector, 0)
+    return Evidence(best, best_vector, where)
+
+
+def _script(text: str) -> str:
+    """"cjk", "latin" or "both" (by the characters present; "latin" for digits alone)."""
+    cjk = bool(_CJK.search(text))
+    latin = bool(_LATIN.search(text))
+    return "both" if cjk and latin else "cjk" if cjk else "latin"

@@ -1,0 +1,182 @@
+"""Refusing on weak evidence and follow-ups that keep the subject, through a real KnowledgeBase
+(bundled MiniLM, Chroma, BM25) and the real Assistant."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_app.core.ask.assistant import Assistant, Conversation
+from desktop_app.core.ask.conversation import key_terms
+from desktop_app.core.ask.evidence import judge, question_terms
+from desktop_app.core.ask.prompts import NOT_ANSWERED, says_not_in_context
+from desktop_app.core.config import Config
+from desktop_app.core.events import Answer, Retrieved
+from desktop_app.core.library.knowledge import KnowledgeBase
+
+DOCS = {
+    "lincoln.md": "# Abraham Lincoln\n\nAbraham Lincoln was the 16th President of the United States. "
+    "He issued the Emancipation Proclamation on January 1, 1863, during the Civil War. "
+    "Lincoln married Mary Todd in 1842; they had four sons.",
+    "vicksburg.md": "# Siege of Vicksburg\n\nThe siege of Vicksburg ended on July 4, 1863, when "
+    "Confederate forces surrendered to General Ulysses S. Grant after forty-seven days.",
+    "macaw.md": "# Scarlet macaw\n\nThe scarlet macaw has red, yellow and blue plumage. It lives in "
+    "humid evergreen forests of Central and South America and eats fruit, nuts and seeds.",
+    "kakapo.md": "# Kakapo\n\nThe kakapo is a flightless, nocturnal parrot of New Zealand. Fewer than "
+    "250 kakapo are alive today; each one is named and tracked by rangers.",
+    "xu.md": "# 徐夫人\n\n徐夫人最先嫁给了陆尚，陆尚死后改嫁孙权。她生有两个儿子。",
+    "macaw-zh.md": "# 金刚鹦鹉\n\n金刚鹦鹉的羽毛颜色鲜艳，生活在美洲的热带雨林，以种子和果实为食。",
+    "qing.md": "# 清宁年间\n\n清宁五年，辽道宗下诏修订律令。清宁九年，皇太叔耶律重元发动叛乱。",
+}
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory, minilm):
+    kb = KnowledgeBase(tmp_path_factory.mktemp("kb") / "data", config=Config(), embedder=minilm)
+    for name, text in DOCS.items():
+        (kb.knowledge_dir / name).write_text(text, encoding="utf-8")
+    assert not kb.sync().failed
+    yield kb
+    kb.close()
+
+
+def answer_of(events) -> Answer:
+    return next(e for e in events if isinstance(e, Answer))
+
+
+def test_question_terms_leave_out_question_words():
+    assert set(question_terms("徐夫人最先嫁给了谁？")) >= {"徐夫人", "嫁给"}
+    assert not set(question_terms("徐夫人最先嫁给了谁？")) & {"谁", "了谁"}
+    assert set(question_terms("Who wrote the Emancipation Proclamation?")) == {"wrote", "emancip", "proclam"}
+
+
+def test_coverage_is_weighted_by_rarity(kb):
+    texts = [DOCS["lincoln.md"]]
+    held = judge("When did Lincoln issue the Emancipation Proclamation?", texts, kb.keyword.doc_freq)
+    lacking = judge("What was Lincoln's favourite ice cream flavour?", texts, kb.keyword.doc_freq)
+    assert held.coverage > 0.9 and held.passage == 0
+    assert lacking.coverage < 0.4  # only "Lincoln" of four rare terms
+    assert judge("anything?", [], kb.keyword.doc_freq).coverage == 0.0
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        ("When did Lincoln issue the Emancipation Proclamation?", "lincoln.md"),
+        ("What does the scarlet macaw eat?", "macaw.md"),
+        ("徐夫人最先嫁给了谁？", "xu.md"),
+        ("金刚鹦鹉生活在哪里？", "macaw-zh.md"),
+    ],
+)
+def test_answerable_questions_are_answered_and_cited(kb, question, source):
+    answer = answer_of(Assistant(kb, None).ask(question))
+    assert not answer.refused and not answer.related
+    assert source in [c.source for c in answer.citations]
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [
+        ("What was Abraham Lincoln's favourite ice cream flavour?", "en"),  # on the subject
+        ("How many moons does Jupiter have?", "en"),  # off-topic
+        ("北京明天的天气怎么样？", "zh"),
+        ("量子计算机如何纠错？", "zh"),
+    ],
+)
+def test_unanswerable_questions_are_refused_with_related_passages(kb, question, lang):
+    events = list(Assistant(kb, None).ask(question))
+    answer = answer_of(events)
+    assert answer.refused and answer.citations == []  # nothing is claimed, so nothing is cited
+    hits = next(e for e in events if isinstance(e, Retrieved)).hits
+    if hits:  # else "no relevant passages were found"
+        assert answer.text == NOT_ANSWERED[lang]
+        assert [c.source for c in answer.related] == [h.source for h in hits[: len(answer.related)]]
+
+
+def test_refusal_can_be_turned_off(kb):
+    cfg = Config()
+    cfg.answer.min_coverage = cfg.answer.min_similarity = 0.0
+    answer = answer_of(Assistant(kb, None, config=cfg).ask("What was Abraham Lincoln's favourite ice cream?"))
+    assert not answer.refused and answer.citations
+
+
+def test_key_terms_are_the_rarest_words_of_the_question(kb):
+    assert key_terms("Who wrote the Emancipation Proclamation and when", kb.keyword.doc_freq) == (
+        "Emancipation Proclamation"
+    )
+    # Here 最先 and 嫁给 are as rare as 徐夫人 (one page each), so they stay; never 谁 or 了.
+    assert key_terms("徐夫人最先嫁给了谁", kb.keyword.doc_freq) == "徐夫人最先嫁给"
+    assert key_terms("Who won?", kb.keyword.doc_freq) == "won"  # nothing the library holds
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "source"),
+    [
+        ("Who issued the Emancipation Proclamation?", "Who was his wife?", "lincoln.md"),
+        ("Tell me about the siege of Vicksburg.", "When did it end?", "vicksburg.md"),
+        ("徐夫人最先嫁给了谁？", "她后来又嫁给了谁？", "xu.md"),
+    ],
+)
+def test_a_followup_searches_with_the_previous_subject(kb, first, second, source):
+    assistant = Assistant(kb, None)
+    conv = Conversation()
+    list(assistant.ask(first, conv))
+    events = list(assistant.ask(second, conv))
+    retrieved = next(e for e in events if isinstance(e, Retrieved))
+    assert retrieved.hits[0].source == source, retrieved.query
+    assert not answer_of(events).refused
+
+
+class ScriptedModel:
+    context_window = 4096
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.calls = 0
+
+    def stream(self, messages, max_tokens=None, cancel=None, **_):
+        self.calls += 1
+        yield self.reply
+
+
+def test_the_llm_is_not_asked_when_the_evidence_is_weak(kb):
+    model = ScriptedModel("Mint chocolate chip [1].")
+    cfg = Config()
+    cfg.router.mode = "always"
+    answer = answer_of(
+        Assistant(kb, model, config=cfg).ask("What was Lincoln's favourite ice cream flavour?")
+    )
+    assert answer.refused and answer.by == "evidence" and model.calls == 0
+    assert answer.related
+
+
+def test_an_llm_saying_the_context_lacks_the_answer_is_a_refusal(kb):
+    cfg = Config()
+    cfg.router.mode = "always"
+    said = "The provided documents do not mention how many sons Lincoln's brother had."
+    answer = answer_of(
+        Assistant(kb, ScriptedModel(said), config=cfg).ask("When did Lincoln marry Mary Todd?")
+    )
+    assert answer.refused and answer.text == said and answer.related and not answer.citations
+    cited = "Lincoln married Mary Todd in 1842 [1]."
+    answer = answer_of(
+        Assistant(kb, ScriptedModel(cited), config=cfg).ask("When did Lincoln marry Mary Todd?")
+    )
+    assert not answer.refused and answer.citations
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ("The documents do not say what flavour he liked.", True),
+        ("The context does not contain this information.", True),
+        ("I cannot find that in the provided text.", True),
+        ("文档中没有提到他喜欢的口味。", True),
+        ("上下文中未提及此事。", True),
+        ("根据资料，无法确定。", True),
+        ("Lincoln married Mary Todd in 1842.", False),
+        ("徐夫人最先嫁给了陆尚。", False),
+        ("The macaw does not eat meat; it eats fruit and seeds.", False),
+    ],
+)
+def test_says_not_in_context(text, refusal):
+    assert says_not_in_context(text) is refusal
