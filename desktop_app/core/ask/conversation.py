@@ -48,32 +48,28 @@ class Conversation:
         self.last_subject = self.last_query = None
 
 
-def key_terms(query: str, doc_freq: DocFreq, most: int = 3) -> str:
-    """The words of ``query`` that name its subject, for follow-ups to search with: the rarest that
-    the library holds (IDF; a word no document has cannot find one), at most ``most``, in their
-    order. "Who wrote the Emancipation Proclamation and when" -> "Emancipation Proclamation";
-    "徐夫人最先嫁给了谁" -> "徐夫人". Question words are never kept (documents seldom ask, so
-    their IDF is high)."""
+def key_terms(query: str, doc_freq: DocFreq, most: int = 6) -> str:
+    """The words of ``query`` a follow-up should search with: those the library holds (a word no
+    document has cannot find one), the ``most`` rarest (IDF), in their order, never a question
+    word. "Who wrote the Emancipation Proclamation and when" -> "wrote Emancipation Proclamation";
+    "徐夫人最先嫁给了谁" -> "徐夫人最先嫁给". (Keeping only the rarest one to three words found
+    the right page first less often: docs/chat-benchmarks.md.)"""
     from desktop_app.core.ask.evidence import is_question_word
     from desktop_app.core.library.bm25 import idf, surface_words
 
     words = [(w, t) for w, t in surface_words(query) if not is_question_word(t)]
     docs, df = doc_freq({t for _, t in words})
     rarity = {t: idf(docs, n) for t, n in df.items() if n > 0}
-    words = [(w, t) for w, t in words if t in rarity]
-    if not words:
-        return topic_of(query)
-    top = max(rarity.values())
-    # Words nearly as rare as the rarest: "Emancipation" and "Proclamation", not "wrote".
-    keep = sorted((t for t in rarity if rarity[t] >= 0.7 * top), key=lambda t: -rarity[t])[:most]
+    keep = set(sorted(rarity, key=lambda t: (-rarity[t], t))[:most])  # ties: the same every run
     seen: set[str] = set()
     picked = []
     for word, term in words:
         if term in keep and term not in seen:
             seen.add(term)
             picked.append(word)
-    sep = "" if all(_CJK.search(w) for w in picked) else " "
-    return sep.join(picked)
+    if not picked:
+        return topic_of(query)
+    return ("" if all(_CJK.search(w) for w in picked) else " ").join(picked)
 
 
 def topic_of(query: str) -> str:
