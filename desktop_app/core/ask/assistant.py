@@ -357,10 +357,12 @@ class Assistant:
         return max((evidence_score(h) for h in hits), default=0.0)
 
     def _extractive(self, question: str, blocks: Sequence[ContextBlock], note: str | None) -> Answer:
-        lang = lang_of(question)
-        if note is None and blocks and all(_other_language(lang, b.hit.text) for b in blocks[:3]):
-            note = NO_LLM_NOTE_OTHER_LANGUAGE[lang]  # say why the answer is not in the user's language
         ex = extractive_answer(question, blocks, note=note)
+        lang = lang_of(question)
+        quoted = [b for b in blocks if b.n in ex.cited]
+        if note is None and quoted and all(_other_language(lang, b.hit.text) for b in quoted):
+            # Say why the answer is not in the user's language.
+            ex = extractive_answer(question, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang])
         return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
 
     def _fit_history(self, history: list[Message], budget: Budget, base: str, question: str) -> list[Message]:

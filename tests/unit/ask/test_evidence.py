@@ -8,7 +8,7 @@ import pytest
 from desktop_app.core.ask.assistant import Assistant, Conversation
 from desktop_app.core.ask.conversation import key_terms
 from desktop_app.core.ask.evidence import judge, question_terms
-from desktop_app.core.ask.prompts import NOT_ANSWERED, says_not_in_context
+from desktop_app.core.ask.prompts import NO_LLM_NOTE_OTHER_LANGUAGE, NOT_ANSWERED, says_not_in_context
 from desktop_app.core.config import Config
 from desktop_app.core.events import Answer, Retrieved
 from desktop_app.core.library.knowledge import KnowledgeBase
@@ -136,6 +136,7 @@ class ScriptedModel:
 
     def stream(self, messages, max_tokens=None, cancel=None, **_):
         self.calls += 1
+        self.messages = messages
         yield self.reply
 
 
@@ -181,3 +182,20 @@ def test_an_llm_saying_the_context_lacks_the_answer_is_a_refusal(kb):
 )
 def test_says_not_in_context(text, refusal):
     assert says_not_in_context(text) is refusal
+
+
+def test_the_model_is_told_to_answer_in_the_question_language_whatever_the_sources(kb):
+    cfg = Config()
+    cfg.router.mode = "always"
+    model = ScriptedModel("林肯于1842年与玛丽·托德结婚 [1]。")
+    answer = answer_of(Assistant(kb, model, config=cfg).ask("Lincoln 和 Mary Todd 哪一年结婚？"))
+    assert "用中文" in model.messages[0]["content"] and "Mary Todd" in model.messages[0]["content"]
+    assert answer.citations and answer.citations[0].source == "lincoln.md"
+    model = ScriptedModel("She first married Lu Shang [1].")
+    list(Assistant(kb, model, config=cfg).ask("Who did 徐夫人 marry first, and who after him?"))
+    assert "in English" in model.messages[0]["content"]
+
+
+def test_extractive_answers_say_when_the_passages_are_in_the_other_language(kb):
+    answer = answer_of(Assistant(kb, None).ask("Lincoln 和 Mary Todd 哪一年结婚？"))
+    assert answer.text.startswith(NO_LLM_NOTE_OTHER_LANGUAGE["zh"]) and answer.citations
