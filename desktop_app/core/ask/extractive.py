@@ -1,64 +1,383 @@
-"""The no-LLM answerer: the sentences of the top blocks that share most terms with the question,
-each cited [n], under a note saying that no language model is configured."""
+"""The no-LLM answerer: a first line that answers, then at most two supporting sentences.
+
+The question's type (who, when, where, how many, which, why) is read from its words. Every
+sentence of the retrieved blocks is scored by the share of the question's words it holds, each
+weighted by its rarity among the retrieved sentences (a word every sentence has weighs little)
+and, in Chinese, doubled beside the question word (嫁给了谁: 嫁给 is what is asked), and by how
+close together they stand. The score is gated by how well the sentence's block matches the
+question's subject (a sentence that shares the asked-about word but speaks of someone else
+loses), lowered for merely restating the question and by the block's retrieval rank. The best
+few then gain when they hold an entity of the asked type the question lacks (a year for "when",
+a name for "who"). The best sentence leads, cut to the clauses holding the answer when it is
+long; up to two supporting sentences follow, each cited, and near-duplicate passages never take
+two citation slots.
+"""
 
 from __future__ import annotations
 
+import logging
+import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import ModuleType
 
 from desktop_app.core.ask.budget import ContextBlock
 from desktop_app.core.ask.prompts import NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, lang_of
+from desktop_app.core.ask.sentences import clauses, split_sentences
 
-_SENTENCE = re.compile(r"[^。！？!?.\n]+(?:[。！？!?]+|\.(?=\s|$)|$)", re.M)
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff]+")
 _STOP = set(
     "a an the of to in on for and or is are was were be been do does did what which who whom whose "
     "when where why how it its this that these those with from by as at about into can could should "
     "would will i you he she they we me my your their our there here than then so if not no yes tell "
-    "please explain describe give list".split()
+    "please explain describe give list his her him them has have had many much name called".split()
 )
+_ZH_QWORDS = re.compile(
+    r"哪一年|哪年|何时|什么时候|什么|多少|几[个位次年种名岁]?|哪里|哪儿|在哪|哪个|哪位|哪些|哪|为什么|为何|"
+    r"怎么|怎样|如何|是谁|谁|何人|何地|吗|呢|请问"
+)
+_ZH_STOP = set("的了是在有被和与及或把将对为于以也都而其这那之中上下会能可曾又还就让呀")
 
 
-def terms(text: str) -> set[str]:
-    """English words (no stop words, crude plural folding) and Chinese character bigrams."""
-    low = text.lower()
-    out = {w.rstrip("s") if len(w) > 3 else w for w in _WORD.findall(low) if w not in _STOP}
-    for run in _HAN.findall(text):
-        if len(run) == 1:
-            out.add(run)
-        out.update(run[i : i + 2] for i in range(len(run) - 1))
+# Irregular past forms the stemmer leaves apart from their verb ("What did Ford say" / "said").
+_IRREGULAR = {
+    past: verb
+    for pair in (
+        "say:said write:wrote,written begin:began,begun win:won lead:led become:became take:took,taken "
+        "make:made give:gave,given find:found hold:held build:built fight:fought teach:taught "
+        "think:thought bring:brought sell:sold tell:told leave:left meet:met run:ran grow:grew,grown "
+        "know:knew,known choose:chose,chosen speak:spoke,spoken eat:ate,eaten fall:fell,fallen "
+        "fly:flew,flown draw:drew,drawn sing:sang,sung rise:rose,risen strike:struck send:sent "
+        "spend:spent lose:lost keep:kept feel:felt hear:heard stand:stood pay:paid go:went,gone "
+        "come:came see:saw,seen get:got,gotten bear:born,bore buy:bought catch:caught seek:sought "
+        "drive:drove,driven ride:rode,ridden shoot:shot sit:sat swim:swam throw:threw,thrown wear:wore,worn"
+    ).split()
+    for verb, pasts in [pair.split(":")]
+    for past in pasts.split(",")
+}
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Callable[[str], str]:
+    import Stemmer  # PyStemmer, as the keyword index: "died" must meet "die"
+
+    stem = Stemmer.Stemmer("english").stemWord
+    return lru_cache(maxsize=50_000)(lambda word: stem(_IRREGULAR.get(word, word)))
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> ModuleType:
+    import jieba  # the keyword index loads it for any Chinese question already
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def _keys(text: str) -> list[str]:
+    """Match keys in text order: stemmed English words (no stop words), Chinese characters and
+    character bigrams."""
+    stem = _stemmer()
+    out: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if _HAN.match(tok):
+            out.extend(tok)
+            out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
+        elif (low := tok.lower()) not in _STOP:
+            out.append(stem(low))
     return out
 
 
+def terms(text: str) -> set[str]:
+    """The match keys of ``text``: stemmed English words, Chinese characters and bigrams."""
+    return set(_keys(text))
+
+
+# ------------------------------------------------------------------------------ question types
+_TYPES: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "date",
+        re.compile(
+            r"^\s*when\b|\bwhat (?:year|date|month|day|century|decade|time)\b|\bin which year\b|"
+            r"哪一年|哪年|何时|什么时候|哪一天|几月|几号|哪个朝代|什么年代|哪个世纪"
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"\bhow (?:many|much|long|old|big|large|tall|far|high|deep|wide|heavy)\b|"
+            r"\bwhat (?:percentage|number|proportion)\b|多少|几[个位次种名岁座部条只家本]|多[大长高远重久]"
+        ),
+    ),
+    ("person", re.compile(r"\bwho(?:m|se)?\b|\bwhat (?:person|man|woman)\b|是谁|谁|何人|哪位|哪个人")),
+    (
+        "place",
+        re.compile(
+            r"^\s*where\b|\bin what (?:country|city|state|place|region)\b|"
+            r"哪里|哪儿|在哪|何地|何处|(?:哪个|哪些|什么)(?:国家|城市|省|地方|地区|海域|位置|区域)"
+        ),
+    ),
+    ("reason", re.compile(r"^\s*why\b|\bwhat (?:caused|causes)\b|为什么|为何|原因")),
+    ("which", re.compile(r"\bwhich\b|哪个|哪些|哪一")),
+]
+
+
+def question_type(question: str) -> str:
+    """'date', 'number', 'person', 'place', 'reason', 'which' or 'other'."""
+    low = question.lower()
+    for name, pattern in _TYPES:
+        if pattern.search(low):
+            return name
+    return "other"
+
+
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_ZH_NUM = "〇零一二两三四五六七八九十百千万亿"
+_ENTITY: dict[str, re.Pattern[str]] = {
+    "date": re.compile(
+        rf"\b(?:1[0-9]{{3}}|20[0-9]{{2}}|[1-9][0-9]{{0,2}} ?(?:BC|BCE|AD|CE))s?\b|\b(?:{_MONTHS})\b|"
+        rf"\bcentur(?:y|ies)\b|[0-9{_ZH_NUM}]+(?:年|月|日|世纪|年代)|[元初末]年",
+        re.I,
+    ),
+    "number": re.compile(
+        rf"\b\d[\d,.]*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
+        rf"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half)\b|[0-9{_ZH_NUM}]+",
+        re.I,
+    ),
+    # English only: Chinese names and places are told by jieba's part-of-speech tags (_zh_entities).
+    "person": re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z]\.\s*)*[A-Z][a-z]+)+\b|\bby [A-Z][a-z]+"),
+    "place": re.compile(r"\b(?:in|at|from|near) (?:the )?[A-Z][a-z]+"),
+    "reason": re.compile(
+        r"\bbecause\b|\bdue to\b|\bsince\b|\bas a result\b|\bso that\b|\bin order to\b|"
+        r"因为|由于|所以|因此|为了|原因|导致"
+    ),
+}
+_ENTITY["which"] = re.compile(f"{_ENTITY['person'].pattern}|{_ENTITY['place'].pattern}|《[^》]+》")
+_ZH_TAGS = {"person": ("nr",), "place": ("ns",), "which": ("nr", "ns", "nt", "nz")}
+
+
+@lru_cache(maxsize=4096)
+def _zh_entities(sentence: str, kind: str) -> tuple[str, ...]:
+    """The words of ``sentence`` jieba tags as a person (nr) or place (ns) name; run on the few
+    best sentences only (part-of-speech tagging reads ~20k characters a second)."""
+    import jieba.posseg
+
+    _jieba()
+    tags = _ZH_TAGS[kind]
+    return tuple(p.word for p in jieba.posseg.cut(sentence) if p.flag.startswith(tags) and len(p.word) > 1)
+
+
+def _has_new_entity(kind: str, sentence: str, question: str) -> bool:
+    """Whether ``sentence`` holds an entity of the asked kind that the question does not."""
+    q = question.lower()
+    found: list[str] = []
+    if pattern := _ENTITY.get(kind):
+        found = [m.group(0) for m in pattern.finditer(sentence)]
+    if kind in _ZH_TAGS and _HAN.search(sentence):
+        found.extend(_zh_entities(sentence, kind))
+    return any(f.lower() not in q for f in found)
+
+
+# ------------------------------------------------------------------------------ scoring
 @dataclass
 class Extract:
     text: str
     cited: list[int]  # block numbers, in order of appearance
+    lead: str = ""  # the answering line, without its citation
+    support: list[str] = field(default_factory=list)  # the supporting sentences, without citations
 
 
-_STRUCTURAL = re.compile(r"^\s*([-*+•]\s|\d+[.)]\s|#|\||>)")
+# Words a Chinese answer says otherwise than its question (郭麐在哪一年去世 / 卒于1831年).
+_ZH_SYNONYMS = {
+    word: alts.split(",")
+    for pair in (
+        "去世:卒,逝世,病逝,死于,薨 出生:生于,出生于 母亲:母,生母 父亲:父 妻子:妻,夫人,娶 丈夫:嫁给 "
+        "编著:编,撰,所著 作者:撰,所著 创办:创立,创建,成立 定义:是指 抓:逮捕 目的:为了,以便 "
+        "儿子:之子,皇子,长子,次子 女儿:之女 爱好:兴趣,喜欢 作品:著有 用途:用于,用来 建立:成立,创建"
+    ).split()
+    for word, alts in [pair.split(":")]
+}
 
 
-def _unwrap(text: str) -> str:
-    """Join hard-wrapped lines (PDF and OCR text break mid-sentence) so a sentence is not cut at a
-    line end; blank lines, list items, headings and table rows keep their breaks."""
-    text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)  # "cylin-\nder" -> "cylinder"
-    out: list[str] = []
-    for line in text.split("\n"):
-        prev = out[-1] if out else ""
-        if prev.strip() and line.strip() and not _STRUCTURAL.match(line) and not _STRUCTURAL.match(prev):
-            glue = "" if _HAN.search(prev[-1:]) and _HAN.search(line.lstrip()[:1]) else " "
-            out[-1] = prev.rstrip() + glue + line.lstrip()
-        else:
-            out.append(line)
-    return "\n".join(out)
+@dataclass
+class _Unit:
+    """One word of the question: an English word, or a Chinese word as its bigrams (a name of six
+    characters counts once, like the one verb that picks the answering sentence)."""
+
+    keys: frozenset[str]
+    chars: frozenset[str] = frozenset()  # a Chinese word's characters: some credit (母 for 母亲)
+    focus: bool = False  # beside a Chinese question word: what is asked about
+    weight: float = 1.0
+    synonyms: tuple[frozenset[str], ...] = ()  # other words for it, each as its keys
+
+    def match(self, have: set[str]) -> float:
+        got = len(self.keys & have) / len(self.keys)
+        if got < 1 and self.chars:
+            got = max(got, _CHAR * len(self.chars & have) / len(self.chars))
+        for alt in self.synonyms:
+            if got < _SYNONYM and alt <= have:
+                got = _SYNONYM
+        return got
 
 
-def _sentences(text: str) -> list[str]:
-    found = [s.strip() for s in _SENTENCE.findall(_unwrap(text))]
-    return [s for s in found if len(s) >= 12 or _HAN.search(s) and len(s) >= 5]
+@dataclass
+class _Candidate:
+    rank: int  # the block's position among the kept blocks
+    pos: int  # the sentence's position in its block
+    text: str
+    keys: list[str] = field(default_factory=list)  # _keys(text), computed once
+    coverage: float = 0.0
+    score: float = 0.0
+
+
+_MIN_CHARS = {"en": 12, "zh": 5}
+_LONG = {"en": 45, "zh": 100}  # a lead longer than this (words / characters) is cut to its clauses
+_CHAR = 0.25  # credit for a Chinese word's characters without the word
+_SYNONYM = 0.8  # credit for a synonym of the question's word
+_FOCUS = 2.0  # weight of the words beside a Chinese question word
+_INHERIT = 0.3  # a subject word found elsewhere in the sentence's block counts this much
+_BLOCK = 0.5  # how much the block's own match with the question gates its sentences
+_RESTATE = 0.5  # penalty share for a sentence that only restates the question
+_RANK_DECAY = 0.08
+_TYPE_BONUS = 0.35
+_TYPED = 8  # the best sentences checked for an entity of the asked type
+_PRONOUN = re.compile(r"^(?:he|she|they|his|her|their|it|its|this|these)\b|^[他她它其]", re.I)
+
+
+def _han_keys(word: str) -> frozenset[str]:
+    """A Chinese word's keys: its bigrams, or the character of a one-character word."""
+    return frozenset([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
+
+
+def _units(question: str, lang: str) -> list[_Unit]:
+    """The question's content words. A Chinese question word stands where the answer would
+    (徐夫人最先嫁给了谁): the word after it (在哪里栖息), else the one before, is the focus."""
+    stem = _stemmer()
+    words: list[frozenset[str] | None] = []  # None: a question word
+    synonyms: dict[frozenset[str], tuple[frozenset[str], ...]] = {}
+    counting: dict[int, bool] = {}  # question word position -> it asks for a quantity
+    for m in _TOKEN.finditer(question):
+        tok = m.group(0)
+        if _HAN.match(tok):
+            for word in _jieba().lcut(tok):
+                # jieba glues a particle to an unknown name ("尚恩有"): the name alone is the word
+                w = word.strip("".join(_ZH_STOP)) if len(word) > 2 else word
+                if not w:
+                    continue
+                if _ZH_QWORDS.fullmatch(w):
+                    words.append(None)
+                    counting[len(words) - 1] = w.startswith(("多少", "几"))
+                elif w not in _ZH_STOP:
+                    words.append(_han_keys(w))
+                    synonyms[words[-1]] = tuple(_han_keys(a) for a in _ZH_SYNONYMS.get(w, ()))
+        elif (low := tok.lower()) not in _STOP:
+            words.append(frozenset([stem(low)]))
+    focus: set[int] = set()
+    if lang == "zh":
+        for i, w in enumerate(words):
+            if w is None:
+                after = i + 1 < len(words) and words[i + 1] is not None
+                before = i > 0 and words[i - 1] is not None
+                if after:
+                    focus.add(i + 1)
+                # "水深多少的海域": the quantity asked is the word before 多少/几
+                if before and (not after or counting[i]):
+                    focus.add(i - 1)
+    out: dict[frozenset[str], _Unit] = {}
+    for i, w in enumerate(words):
+        if w:
+            first = next(iter(w))
+            chars = frozenset("".join(w)) if len(first) == 2 and _HAN.match(first) else frozenset()
+            unit = out.setdefault(w, _Unit(w, chars, synonyms=synonyms.get(w, ())))
+            unit.focus = unit.focus or i in focus
+    return list(out.values())
+
+
+def _weigh(units: list[_Unit], sentences: list[set[str]]) -> None:
+    """Inverse sentence frequency over the retrieved text."""
+    n = len(sentences)
+    for u in units:
+        df = sum(u.match(s) for s in sentences)
+        u.weight = (math.log((n + 1) / (df + 0.5)) + 0.1) * (_FOCUS if u.focus else 1.0)
+
+
+def _proximity(units: list[_Unit], seq: list[str]) -> float:
+    """1 when the matched question words stand together, falling as they spread out."""
+    where = [(i, j) for i, k in enumerate(seq) for j, u in enumerate(units) if k in u.keys]
+    need = {j for _i, j in where}
+    if len(need) < 2:
+        return 0.0
+    best = len(seq)
+    for a in range(len(where)):
+        seen: set[int] = set()
+        for b in range(a, len(where)):
+            seen.add(where[b][1])
+            if seen == need:
+                best = min(best, where[b][0] - where[a][0] + 1)
+                break
+    return min(1.0, 2 * len(need) / best)
+
+
+def _block_match(units: list[_Unit], block_keys: set[str]) -> float:
+    """How well a block matches the question's subject: its words other than the focus, by
+    rarity, or all of them when every word is the focus."""
+    subject = [u for u in units if not u.focus] or units
+    total = sum(u.weight for u in subject) or 1.0
+    return sum(u.weight * u.match(block_keys) for u in subject) / total
+
+
+def _score(cand: _Candidate, units: list[_Unit], block_keys: set[str], block: float, lang: str) -> None:
+    """Set ``cand.coverage`` (the weighted share of the question's words it holds) and
+    ``cand.score`` (coverage, closeness, restatement, block match and rank together)."""
+    seq = cand.keys
+    have = set(seq)
+    # The subject may be named once per block (later 它, 本鱼, "he"); what is asked must be here.
+    matches = [max(u.match(have), 0 if u.focus else _INHERIT * u.match(block_keys)) for u in units]
+    cand.coverage = sum(u.weight * m for u, m in zip(units, matches, strict=True)) / (
+        sum(u.weight for u in units) or 1.0
+    )
+    score = cand.coverage * (1 + 0.3 * _proximity([u for u in units if u.match(have)], seq))
+    # A sentence that only restates the question (its words, nothing new) answers nothing.
+    qkeys = set().union(*(u.keys for u in units))
+    new = {k for k in have - qkeys if len(k) > 1 or not _HAN.match(k)}
+    if cand.coverage > 0.5 and len(new) < (4 if lang == "zh" else 3):
+        score -= _RESTATE * cand.coverage
+    cand.score = score * (1 - _BLOCK + _BLOCK * block) - _RANK_DECAY * cand.rank
+
+
+def _size(text: str) -> int:
+    """Words of Latin text plus characters of Chinese text."""
+    return sum(len(r) for r in _HAN.findall(text)) + len(re.findall(r"[A-Za-z0-9]+", text))
+
+
+def _lead(question: str, kind: str, units: list[_Unit], sentence: str, lang: str) -> str:
+    """The sentence, or for a long one the shortest run of its clauses that keeps most of the
+    question's matched words and (for a typed question) an entity of the asked type."""
+    parts = clauses(sentence)
+    if _size(sentence) <= _LONG[lang] or len(parts) < 2:
+        return sentence
+    glue = " " if lang == "en" else ""
+
+    def covered(text: str) -> float:
+        have = terms(text)
+        return sum(u.weight * u.match(have) for u in units)
+
+    want = covered(sentence)
+    spans = [(a, b) for a in range(len(parts)) for b in range(a, len(parts))]
+    for a, b in sorted(spans, key=lambda ab: _size(glue.join(parts[ab[0] : ab[1] + 1]))):
+        span = glue.join(parts[a : b + 1])
+        typed = kind in ("other",) or _has_new_entity(kind, span, question)
+        if typed and covered(span) >= 0.7 * want and _size(span) < _size(sentence):
+            return span
+    return sentence
+
+
+def _same_passage(ta: set[str], tb: set[str]) -> bool:
+    """Near-identical passages (a document indexed twice, a repeated chunk), by their terms."""
+    return bool(ta) and len(ta & tb) / max(1, min(len(ta), len(tb))) >= 0.9
 
 
 def extractive_answer(
@@ -66,29 +385,62 @@ def extractive_answer(
     blocks: Sequence[ContextBlock],
     note: str | None = None,
     max_sentences: int = 3,
-    max_blocks: int = 3,
+    max_blocks: int = 5,
 ) -> Extract:
-    """Best sentences of the top blocks by term overlap with the question, cited; the note goes
-    first (default: "No language model is configured; ..." in the question's language)."""
+    """The answering sentence of the top blocks, then up to ``max_sentences - 1`` supporting
+    ones, each cited; the note goes first (default: "No language model is configured; ..." in
+    the question's language)."""
     lang = lang_of(question)
     if not blocks:
         return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
-    q = terms(question)
-    scored: list[tuple[float, int, int, str]] = []  # (score, rank of block, position, sentence)
-    for rank, block in enumerate(blocks[:max_blocks]):
-        for pos, sent in enumerate(_sentences(block.text)):
-            overlap = len(q & terms(sent))
-            # Overlap first; ties go to better-ranked blocks and earlier sentences.
-            scored.append((overlap - 0.01 * rank - 0.001 * pos, rank, pos, sent))
-    if not scored:  # blocks with no sentence-like text (tables): quote their start
-        scored = [(0.0, r, 0, b.text.strip()[:300]) for r, b in enumerate(blocks[:max_blocks])]
-    best = sorted(scored, reverse=True)[:max_sentences]
-    best.sort(key=lambda s: (s[1], s[2]))  # read in document order
-    lines, cited = [], []
-    for _score, rank, _pos, sent in best:
-        n = blocks[rank].n
-        lines.append(f"- {sent} [{n}]")
+    head = NO_LLM_NOTE[lang] if note is None else note
+    # A block repeating a better-ranked one's text gives nothing new and no second citation.
+    kept: list[ContextBlock] = []
+    block_keys: list[set[str]] = []
+    for block in blocks[:max_blocks]:
+        keys = terms(block.text)
+        if not any(_same_passage(keys, k) for k in block_keys):
+            kept.append(block)
+            block_keys.append(keys)
+    kind = question_type(question)
+    units = _units(question, lang)
+    sentences = [split_sentences(b.text) for b in kept]
+    found = [
+        _Candidate(r, p, s)
+        for r, sents in enumerate(sentences)
+        for p, s in enumerate(sents)
+        if len(s) >= _MIN_CHARS["zh" if _HAN.search(s) else "en"] and not s.startswith("#")
+    ]
+    if not found:  # blocks with no sentence-like text (tables): quote their start
+        found = [_Candidate(r, 0, b.text.strip()[:300]) for r, b in enumerate(kept)]
+    for cand in found:
+        cand.keys = _keys(cand.text)
+    _weigh(units, [set(c.keys) for c in found])
+    blocks_match = [_block_match(units, k) for k in block_keys]
+    for cand in found:
+        _score(cand, units, block_keys[cand.rank], blocks_match[cand.rank], lang)
+    found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+    if kind != "other":  # the entity check is the costly part: the best few only
+        for cand in found[:_TYPED]:
+            if _has_new_entity(kind, cand.text, question):
+                cand.score += _TYPE_BONUS * max(cand.coverage, 0.2)
+        found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+    best = found[0]
+    chosen = [best]
+    for cand in found[1:]:
+        if len(chosen) >= max_sentences:
+            break
+        if cand.score > 0 and not any(_same_passage(set(c.keys), set(cand.keys)) for c in chosen):
+            chosen.append(cand)
+    lead = _lead(question, kind, units, best.text, lang)
+    if kind in ("person", "which") and best.pos > 0 and _PRONOUN.match(lead):
+        # "She died in childbirth in 1772." names no one: the sentence before does.
+        lead = (" " if lang == "en" else "").join((sentences[best.rank][best.pos - 1], lead))
+    cited: list[int] = []
+    lines: list[str] = []
+    for i, cand in enumerate(chosen):
+        n = kept[cand.rank].n
+        lines.append(f"{lead} [{n}]\n" if i == 0 else f"- {cand.text} [{n}]")
         if n not in cited:
             cited.append(n)
-    head = NO_LLM_NOTE[lang] if note is None else note
-    return Extract(f"{head}\n\n" + "\n".join(lines), cited)
+    return Extract(f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]])

@@ -26,8 +26,8 @@ def test_extractive_answer_picks_matching_sentences_and_cites_them():
     )
     ex = extractive_answer("What do African grey parrots eat?", blocks, max_sentences=2)
     assert ex.text.startswith("No language model is configured; these are the most relevant passages.")
-    assert "- African grey parrots eat palm nuts and seeds. [1]" in ex.text
-    assert "snails in the wild. [2]" in ex.text
+    assert "\n\nAfrican grey parrots eat palm nuts and seeds. [1]\n" in ex.text  # the lead
+    assert "- Grey parrots also eat snails in the wild. [2]" in ex.text  # a supporting sentence
     assert ex.cited == [1, 2]
 
 
@@ -84,10 +84,10 @@ def test_factory_finds_a_gguf_in_the_data_dirs_models_folder_without_starting_it
 
 
 def test_hard_wrapped_pdf_lines_do_not_cut_sentences():
-    from desktop_app.core.ask.extractive import _sentences
+    from desktop_app.core.ask.sentences import split_sentences
 
     text = "Cannister shot is a tin cylin-\nder filled with balls. These bills are made of\nlead and iron.\n\n- a list item stays apart\n鹦鹉是一种\n聪明的鸟类。"
-    assert _sentences(text) == [
+    assert split_sentences(text) == [
         "Cannister shot is a tin cylinder filled with balls.",
         "These bills are made of lead and iron.",
         "- a list item stays apart",
