@@ -20,6 +20,7 @@ from desktop_app.core.models.llm.factory import ChatModelChoice, resolve_chat_mo
 
 if TYPE_CHECKING:
     from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.ask.conversation_store import ConversationStore
     from desktop_app.core.identify.flow import Identifier
     from desktop_app.core.library.knowledge import KnowledgeBase
     from desktop_app.core.models.embeddings import Embedder
@@ -81,6 +82,7 @@ class Desk:
         self._chat: ChatModelChoice | None = None
         self._assistant: Assistant | None = None
         self._identifier: Identifier | None = None
+        self._conversations: ConversationStore | None = None
 
     # ------------------------------------------------------------------ what it owns
     @property
@@ -148,6 +150,17 @@ class Desk:
             return Identifier(self.kb, self.chat_model, self._config)
 
         return self._built("_identifier", build)
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """The saved conversations (``<data-dir>/conversations.sqlite3``); no setting changes it."""
+
+        def build() -> ConversationStore:
+            from desktop_app.core.ask.conversation_store import FILE_NAME, ConversationStore
+
+            return ConversationStore(self.data_dir / FILE_NAME, self.data_dir / "knowledge")
+
+        return self._built("_conversations", build)
 
     def model_status(self) -> list[RoleStatus]:
         """Each role's active model, or why there is none, and what would install one."""

@@ -1,0 +1,542 @@
+"""Conversations that outlast the process: one SQLite file, ``<data-dir>/conversations.sqlite3``.
+
+The assistant's events stay the one source: ``ConversationStore.record`` passes a question's (or a
+photo's) events through unchanged and, once the turn is complete (its ``Answer`` arrived and the
+stream ended), writes it as one message in one transaction, with the conversation's follow-up state
+(``last_subject``, ``last_query``). A crash mid-answer therefore loses at most that answer. The
+window and ``kdesk ask --chat`` both record through it; ``load`` gives back the messages (replayable
+as events for display) and the ``Conversation`` a follow-up continues from.
+
+WAL mode lets the window read while a ``kdesk`` process writes. Each call opens its own short
+connection, so any thread may use the store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core.ask.conversation import Conversation
+from desktop_app.core.events import (
+    Answer,
+    Candidate,
+    Citation,
+    Classified,
+    Decision,
+    Event,
+    FeatureQueries,
+    Retrieved,
+    RouteDecided,
+    Warning,
+)
+from desktop_app.core.identify.result import IdentifyResult
+from desktop_app.core.library.documents import Hit
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "conversations.sqlite3"
+SCHEMA_VERSION = 1
+TITLE_CHARS = 60  # a title taken from the first question is cut here
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id           TEXT PRIMARY KEY,
+    title        TEXT NOT NULL,
+    scope        TEXT,              -- the collection searched; NULL: shared documents only
+    last_subject TEXT,              -- what follow-ups resolve against (a named species, a topic)
+    last_query   TEXT,              -- the last search's key terms, the fallback subject
+    created      TEXT NOT NULL,     -- ISO 8601 UTC
+    updated      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversations_updated ON conversations(updated);
+CREATE TABLE IF NOT EXISTS messages (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL,  -- 'ask' | 'identify'
+    question        TEXT NOT NULL,  -- may be '' for a photo sent without one
+    answer          TEXT NOT NULL,
+    answer_by       TEXT NOT NULL,  -- 'llm' | 'extractive' | 'evidence'
+    refused         INTEGER NOT NULL DEFAULT 0,
+    route           TEXT,           -- JSON of RouteDecided, NULL when none was made
+    image           TEXT,           -- identify: the photo's absolute path
+    card            TEXT,           -- identify: JSON of IdentifyResult without hits and timings
+    turn            TEXT,           -- JSON [user, assistant]: what entered the model's history, or NULL
+    warnings        TEXT NOT NULL DEFAULT '[]',
+    created         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_conversation ON messages(conversation_id, id);
+CREATE TABLE IF NOT EXISTS citations (
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    role       TEXT NOT NULL,       -- 'cited' | 'related' (a refusal's nearest) | 'evidence' (a card's hits)
+    ord        INTEGER NOT NULL,
+    n          INTEGER NOT NULL,
+    source     TEXT NOT NULL,       -- the document's name, relative to the knowledge folder
+    page       INTEGER,
+    chunk_id   TEXT NOT NULL,
+    text       TEXT NOT NULL,       -- the passage, so the viewer can find and highlight it again
+    PRIMARY KEY (message_id, role, ord)
+);
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _title_of(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+@dataclass
+class StoredCitation:
+    """A citation as stored; ``gone`` is True when its file has left the knowledge folder since."""
+
+    n: int
+    source: str
+    page: int | None
+    chunk_id: str = ""
+    text: str = ""
+    gone: bool = False
+
+    def citation(self) -> Citation:
+        return Citation(self.n, self.source, self.page, self.chunk_id, self.text)
+
+    def hit(self) -> Hit:
+        """An identification card's evidence passage, as the card shows hits."""
+        return Hit(self.chunk_id, "", self.text, self.source, self.page, 0, 0, 0.0)
+
+
+@dataclass
+class StoredMessage:
+    """One completed turn: a question and its answer, or a photo and its identification."""
+
+    kind: str  # "ask" | "identify"
+    question: str
+    answer: str
+    answer_by: str = "llm"
+    refused: bool = False
+    route: RouteDecided | None = None
+    citations: list[StoredCitation] = field(default_factory=list)
+    related: list[StoredCitation] = field(default_factory=list)
+    image: str | None = None
+    card: IdentifyResult | None = None  # identify: candidates, level, queries, decision (hits below)
+    evidence: list[StoredCitation] = field(default_factory=list)
+    turn: tuple[str, str] | None = None  # what the model's history got from this turn
+    warnings: list[str] = field(default_factory=list)
+    created: str = ""
+    id: int = 0
+
+    @property
+    def image_gone(self) -> bool:
+        return self.image is not None and not Path(self.image).exists()
+
+    def answer_event(self) -> Answer:
+        return Answer(
+            self.answer,
+            [c.citation() for c in self.citations],
+            by=self.answer_by,
+            refused=self.refused,
+            related=[c.citation() for c in self.related],
+        )
+
+    def events(self) -> list[Event]:
+        """The turn replayed as the events that produced it (what a view renders)."""
+        out: list[Event] = []
+        if self.card is not None:
+            card = self.card
+            out.append(Classified(list(card.candidates), card.confidence_level, card.low_confidence))
+            if card.feature_queries or card.visual_description:
+                out.append(FeatureQueries(list(card.feature_queries), card.visual_description))
+            if self.evidence:
+                out.append(Retrieved([c.hit() for c in self.evidence]))
+            if card.decision is not None:
+                out.append(card.decision)
+        elif self.route is not None:
+            out.append(self.route)
+        out += [Warning(w) for w in self.warnings]
+        out.append(self.answer_event())
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "question": self.question,
+            "answer": self.answer,
+            "answer_by": self.answer_by,
+            "refused": self.refused,
+            "route": asdict(self.route) if self.route is not None else None,
+            "citations": [asdict(c) for c in self.citations],
+            "related": [asdict(c) for c in self.related],
+            "warnings": self.warnings,
+            "created": self.created,
+        }
+        if self.kind == "identify":
+            out["image"] = self.image
+            out["image_gone"] = self.image_gone
+            out["card"] = _card_json(self.card) if self.card is not None else None
+            out["evidence"] = [asdict(c) for c in self.evidence]
+        return out
+
+
+@dataclass
+class ChatSummary:
+    """One row of the conversation list."""
+
+    id: str
+    title: str
+    scope: str | None
+    created: str
+    updated: str
+    messages: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class StoredChat:
+    """A whole conversation as loaded: its row, its messages and its follow-up state."""
+
+    id: str
+    title: str
+    scope: str | None
+    last_subject: str | None
+    last_query: str | None
+    created: str
+    updated: str
+    messages: list[StoredMessage] = field(default_factory=list)
+
+    def conversation(self, max_turns: int = 10) -> Conversation:
+        """The live state a follow-up continues from: same id, recent turns, subject and scope."""
+        conv = Conversation(
+            id=self.id,
+            last_subject=self.last_subject,
+            last_query=self.last_query,
+            scope=self.scope,
+            max_turns=max_turns,
+        )
+        for message in self.messages:
+            if message.turn is not None:
+                conv.add_turn(*message.turn)
+        return conv
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "scope": self.scope,
+            "last_subject": self.last_subject,
+            "last_query": self.last_query,
+            "created": self.created,
+            "updated": self.updated,
+            "messages": [m.to_dict() for m in self.messages],
+        }
+
+
+def _card_json(card: IdentifyResult) -> dict[str, Any]:
+    data = card.to_dict()
+    del data["hits"], data["timings_ms"]  # hits are rows of `citations`; timings say nothing later
+    return data
+
+
+def _card_from(data: dict[str, Any]) -> IdentifyResult:
+    decision = data.get("decision") or None
+    return IdentifyResult(
+        candidates=[Candidate(**c) for c in data.get("candidates", [])],
+        confidence_level=data.get("confidence_level", "Low"),
+        confidence_score=data.get("confidence_score", 0.0),
+        low_confidence=data.get("low_confidence", True),
+        visual_description=data.get("visual_description", ""),
+        feature_queries=list(data.get("feature_queries", [])),
+        decision=Decision(**decision) if decision else None,
+        answer=data.get("answer", ""),
+        warnings=list(data.get("warnings", [])),
+        error=data.get("error"),
+    )
+
+
+class _Turn:
+    """Collects one turn's events into a StoredMessage."""
+
+    def __init__(self, question: str, image: Path | None) -> None:
+        self.question = question
+        self.image = image
+        self.events: list[Event] = []
+        self.route: RouteDecided | None = None
+        self.answer: Answer | None = None
+        self.warnings: list[str] = []
+
+    def add(self, event: Event) -> None:
+        self.events.append(event)
+        if isinstance(event, RouteDecided):
+            self.route = event
+        elif isinstance(event, Answer):
+            self.answer = event
+        elif isinstance(event, Warning):
+            self.warnings.append(event.message)
+
+    def message(self, turn: tuple[str, str] | None) -> StoredMessage:
+        answer = self.answer
+        assert answer is not None
+        cite = [StoredCitation(c.n, c.source, c.page, c.chunk_id, c.text) for c in answer.citations]
+        related = [StoredCitation(c.n, c.source, c.page, c.chunk_id, c.text) for c in answer.related]
+        if self.image is None:
+            return StoredMessage(
+                "ask", self.question, answer.text, answer.by, answer.refused, self.route,
+                cite, related, turn=turn, warnings=self.warnings,
+            )  # fmt: skip
+        card = IdentifyResult.from_events(self.events)
+        evidence = [
+            StoredCitation(i + 1, h.source, h.page, h.chunk_id, h.text) for i, h in enumerate(card.hits)
+        ]
+        return StoredMessage(
+            "identify", self.question, answer.text, answer.by, answer.refused, None, cite, related,
+            image=str(self.image), card=card, evidence=evidence, turn=turn, warnings=self.warnings,
+        )  # fmt: skip
+
+
+class ConversationStore:
+    """Create, list, search, rename, delete, load and append to the conversations of one data
+    folder. ``knowledge_dir`` is where cited files are looked for when a conversation is loaded."""
+
+    def __init__(self, path: Path | str, knowledge_dir: Path | str) -> None:
+        self.path = Path(path)
+        self.knowledge_dir = Path(knowledge_dir)
+        self._ready = False
+
+    # ------------------------------------------------------------------ connection
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """A connection in one transaction (committed on success, rolled back on error)."""
+        if not self._ready:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(self.path, timeout=10)) as db:
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA foreign_keys = ON")
+            if not self._ready:
+                db.execute("PRAGMA journal_mode = WAL")  # persistent: readers never wait on a writer
+                db.executescript(SCHEMA)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self._ready = True
+            with db:
+                yield db
+
+    # ------------------------------------------------------------------ conversations
+    def create(self, title: str, scope: str | None = None, conv_id: str | None = None) -> ChatSummary:
+        """A new, empty conversation (its id is the Conversation's, when one is given)."""
+        now = _now()
+        conv_id = conv_id or uuid.uuid4().hex[:12]
+        with self._db() as db:
+            db.execute(
+                "INSERT INTO conversations (id, title, scope, created, updated) VALUES (?, ?, ?, ?, ?)",
+                (conv_id, _title_of(title), scope, now, now),
+            )
+        return ChatSummary(conv_id, _title_of(title), scope, now, now, 0)
+
+    def list_chats(self, search: str = "") -> list[ChatSummary]:
+        """Every conversation (or those whose title contains ``search``), most recent first."""
+        sql = (
+            "SELECT c.id, c.title, c.scope, c.created, c.updated, COUNT(m.id) AS n FROM conversations c"
+            " LEFT JOIN messages m ON m.conversation_id = c.id"
+        )
+        args: tuple[str, ...] = ()
+        if search.strip():
+            like = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            sql += " WHERE c.title LIKE ? ESCAPE '\\'"
+            args = (f"%{like}%",)
+        sql += " GROUP BY c.id ORDER BY c.updated DESC, c.rowid DESC"
+        with self._db() as db:
+            rows = db.execute(sql, args).fetchall()
+        return [
+            ChatSummary(r["id"], r["title"], r["scope"], r["created"], r["updated"], r["n"]) for r in rows
+        ]
+
+    def find(self, name: str) -> ChatSummary | None:
+        """The conversation with id ``name``, else the most recent one titled ``name``."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT id FROM conversations WHERE id = ? UNION ALL SELECT id FROM"
+                " (SELECT id FROM conversations WHERE title = ? ORDER BY updated DESC, rowid DESC)"
+                " LIMIT 1",
+                (name, name),
+            ).fetchone()
+        if row is None:
+            return None
+        return next(s for s in self.list_chats() if s.id == row["id"])
+
+    def rename(self, conv_id: str, title: str) -> bool:
+        title = _title_of(title)
+        if not title:
+            raise ValueError("a conversation needs a title")
+        with self._db() as db:
+            return (
+                db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conv_id)).rowcount > 0
+            )
+
+    def delete(self, conv_id: str) -> bool:
+        """Remove a conversation with its messages and citations (the cascade)."""
+        with self._db() as db:
+            return db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,)).rowcount > 0
+
+    def last(self) -> ChatSummary | None:
+        """The most recently updated conversation (the window reopens it)."""
+        chats = self.list_chats()
+        return chats[0] if chats else None
+
+    # ------------------------------------------------------------------ messages
+    def append(self, conv: Conversation, message: StoredMessage, title: str | None = None) -> int:
+        """Write one completed turn and the conversation's follow-up state in one transaction; the
+        conversation row is created on its first message (titled ``title`` or the question)."""
+        now = _now()
+        message.created = message.created or now
+        with self._db() as db:
+            exists = db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv.id,)).fetchone()
+            if exists is None:
+                name = title or message.question or Path(message.image or "photo").name
+                db.execute(
+                    "INSERT INTO conversations (id, title, scope, created, updated) VALUES (?, ?, ?, ?, ?)",
+                    (conv.id, _title_of(name), conv.scope, now, now),
+                )
+            db.execute(
+                "UPDATE conversations SET last_subject = ?, last_query = ?, scope = ?, updated = ?"
+                " WHERE id = ?",
+                (conv.last_subject, conv.last_query, conv.scope, now, conv.id),
+            )
+            cur = db.execute(
+                "INSERT INTO messages (conversation_id, kind, question, answer, answer_by, refused,"
+                " route, image, card, turn, warnings, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    conv.id,
+                    message.kind,
+                    message.question,
+                    message.answer,
+                    message.answer_by,
+                    int(message.refused),
+                    json.dumps(asdict(message.route)) if message.route is not None else None,
+                    message.image,
+                    json.dumps(_card_json(message.card), ensure_ascii=False) if message.card else None,
+                    json.dumps(list(message.turn), ensure_ascii=False) if message.turn else None,
+                    json.dumps(message.warnings, ensure_ascii=False),
+                    message.created,
+                ),
+            )
+            message.id = int(cur.lastrowid or 0)
+            db.executemany(
+                "INSERT INTO citations (message_id, role, ord, n, source, page, chunk_id, text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (message.id, role, i, c.n, c.source, c.page, c.chunk_id, c.text)
+                    for role, group in (
+                        ("cited", message.citations),
+                        ("related", message.related),
+                        ("evidence", message.evidence),
+                    )
+                    for i, c in enumerate(group)
+                ],
+            )
+        return message.id
+
+    def load(self, conv_id: str) -> StoredChat | None:
+        """A conversation with its messages; a cited file no longer in the knowledge folder (or a
+        photo no longer on disk) is marked ``gone``, and the conversation still opens."""
+        with self._db() as db:
+            row = db.execute("SELECT * FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+            if row is None:
+                return None
+            rows = db.execute(
+                "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)
+            ).fetchall()
+            cites = db.execute(
+                "SELECT c.* FROM citations c JOIN messages m ON m.id = c.message_id"
+                " WHERE m.conversation_id = ? ORDER BY c.message_id, c.role, c.ord",
+                (conv_id,),
+            ).fetchall()
+        present: dict[str, bool] = {}
+
+        def stored(r: sqlite3.Row) -> StoredCitation:
+            source = r["source"]
+            if source not in present:
+                present[source] = (self.knowledge_dir / source).is_file()
+            return StoredCitation(r["n"], source, r["page"], r["chunk_id"], r["text"], not present[source])
+
+        groups: dict[tuple[int, str], list[StoredCitation]] = {}
+        for r in cites:
+            groups.setdefault((r["message_id"], r["role"]), []).append(stored(r))
+        messages = []
+        for r in rows:
+            route = json.loads(r["route"]) if r["route"] else None
+            messages.append(
+                StoredMessage(
+                    kind=r["kind"],
+                    question=r["question"],
+                    answer=r["answer"],
+                    answer_by=r["answer_by"],
+                    refused=bool(r["refused"]),
+                    route=RouteDecided(**route) if route else None,
+                    citations=groups.get((r["id"], "cited"), []),
+                    related=groups.get((r["id"], "related"), []),
+                    image=r["image"],
+                    card=_card_from(json.loads(r["card"])) if r["card"] else None,
+                    evidence=groups.get((r["id"], "evidence"), []),
+                    turn=tuple(json.loads(r["turn"])) if r["turn"] else None,
+                    warnings=json.loads(r["warnings"]),
+                    created=r["created"],
+                    id=r["id"],
+                )
+            )
+        return StoredChat(
+            row["id"], row["title"], row["scope"], row["last_subject"], row["last_query"],
+            row["created"], row["updated"], messages,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ recording
+    def record(
+        self,
+        conv: Conversation,
+        events: Iterator[Event],
+        *,
+        question: str = "",
+        image: Path | None = None,
+        title: str | None = None,
+    ) -> Iterator[Event]:
+        """Pass ``events`` (from ``Assistant.ask`` or ``Assistant.identify``) through and write the
+        turn once it is complete: after the stream ends, or when a consumer stops reading after
+        the Answer (a cancelled job). A turn that never reached its Answer is not written. A
+        failed write becomes a Warning: the answer on screen stays."""
+        turn = _Turn(question, image)
+        before = conv.history[-1] if conv.history else None
+        completed = False
+        try:
+            for event in events:
+                turn.add(event)
+                yield event
+            completed = True
+        finally:
+            if not completed and turn.answer is not None:  # closed early (cancelled) after its Answer
+                self._save(conv, turn, before, title)
+        if turn.answer is not None:
+            problem = self._save(conv, turn, before, title)
+            if problem:
+                yield Warning(problem)
+
+    def _save(self, conv: Conversation, turn: _Turn, before: object, title: str | None) -> str:
+        """Write the turn; a failure is logged and returned as a message ("" when written)."""
+        # The assistant appends to the history what the model should see of this turn (for a
+        # photo, a label in place of the question): keep exactly that.
+        new = bool(conv.history) and conv.history[-1] is not before
+        pair = (conv.history[-2]["content"], conv.history[-1]["content"]) if new else None
+        try:
+            self.append(conv, turn.message(pair), title=title)
+        except sqlite3.Error as exc:
+            log.error("conversation %s not saved: %s", conv.id, exc)
+            return f"the conversation could not be saved: {exc}"
+        return ""
