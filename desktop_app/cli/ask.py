@@ -10,6 +10,7 @@ from typing import Any
 
 from desktop_app.cli.argtypes import positive_float
 from desktop_app.cli.common import common_flags, emit_json, eprint, load_cfg, open_desk
+from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.desk import Desk
 
 
@@ -57,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--scope", default=None, help="also search this assistant's scope")
     p.add_argument("--subject", default=None, help="the last subject, for follow-ups ('what does it eat?')")
+    p.add_argument(
+        "--chat",
+        metavar="NAME",
+        default=None,
+        help="continue the saved conversation NAME (created when new); see `kdesk chats`",
+    )
     add_llm_flags(p)
     p.set_defaults(func=cmd_ask)
 
@@ -76,8 +83,27 @@ def _hit_json(h: Any) -> dict:
     return d
 
 
+def _chat_conversation(desk: Desk, args: argparse.Namespace, out: dict[str, Any]) -> Conversation | None:
+    """The saved conversation ``--chat`` names, restored (turns, subject, scope), or a new one of
+    that name; None (a usage error, said on stderr) when ``--scope`` contradicts the saved one."""
+    store = desk.conversations
+    found = store.find(args.chat)
+    if found is None:
+        conv = Conversation(scope=args.scope, last_subject=args.subject)
+    else:
+        if args.scope is not None and args.scope != found.scope:
+            searched = f"collection {found.scope!r}" if found.scope else "the shared documents"
+            eprint(f"error: chat {args.chat!r} searches {searched}; leave out --scope or start another chat")
+            return None
+        chat = store.load(found.id)
+        conv = chat.conversation() if chat is not None else Conversation(id=found.id, scope=found.scope)
+        if args.subject:
+            conv.last_subject = args.subject
+    out["chat"] = {"id": conv.id, "title": found.title if found else args.chat, "new": found is None}
+    return conv
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
-    from desktop_app.core.ask.assistant import Conversation
     from desktop_app.core.events import Answer, Error, Retrieved, RouteDecided, Token, Warning
 
     desk = open_desk_with_llm(args)
@@ -94,7 +120,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
         "model": choice.name or None,
         "warnings": [],
     }
-    conv = Conversation(scope=args.scope, last_subject=args.subject)
     code = 0
     streamed = False
     timing: dict[str, float] = {}
@@ -104,7 +129,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
         timing.setdefault(name, round((time.perf_counter() - t0) * 1000, 1))
 
     with desk:
-        for ev in desk.assistant.ask(args.question, conv, mode=args.mode):
+        conv = Conversation(scope=args.scope, last_subject=args.subject)
+        if args.chat:
+            conv = _chat_conversation(desk, args, out)
+            if conv is None:
+                return 2
+        events = desk.assistant.ask(args.question, conv, mode=args.mode)
+        if args.chat:  # written to the conversation once its answer is complete
+            events = desk.conversations.record(conv, events, question=args.question, title=args.chat)
+        for ev in events:
             mark(f"{type(ev).__name__.lower()}_ms")
             if isinstance(ev, RouteDecided):
                 out["route"] = {

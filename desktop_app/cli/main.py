@@ -19,6 +19,7 @@ from desktop_app.cli.common import common_flags, data_dir_of, eprint, load_cfg
 COMMAND_MODULES: list[str] = [
     "desktop_app.cli.library",
     "desktop_app.cli.ask",
+    "desktop_app.cli.chats",
     "desktop_app.cli.identify",
     "desktop_app.cli.models",
     "desktop_app.cli.bench",
@@ -29,6 +30,8 @@ _EPILOG = """examples:
   kdesk add ~/Documents/papers            copy a folder into the knowledge base and index it
   kdesk search "table of contents" --json
   kdesk list
+  kdesk ask --chat trip "Who was Abraham Lincoln?"   continue (or start) the saved conversation 'trip'
+  kdesk chats export trip --out trip.md
 """
 
 
