@@ -170,8 +170,10 @@ class AppContext(QObject):
     def call_ask(
         self, question: str, conversation: Conversation, mode: str, state: QtTaskState
     ) -> Iterator[Event]:
-        """Assistant.ask on a pool thread (the conversation object keeps history and subject)."""
-        return self.desk.assistant.ask(question, conversation=conversation, mode=mode, cancel=state)
+        """Assistant.ask on a pool thread (the conversation object keeps history and subject);
+        the turn is saved to the conversation store once its answer is complete."""
+        events = self.desk.assistant.ask(question, conversation=conversation, mode=mode, cancel=state)
+        return self.desk.conversations.record(conversation, events, question=question)
 
     def new_conversation(self, scope: str) -> Conversation:
         """A fresh Conversation for a scope ("shared": the library everyone sees)."""
@@ -179,8 +181,9 @@ class AppContext(QObject):
 
     def call_identify(self, image: Path, conversation: Conversation, state: QtTaskState) -> Iterator[Event]:
         """The identify flow's events, in the conversation (its scope; a named species becomes
-        the subject of follow-up questions)."""
-        return self.desk.assistant.identify(image, conversation=conversation, cancel=state)
+        the subject of follow-up questions), saved like a question's."""
+        events = self.desk.assistant.identify(image, conversation=conversation, cancel=state)
+        return self.desk.conversations.record(conversation, events, image=Path(image).resolve())
 
     # -- settings ------------------------------------------------------------------------------
     def save_settings(self, config: Config, api_key: str | None = None) -> None:

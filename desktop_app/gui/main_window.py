@@ -1,4 +1,5 @@
-"""The main window: knowledge panel | chat | source viewer, a menu and a status bar."""
+"""The main window: knowledge panel over the saved conversations | chat | source viewer, a menu and a
+status bar."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter
 
+from desktop_app.core.ask.conversation_store import StoredChat
+from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, set_language, tr
 from desktop_app.gui.knowledge.panel import KnowledgePanel
-from desktop_app.gui.operations import JobKind
+from desktop_app.gui.operations import CHATS_LOCK, JobKind
 from desktop_app.gui.settings.dialog import SettingsDialog
 from desktop_app.gui.viewer.viewer import SourceViewer
 
@@ -34,10 +37,20 @@ class MainWindow(QMainWindow):
 
         self.knowledge = KnowledgePanel(ctx)
         self.chat = ChatPanel(ctx, scope_getter=self.knowledge.current_scope)
+        self.conversations = ConversationList(ctx)
         self.viewer = SourceViewer(ctx)
         self.viewer.hide()
+        # The conversation list sits under the knowledge panel, beside the chat: a column of its
+        # own would squeeze the chat to a strip while the viewer is open.
+        self.left = QSplitter(Qt.Vertical)
+        self.left.addWidget(self.knowledge)
+        self.left.addWidget(self.conversations)
+        self.left.setStretchFactor(0, 3)
+        self.left.setStretchFactor(1, 2)
+        self.left.setSizes([450, 300])
+        self.left.setChildrenCollapsible(False)
         self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(self.knowledge)
+        self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.chat)
         self.splitter.addWidget(self.viewer)
         self.splitter.setStretchFactor(0, 0)
@@ -49,6 +62,12 @@ class MainWindow(QMainWindow):
 
         self.chat.citation_activated.connect(self.open_citation)
         self.chat.documents_dropped.connect(self.knowledge.add_paths)
+        self.chat.scope_wanted.connect(self.knowledge.select_scope)
+        self.chat.answer_finished.connect(self._chat_saved)
+        self.chat.identify_finished.connect(self._chat_saved)
+        self.conversations.open_requested.connect(self.open_conversation)
+        self.conversations.new_requested.connect(self.new_conversation)
+        self.conversations.deleted.connect(self._conversation_deleted)
 
         self.status_labels: dict[str, QLabel] = {}
         for role in ROLE_TITLES:
@@ -74,6 +93,7 @@ class MainWindow(QMainWindow):
         on_language_changed(self.retranslate)
         self.retranslate()
         self.update_status()
+        self.restore_last_conversation()
 
     def retranslate(self, *_: object) -> None:
         self.setWindowTitle(tr("Knowledge Desk"))
@@ -110,6 +130,53 @@ class MainWindow(QMainWindow):
         if was_hidden:
             total = sum(self.splitter.sizes())
             self.splitter.setSizes([int(total * 0.24), int(total * 0.40), int(total * 0.36)])
+
+    # -- saved conversations -----------------------------------------------------------------------
+    def restore_last_conversation(self) -> None:
+        """Reopen the most recent conversation. Off the UI thread: the first use of the store may
+        create the file (a write and an fsync)."""
+        store = self.ctx.desk.conversations
+
+        def load(_state: object) -> StoredChat | None:
+            last = store.last()
+            return store.load(last.id) if last is not None else None
+
+        def loaded(chat: StoredChat | None) -> None:
+            if chat is not None and not self.chat.messages:  # nothing was asked meanwhile
+                self.chat.open_chat(chat)
+            self.conversations.set_current(self.chat.conversation.id if self.chat.conversation else None)
+
+        self.ctx.runner.run(
+            JobKind.CHATS,
+            load,
+            on_success=loaded,
+            on_failure=lambda msg: self.statusBar().showMessage(
+                tr("Conversations cannot be read: {error}").format(error=msg)
+            ),
+            exclusive=False,
+            lock=CHATS_LOCK,
+        )
+
+    def open_conversation(self, chat_id: str) -> None:
+        chat = self.ctx.desk.conversations.load(chat_id)  # one conversation: a few ms (see the list)
+        if chat is None:  # deleted meanwhile (another process)
+            self.conversations.refresh()
+            return
+        self.chat.open_chat(chat)
+        self.conversations.set_current(chat.id)
+
+    def new_conversation(self) -> None:
+        self.chat.new_chat()
+        self.conversations.set_current(None)
+        self.chat.input.setFocus()
+
+    def _chat_saved(self, _widget: object) -> None:
+        if self.chat.conversation is not None:
+            self.conversations.set_current(self.chat.conversation.id)
+
+    def _conversation_deleted(self, chat_id: str) -> None:
+        if self.chat.conversation is not None and self.chat.conversation.id == chat_id:
+            self.chat.new_chat()
 
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.ctx, self)

@@ -13,6 +13,7 @@ from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
 from desktop_app.gui.tasks import Job, QtTaskState, TaskRunner
 
 KB_LOCK = "kb-write"  # add / sync / reindex / remove (and a settings change) run one at a time
+CHATS_LOCK = "chats-write"  # reading the last conversation at start, renames, deletes: one at a time
 
 
 class JobKind(StrEnum):
@@ -31,6 +32,7 @@ class JobKind(StrEnum):
     IDENTIFY = "identify"
     VIEWER = "viewer"
     WATCH_SCAN = "watch-scan"
+    CHATS = "chats"  # open the last conversation at start, rename, delete
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows

@@ -15,6 +15,16 @@ from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_lab
 RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
 
 
+def mark_gone(widget: QWidget, sources: set[str]) -> None:
+    """Label the citation chips of a saved message whose file has left the knowledge folder. They
+    stay clickable: the viewer then shows the passage as it was saved."""
+    for chip in widget.findChildren(QPushButton, "citeChip"):
+        if chip.property("source") in sources:
+            chip.setText(f"{chip.text()} {tr('(removed)')}")
+            chip.setProperty("gone", True)
+            chip.setToolTip(tr("This file is no longer in the knowledge folder; the saved passage is shown."))
+
+
 class UserMessage(QWidget):
     """The user's question: a right-aligned bubble as wide as its text."""
 
@@ -133,6 +143,7 @@ class AnswerMessage(QFrame):
             self.chips.append(label)
         for citation in self.citations:
             chip = QPushButton(citation_label(citation), objectName="citeChip")
+            chip.setProperty("source", citation.source)  # mark_gone finds it by its file
             chip.setCursor(Qt.PointingHandCursor)
             chip.setToolTip(
                 plain_tooltip(" ".join(citation.text.split())[:300] if citation.text else citation.source)

@@ -2,7 +2,8 @@
 
 Questions run ``Assistant.ask`` on the task runner and stream events into an ``AnswerMessage``;
 photos (dropped or attached) run ``Assistant.identify`` into an ``IdentifyCard``. Documents dropped
-here are handed to the knowledge panel (``documents_dropped``).
+here are handed to the knowledge panel (``documents_dropped``). A saved conversation is shown by
+replaying its messages' events into the same widgets (``open_chat``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.ask.assistant import Conversation
+from desktop_app.core.ask.conversation_store import StoredChat, StoredMessage
 from desktop_app.core.library.parsers import IMAGE_SUFFIXES
-from desktop_app.gui.chat.messages import AnswerMessage, UserMessage
+from desktop_app.gui.chat.messages import AnswerMessage, UserMessage, mark_gone
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.identify.card import IdentifyCard
@@ -42,6 +44,7 @@ class ChatPanel(QWidget):
     documents_dropped = Signal(list)  # list[Path]
     answer_finished = Signal(object)  # AnswerMessage
     identify_finished = Signal(object)  # IdentifyCard
+    scope_wanted = Signal(str)  # an opened conversation's collection ("shared" for none)
 
     def __init__(self, ctx: AppContext, scope_getter=None, parent=None) -> None:
         super().__init__(parent)
@@ -50,6 +53,9 @@ class ChatPanel(QWidget):
         self.setAcceptDrops(True)
         self.conversation: Conversation | None = None  # history and the subject of follow-ups
         self.messages: list[QWidget] = []
+        # Widgets of a conversation left while a job still streamed into them: kept (hidden)
+        # until the runner is idle, so a late event never reaches a deleted widget.
+        self._retired: list[QWidget] = []
         self._queued: list[tuple[JobKind, Any]] = []  # work waiting for the KB to open
 
         self.placeholder = QLabel(alignment=Qt.AlignCenter, objectName="placeholder")
@@ -179,6 +185,47 @@ class ChatPanel(QWidget):
         )
         self._update_buttons()
 
+    # -- saved conversations ---------------------------------------------------------------------
+    def open_chat(self, chat: StoredChat) -> None:
+        """Show a saved conversation and continue it: its turns, subject and collection."""
+        self._clear()
+        self.conversation = chat.conversation()
+        for message in chat.messages:
+            self._replay(message)
+        self.scope_wanted.emit(chat.scope or "shared")
+
+    def new_chat(self) -> None:
+        """An empty chat; it is saved with its first answer."""
+        self._clear()
+        self.conversation = None
+
+    def _replay(self, message: StoredMessage) -> None:
+        widget: AnswerMessage | IdentifyCard
+        if message.kind == "identify":
+            widget = IdentifyCard(Path(message.image or ""))
+        else:
+            self._add(UserMessage(message.question))
+            widget = AnswerMessage()
+        widget.citation_clicked.connect(self.citation_activated)
+        self._add(widget)
+        for event in message.events():
+            widget.handle_event(event)
+        widget.finish()
+        gone = {c.source for c in message.citations + message.related + message.evidence if c.gone}
+        if gone:
+            mark_gone(widget, gone)
+
+    def _clear(self) -> None:
+        self.stop()
+        self._queued.clear()
+        for widget in self.messages:
+            self.list_layout.removeWidget(widget)
+            widget.hide()
+        self._retired += self.messages
+        self.messages = []
+        self.placeholder.show()
+        self._update_buttons()
+
     def _conversation_for(self, scope: str) -> Conversation:
         """The running conversation, or a new one when the scope changed."""
         wanted = None if scope == "shared" else scope
@@ -244,6 +291,10 @@ class ChatPanel(QWidget):
     def _update_buttons(self, *_: object) -> None:
         busy = self.ctx.runner.is_busy(JobKind.ASK) or self.ctx.runner.is_busy(JobKind.IDENTIFY)
         self.stop_button.setEnabled(busy)
+        if not busy:
+            for widget in self._retired:
+                widget.deleteLater()
+            self._retired = []
 
     def last_answer(self) -> AnswerMessage | None:
         for widget in reversed(self.messages):

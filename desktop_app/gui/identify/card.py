@@ -211,6 +211,7 @@ class IdentifyCard(QFrame):
             where = Path(hit.source).name + (f" · p. {hit.page}" if hit.page else "")
             row = QHBoxLayout()
             chip = QPushButton(where, objectName="citeChip")
+            chip.setProperty("source", hit.source)  # a saved card's gone files are marked by it
             chip.setCursor(Qt.PointingHandCursor)
             chip.clicked.connect(lambda _=False, h=hit: self.citation_clicked.emit(h))
             row.addWidget(chip, 0, Qt.AlignTop)
@@ -248,6 +249,7 @@ class IdentifyCard(QFrame):
         self.summary.set_markdown(answer.text, {c.n for c in answer.citations})
         for citation in answer.citations:
             chip = QPushButton(citation_label(citation), objectName="citeChip")
+            chip.setProperty("source", citation.source)  # a saved card's gone files are marked by it
             chip.setCursor(Qt.PointingHandCursor)
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
             self.summary_chips.addWidget(chip)

@@ -201,6 +201,14 @@ class KnowledgePanel(QWidget):
         data = self.scope_combo.currentData() if hasattr(self, "scope_combo") else None
         return data or "shared"
 
+    def select_scope(self, scope: str) -> None:
+        """Make ``scope`` the current collection (a reopened conversation's, even before the
+        documents are listed)."""
+        if scope not in self._scopes:
+            self._scopes.append(scope)
+            self._fill_scopes()
+        self.scope_combo.setCurrentIndex(self.scope_combo.findData(scope))
+
     def _new_scope(self) -> None:
         name, ok = QInputDialog.getText(self, tr("New collection"), tr("Name (letters, digits, - and _):"))
         name = name.strip().lstrip("@")
