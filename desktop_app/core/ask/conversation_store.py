@@ -312,6 +312,8 @@ class ConversationStore:
         self.path = Path(path)
         self.knowledge_dir = Path(knowledge_dir)
         self._ready = False
+        # Deleted here: an answer still streaming into one must not bring it back when it completes.
+        self._deleted: set[str] = set()
 
     # ------------------------------------------------------------------ connection
     @contextmanager
@@ -384,6 +386,7 @@ class ConversationStore:
 
     def delete(self, conv_id: str) -> bool:
         """Remove a conversation with its messages and citations (the cascade)."""
+        self._deleted.add(conv_id)
         with self._db() as db:
             return db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,)).rowcount > 0
 
@@ -395,7 +398,10 @@ class ConversationStore:
     # ------------------------------------------------------------------ messages
     def append(self, conv: Conversation, message: StoredMessage, title: str | None = None) -> int:
         """Write one completed turn and the conversation's follow-up state in one transaction; the
-        conversation row is created on its first message (titled ``title`` or the question)."""
+        conversation row is created on its first message (titled ``title`` or the question). A turn
+        of a conversation deleted meanwhile is dropped (returns 0)."""
+        if conv.id in self._deleted:
+            return 0
         now = _now()
         message.created = message.created or now
         with self._db() as db:

@@ -187,6 +187,8 @@ def test_list_search_find_rename_and_delete(store: ConversationStore) -> None:
 
     assert store.delete(a.id) and not store.delete(a.id)
     assert store.load(a.id) is None
+    list(store.record(conv, asked(conv, "late?"), question="late?"))  # was streaming when deleted
+    assert store.load(a.id) is None
     with sqlite3.connect(store.path) as db:  # its messages and citations went with it
         assert db.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
         assert db.execute("SELECT COUNT(*) FROM citations").fetchone()[0] == 0
