@@ -97,6 +97,7 @@ ZH_CN: dict[str, str] = {
     "Delete conversation": "删除对话",
     "Delete “{title}” and its messages? This cannot be undone.": "删除“{title}”及其全部消息？此操作无法撤销。",
     "(removed)": "（已移除）",
+    "Show earlier messages ({n})": "显示更早的消息（{n}）",
     "This file is no longer in the knowledge folder; the saved passage is shown.": "此文件已不在知识库文件夹中；显示的是保存时的段落。",
     # identification
     "Photo identification": "照片识别",

@@ -3,16 +3,29 @@ and its follow-up subject; the list renames, searches, starts and deletes conver
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.ask.conversation_store import FILE_NAME, ConversationStore
-from desktop_app.core.events import Answer, Citation, RouteDecided
+from desktop_app.core.events import (
+    Answer,
+    Candidate,
+    Citation,
+    Classified,
+    Decision,
+    Event,
+    Retrieved,
+    RouteDecided,
+)
+from desktop_app.core.library.documents import Hit
 from desktop_app.gui.chat.conversations import ID_ROLE
 from desktop_app.gui.chat.messages import AnswerMessage, UserMessage
+from desktop_app.gui.chat.panel import RECENT_MESSAGES
+from desktop_app.gui.identify.card import IdentifyCard
 
 VICKSBURG = "docs/pypdf/resources/Seige_of_Vicksburg_Sample_OCR.pdf"  # cannister shot on page 3
 QUESTION = "What is a cannister shot made of?"
@@ -77,24 +90,49 @@ def test_the_last_conversation_reopens_after_a_restart_and_goes_on(
     assert window.ctx.desk.conversations.list_chats() == []
 
 
-def test_a_removed_cited_file_is_marked_and_the_saved_passage_shown(make_window, qtbot, tmp_path):
+def test_a_long_conversation_reopens_with_its_last_messages_cards_and_removed_files_marked(
+    make_window, qtbot, tmp_path, shared_data, screenshot
+):
     data = tmp_path / "data"
     store = ConversationStore(data / FILE_NAME, data / "knowledge")
     conv = Conversation(scope="birds")
     passage = "The kakapo is a flightless nocturnal parrot."
+    gone = Citation(1, "gone/kakapo.md", None, "x-chunk-0", passage)
 
-    def events():
-        yield RouteDecided(True, "kakapo", False, "heuristic")
-        conv.add_turn("What is a kakapo?", "A parrot [1].")
-        yield Answer(
-            "A parrot [1].", [Citation(1, "gone/kakapo.md", None, "x-chunk-0", passage)], by="extractive"
-        )
+    def asked(question: str, cites: list[Citation]) -> Iterator[Event]:
+        yield RouteDecided(True, question, False, "heuristic")
+        conv.add_turn(question, "An answer [1].")
+        yield Answer("An answer [1].", cites, by="extractive")
 
-    list(store.record(conv, events(), question="What is a kakapo?"))
+    def identified() -> Iterator[Event]:
+        yield Classified([Candidate("Ara_macao", 0.9, "gallery")], "High", False)
+        yield Retrieved([Hit("x-chunk-0", "x", passage, gone.source, None, 0, 1, 0.5)])
+        yield Decision("Ara_macao", "the gallery agrees", False, "")
+        yield Answer("A scarlet macaw.", [], by="extractive")
+
+    list(store.record(conv, asked("What is a kakapo?", [gone]), question="What is a kakapo?"))
+    for i in range(RECENT_MESSAGES):
+        list(store.record(conv, asked(f"question {i}?", []), question=f"question {i}?"))
+    list(store.record(conv, identified(), image=shared_data / "images" / "coral" / "parrot.jpg"))
+
     window = make_window()
+    chat = window.chat
     assert window.knowledge.current_scope() == "birds"  # the conversation's collection is searched
-    answer = window.chat.last_answer()
-    chip = answer.chips[0]
+    # The last RECENT_MESSAGES messages, the photo's card last; the first two wait for a click.
+    card = chat.messages[-1]
+    assert isinstance(card, IdentifyCard) and not card.photo.pixmap().isNull()
+    assert card.decision_name.text() == "Ara macao" and card.evidence[0].text == passage
+    evidence_chip = card.findChildren(QPushButton, "citeChip")[0]
+    assert evidence_chip.property("gone") and evidence_chip.text().endswith("(removed)")
+    assert len(chat.messages) == 2 * (RECENT_MESSAGES - 1) + 1
+    assert chat.earlier_button.isVisible() and chat.earlier_button.text() == "Show earlier messages (2)"
+    qtbot.mouseClick(chat.earlier_button, Qt.LeftButton)
+    screenshot(window, "07-earlier-messages")
+    assert not chat.earlier_button.isVisible() and len(chat.messages) == 2 * (RECENT_MESSAGES + 1) + 1
+    assert chat.messages[0].text == "What is a kakapo?"
+
+    # The removed file's chip says so, and opens the passage as it was saved.
+    chip = chat.messages[1].chips[0]
     assert chip.text() == "[1] kakapo.md (removed)" and chip.property("gone")
     with qtbot.waitSignal(window.ctx.runner.job_finished, timeout=10_000):
         qtbot.mouseClick(chip, Qt.LeftButton)

@@ -34,6 +34,10 @@ from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.knowledge.panel import local_paths
 from desktop_app.gui.operations import JobKind
 
+# A reopened conversation shows its last messages; building a message's widgets takes ~4 ms of the UI
+# thread (and as much again to lay it out), so earlier ones wait for "Show earlier messages".
+RECENT_MESSAGES = 30
+
 
 def is_image(path: Path) -> bool:
     return path.suffix.lower() in IMAGE_SUFFIXES
@@ -56,6 +60,8 @@ class ChatPanel(QWidget):
         # Widgets of a conversation left while a job still streamed into them: kept (hidden)
         # until the runner is idle, so a late event never reaches a deleted widget.
         self._retired: list[QWidget] = []
+        self._earlier: list[StoredMessage] = []  # a reopened conversation's messages not shown yet
+        self._follow_bottom = True  # new content scrolls into view (not while reading earlier ones)
         self._queued: list[tuple[JobKind, Any]] = []  # work waiting for the KB to open
 
         self.placeholder = QLabel(alignment=Qt.AlignCenter, objectName="placeholder")
@@ -64,6 +70,10 @@ class ChatPanel(QWidget):
         self.list_layout = QVBoxLayout(self.list_widget)
         self.list_layout.setContentsMargins(12, 12, 12, 12)
         self.list_layout.setSpacing(10)
+        self.earlier_button = QPushButton(objectName="earlierButton")
+        self.earlier_button.clicked.connect(self.show_earlier)
+        self.earlier_button.hide()
+        self.list_layout.addWidget(self.earlier_button, 0, Qt.AlignHCenter)
         self.list_layout.addWidget(self.placeholder)
         self.list_layout.addStretch(1)
         self.scroll = QScrollArea()
@@ -110,6 +120,7 @@ class ChatPanel(QWidget):
         self.attach_button.setToolTip(tr("Attach a photo to identify"))
         self.send_button.setText(tr("Send"))
         self.stop_button.setText(tr("Stop"))
+        self.earlier_button.setText(tr("Show earlier messages ({n})").format(n=len(self._earlier)))
 
     # -- asking --------------------------------------------------------------------------------
     def send(self) -> None:
@@ -190,30 +201,52 @@ class ChatPanel(QWidget):
         """Show a saved conversation and continue it: its turns, subject and collection."""
         self._clear()
         self.conversation = chat.conversation()
-        for message in chat.messages:
-            self._replay(message)
+        self._earlier = chat.messages[:-RECENT_MESSAGES]
+        for message in chat.messages[-RECENT_MESSAGES:]:
+            for widget in self._replay(message):
+                self._add(widget)
+        self._show_earlier_button()
         self.scope_wanted.emit(chat.scope or "shared")
+
+    def show_earlier(self) -> None:
+        """Show the previous RECENT_MESSAGES of a reopened conversation above the first one shown."""
+        batch, self._earlier = self._earlier[-RECENT_MESSAGES:], self._earlier[:-RECENT_MESSAGES]
+        widgets = [w for message in batch for w in self._replay(message)]
+        first = self.list_layout.indexOf(self.placeholder) + 1
+        for i, widget in enumerate(widgets):
+            self.list_layout.insertWidget(first + i, widget)
+        self.messages[0:0] = widgets
+        self._follow_bottom = False  # stay with what the user went up to read
+        self.scroll.verticalScrollBar().setValue(0)
+        self._show_earlier_button()
+
+    def _show_earlier_button(self) -> None:
+        self.earlier_button.setText(tr("Show earlier messages ({n})").format(n=len(self._earlier)))
+        self.earlier_button.setVisible(bool(self._earlier))
 
     def new_chat(self) -> None:
         """An empty chat; it is saved with its first answer."""
         self._clear()
         self.conversation = None
 
-    def _replay(self, message: StoredMessage) -> None:
+    def _replay(self, message: StoredMessage) -> list[QWidget]:
+        """A saved message's widgets, drawn from its replayed events."""
         widget: AnswerMessage | IdentifyCard
+        shown: list[QWidget] = []
         if message.kind == "identify":
             widget = IdentifyCard(Path(message.image or ""))
         else:
-            self._add(UserMessage(message.question))
+            shown.append(UserMessage(message.question))
             widget = AnswerMessage()
         widget.citation_clicked.connect(self.citation_activated)
-        self._add(widget)
+        shown.append(widget)
         for event in message.events():
             widget.handle_event(event)
         widget.finish()
         gone = {c.source for c in message.citations + message.related + message.evidence if c.gone}
         if gone:
             mark_gone(widget, gone)
+        return shown
 
     def _clear(self) -> None:
         self.stop()
@@ -223,6 +256,8 @@ class ChatPanel(QWidget):
             widget.hide()
         self._retired += self.messages
         self.messages = []
+        self._earlier = []
+        self.earlier_button.hide()
         self.placeholder.show()
         self._update_buttons()
 
@@ -266,6 +301,7 @@ class ChatPanel(QWidget):
 
     def _add(self, widget: QWidget) -> None:
         self.placeholder.hide()
+        self._follow_bottom = True
         self.messages.append(widget)
         self.list_layout.insertWidget(self.list_layout.count() - 1, widget)
         QTimer.singleShot(0, self._scroll_down)
@@ -275,7 +311,8 @@ class ChatPanel(QWidget):
         bar.setValue(bar.maximum())
 
     def _stick_to_bottom(self, _min: int, _max: int) -> None:
-        self._scroll_down()
+        if self._follow_bottom:
+            self._scroll_down()
 
     def _run_queued(self) -> None:
         queued, self._queued = self._queued, []
