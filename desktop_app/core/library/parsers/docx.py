@@ -20,13 +20,14 @@ import posixpath
 import re
 import xml.etree.ElementTree as ET
 import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers.package import ZIP_READ_ERRORS, open_zip, read_head, zip_reason
 from desktop_app.core.library.parsers.pdf import clean_text
+from desktop_app.core.library.parsers.tables import markdown_table
 
 _W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -68,16 +69,10 @@ _NOTE_REFS = {f"{_W}footnoteReference": "footnote", f"{_W}endnoteReference": "en
 _FLOATING_VML = re.compile(r"position\s*:\s*absolute")
 _HEADER_ORDER = {"first": 0, "default": 1, "even": 2}  # page 1, then every page, then even pages
 
-# What zipfile raises for a damaged member: bad CRC or header (BadZipFile), bad deflate data (zlib),
-# cut-off data (EOFError), unknown compression (NotImplementedError), encryption (RuntimeError), a
-# name in the member's header that is not UTF-8 (UnicodeDecodeError, a ValueError).
 # The largest real body part in the shared corpus (an 872-page handbook) unpacks to a few MB.
 MAX_PART_BYTES = 512 * 10**6
-_ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError)
 _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")  # the stream name, in the OLE directory
 _DOCX_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
 _OTHER_MAIN = {
     "application/vnd.ms-word.document.macroEnabled.main+xml": "a macro-enabled Word document (.docm)",
@@ -92,43 +87,6 @@ Block = tuple[str, int | None]  # text and heading level; None for body text, ta
 
 
 # --------------------------------------------------------------------------- the package
-
-
-def _zip_reason(exc: BaseException) -> str:
-    """zipfile's and zlib's errors in words: their messages are cryptic or embed a ZipInfo repr."""
-    text = " ".join(str(exc).split())
-    if isinstance(exc, NotImplementedError):  # before RuntimeError, its base class
-        return f"it uses a ZIP feature that cannot be read here: {text}"
-    if isinstance(exc, RuntimeError):
-        return "it is password-protected inside the archive"
-    if isinstance(exc, EOFError):
-        return "its compressed data ends early"
-    if isinstance(exc, zlib.error):
-        return f"its compressed data is damaged: {text}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "a file name in it is not valid UTF-8"
-    if text.startswith("Bad CRC-32"):
-        return "its checksum does not match, so its data is damaged"
-    return text or type(exc).__name__
-
-
-def _open_zip(path: Path, head: bytes) -> zipfile.ZipFile:
-    try:
-        return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, NotImplementedError, EOFError, ValueError) as exc:
-        if not head:
-            raise ParseError("corrupt DOCX: the file is empty") from exc
-        if not head.startswith(b"PK"):
-            raise ParseError(
-                "corrupt DOCX: the file is not a ZIP archive, so it is not a Word document "
-                "(it may be another format renamed .docx, or badly damaged)"
-            ) from exc
-        if str(exc) == "File is not a zip file":  # a ZIP start but no directory at the end
-            raise ParseError(
-                "corrupt DOCX: the ZIP archive has no directory at its end, so the file is probably "
-                "truncated (an incomplete download or copy)"
-            ) from exc
-        raise ParseError(f"corrupt DOCX: the ZIP archive is damaged ({_zip_reason(exc)})") from exc
 
 
 def _to_transitional(root: Element) -> None:
@@ -175,11 +133,11 @@ class _Package:
             )
         try:
             data = self._zf.read(actual)
-        except _ZIP_READ_ERRORS as exc:
+        except ZIP_READ_ERRORS as exc:
             if not required:
                 return None
             raise ParseError(
-                f"corrupt DOCX: {name} cannot be unpacked from the ZIP archive ({_zip_reason(exc)})"
+                f"corrupt DOCX: {name} cannot be unpacked from the ZIP archive ({zip_reason(exc)})"
             ) from exc
         try:
             root = _parse_xml(data)
@@ -517,20 +475,14 @@ class _Reader:
         for tr in _children(tbl, _ROWS):
             row: list[str] = []
             for tc in _children(tr, _CELLS):
-                row.append(" ".join(" ".join(self._flat_parts(tc)).split()).replace("|", "\\|"))
+                row.append(" ".join(self._flat_parts(tc)))
                 try:
                     span = max(1, min(int(_val(tc.find(f"{_W}tcPr/{_W}gridSpan")) or 1), 64))
                 except ValueError:
                     span = 1
                 row.extend([""] * (span - 1))
             rows.append(row)
-        if not any(any(cell for cell in row) for row in rows):
-            return ""
-        width = max(len(row) for row in rows)
-        rows = [row + [""] * (width - len(row)) for row in rows]
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
-        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
-        return "\n".join(lines)
+        return markdown_table(rows)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -538,7 +490,7 @@ class _Reader:
 
 def _read(path: Path, head: bytes) -> tuple[list[Block], list[Block], list[Block]]:
     """(header, body, footer) blocks of a DOCX."""
-    with _open_zip(path, head) as zf:
+    with open_zip(path, head, "DOCX", ".docx", "a Word document") as zf:
         reader = _Reader(_Package(zf))
         headers, footers = reader.page_furniture()
         return headers, reader.blocks(reader.body, headings=True), footers
@@ -547,14 +499,7 @@ def _read(path: Path, head: bytes) -> tuple[list[Block], list[Block], list[Block
 def parse_docx(path: Path) -> list[Section]:
     """Sections of a DOCX split at Title/Heading 1..9 paragraphs, each with its heading path."""
     try:
-        with path.open("rb") as fh:
-            head = fh.read(len(_OLE_MAGIC))
-            # An OLE compound file: Word encrypts DOCX into one, and old binary .doc files are one.
-            encrypted = head == _OLE_MAGIC and _OLE_ENCRYPTED in fh.read()
-        if encrypted:
-            raise ParseError("encrypted DOCX: a password is required")
-        if head == _OLE_MAGIC:
-            raise ParseError("corrupt DOCX: this is an old binary Word (.doc) file; save it as .docx")
+        head = read_head(path, "DOCX", ".docx", "a Word document")
         headers, body, footers = _read(path, head)
     except OSError as exc:  # also a disk error or the file vanishing while the zip is read
         raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
