@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 _SKIP_NAMES = {"README.md", "readme.md"}
 _TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", "~")
 # Formats whose text is much smaller than the file: their size is checked after parsing instead.
-PARSED_SIZE_SUFFIXES = (".pdf", ".docx")
+PARSED_SIZE_SUFFIXES = (".pdf", ".docx", ".pptx", ".xlsx", ".epub")
 
 
 @dataclass

@@ -13,14 +13,27 @@ from desktop_app.core.library.parsers.text import TEXT_SUFFIXES
 
 PDF_SUFFIXES = frozenset({".pdf"})
 DOCX_SUFFIXES = frozenset({".docx"})
-SUPPORTED_SUFFIXES = frozenset(TEXT_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES)
+PPTX_SUFFIXES = frozenset({".pptx"})
+XLSX_SUFFIXES = frozenset({".xlsx"})
+CSV_SUFFIXES = frozenset({".csv", ".tsv"})
+EPUB_SUFFIXES = frozenset({".epub"})
+SUPPORTED_SUFFIXES = frozenset(
+    TEXT_SUFFIXES
+    | PDF_SUFFIXES
+    | DOCX_SUFFIXES
+    | PPTX_SUFFIXES
+    | XLSX_SUFFIXES
+    | CSV_SUFFIXES
+    | EPUB_SUFFIXES
+)
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp", ".gif", ".tif", ".tiff"})
 
 __all__ = ["IMAGE_SUFFIXES", "SUPPORTED_SUFFIXES", "ParseError", "Section", "parse_file"]
 
 
 def parse_file(path: Path) -> list[Section]:
-    """Sections of a text, PDF or DOCX document; never an empty list (that is a ParseError)."""
+    """Sections of a text, PDF, DOCX, PPTX, XLSX, CSV or EPUB document; never an empty list (that
+    is a ParseError)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in IMAGE_SUFFIXES:
@@ -38,6 +51,22 @@ def parse_file(path: Path) -> list[Section]:
         from desktop_app.core.library.parsers.docx import parse_docx
 
         sections = parse_docx(path)
+    elif suffix in PPTX_SUFFIXES:
+        from desktop_app.core.library.parsers.pptx import parse_pptx
+
+        sections = parse_pptx(path)
+    elif suffix in XLSX_SUFFIXES:
+        from desktop_app.core.library.parsers.sheets import parse_xlsx
+
+        sections = parse_xlsx(path)
+    elif suffix in CSV_SUFFIXES:
+        from desktop_app.core.library.parsers.sheets import parse_csv
+
+        sections = parse_csv(path)
+    elif suffix in EPUB_SUFFIXES:
+        from desktop_app.core.library.parsers.epub import parse_epub
+
+        sections = parse_epub(path)
     else:
         from desktop_app.core.library.parsers.text import parse_text_file
 

@@ -1,5 +1,7 @@
 """Plain text, Markdown, HTML and other text formats: encoding detection and sections.
 
+(CSV and TSV are read as tables by sheets.py, with ``decode_bytes`` from here.)
+
 Encoding order: BOM (UTF-8/16/32), UTF-16 without BOM (ASCII-range NUL pattern), strict UTF-8,
 then GB18030 (a superset of GBK/GB2312) against Big5 (cp950), scored by how many decoded
 characters are the common characters of each standard, then charset-normalizer as a last guess.
@@ -23,8 +25,6 @@ TEXT_SUFFIXES = frozenset(
         ".markdown",
         ".txt",
         ".text",
-        ".csv",
-        ".tsv",
         ".json",
         ".html",
         ".htm",
@@ -324,6 +324,9 @@ class _HTMLText(HTMLParser):
         if tag in self._HEADINGS:
             self._flush()
             self._heading = (self._HEADINGS[tag], [])
+        elif self._heading is not None:
+            if tag in self._BLOCK:  # "Chapter 1<br>Loomings": the words stay apart in the title
+                self._heading[1].append(" ")
         elif tag in self._BLOCK or tag in ("td", "th"):
             if tag in ("td", "th"):
                 self._buf.append(" | ")
@@ -334,7 +337,10 @@ class _HTMLText(HTMLParser):
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("br", "hr"):
-            self._flush()
+            if self._heading is not None:
+                self._heading[1].append(" ")
+            else:
+                self._flush()
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self._SKIP:

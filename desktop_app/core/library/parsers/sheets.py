@@ -1,0 +1,185 @@
+"""XLSX (openpyxl, read-only) and CSV/TSV: each sheet's rows as Markdown tables.
+
+A sheet becomes sections of at most about ``SECTION_CHARS`` characters, each one chunk: a chunk
+of a long table split by the chunker would lose the header row, and rows without their header
+are numbers nobody can read. So every section opens with the sheet's name and row range and
+repeats the header row (the sheet's first non-empty row). Empty rows and the empty columns left
+of and after the data are dropped. XLSX cells show the value Excel saved (a formula's last
+result, which a file written by a script may not have).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers.package import (
+    ZIP_READ_ERRORS,
+    check_office_family,
+    check_unpacked_size,
+    damaged_reason,
+    open_zip,
+    read_head,
+)
+from desktop_app.core.library.parsers.tables import markdown_row, separator
+from desktop_app.core.library.parsers.text import decode_bytes
+
+# Under the default chunk size (1000 characters, index.chunk_size), with room for the heading.
+SECTION_CHARS = 900
+# Cells read at most over a workbook (about 20 MB of text, index.max_document_mb's default):
+# openpyxl reads a few hundred thousand cells a second, so this bounds the time too.
+MAX_CELLS = 2_000_000
+MAX_UNPACKED_BYTES = 10**9  # the workbook's parts, before openpyxl opens it
+_KIND = "an Excel workbook"
+_CSV_DELIMITERS = ",;\t|"
+
+Row = tuple[int, list[str]]  # the row's number in the sheet (1-based) and its cells' text
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def sheet_sections(name: str, rows: Iterable[Row], label: str) -> list[Section]:
+    """Sections of one sheet's non-empty rows; ``label`` names the sheet in each heading
+    ("Sheet: Sales", "prices.csv") and ``name`` is its heading path, if any."""
+    kept = [(number, cells) for number, cells in rows if any(cell.strip() for cell in cells)]
+    if not kept:
+        return []
+    left = min(next(i for i, cell in enumerate(cells) if cell.strip()) for _, cells in kept)
+    width = max(len(cells) for _, cells in kept) - left
+    (_, header), body = kept[0], kept[1:]
+    head = [markdown_row(header[left:], width), separator(width)]
+    if not body:
+        return [Section(text=f"{label}\n\n" + "\n".join(head), heading_path=[name] if name else [])]
+
+    groups: list[list[tuple[int, str]]] = [[]]
+    size = sum(len(line) + 1 for line in head)
+    for number, cells in body:
+        line = markdown_row(cells[left:], width)
+        if groups[-1] and size + len(line) > SECTION_CHARS:
+            groups.append([])
+            size = sum(len(line) + 1 for line in head)
+        groups[-1].append((number, line))
+        size += len(line) + 1
+    sections = []
+    for group in groups:
+        first, last = group[0][0], group[-1][0]
+        rows_label = f"row {first}" if first == last else f"rows {first}–{last}"
+        heading = f"{label} ({rows_label})" if len(groups) > 1 else label
+        text = "\n".join([heading, "", *head, *(line for _, line in group)])
+        sections.append(Section(text=text, heading_path=[name] if name else []))
+    return sections
+
+
+def _cell(value: object) -> str:
+    """A cell's value as the sheet shows it, more or less: whole floats without ".0", dates in ISO."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, dt.datetime) and value.time() == dt.time():
+        return value.date().isoformat()
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    return str(value)
+
+
+def _trimmed(cells: Iterable[object]) -> list[str]:
+    out = [_cell(value) for value in cells]
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+class _CellBudget:
+    """Counts cells read over a file and refuses the file past ``MAX_CELLS``."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.used = 0
+
+    def take(self, n: int) -> None:
+        self.used += n
+        if self.used > MAX_CELLS:
+            raise ParseError(
+                f"too large: the {self.label} has more than {MAX_CELLS:,} cells, more than can be "
+                "indexed; split it into smaller files"
+            )
+
+
+# --------------------------------------------------------------------------- XLSX
+
+
+def parse_xlsx(path: Path) -> list[Section]:
+    """Sections of every worksheet with data, in the workbook's order."""
+    from openpyxl import load_workbook
+
+    try:
+        head = read_head(path, "XLSX", ".xlsx", _KIND)
+        with open_zip(path, head, "XLSX", ".xlsx", _KIND) as zf:
+            check_unpacked_size(zf, "XLSX", MAX_UNPACKED_BYTES)
+            check_office_family(zf, "xl", "XLSX", _KIND, "xl/workbook.xml")
+        workbook = load_workbook(path, read_only=True, data_only=True)
+        try:
+            budget = _CellBudget("XLSX")
+            sections: list[Section] = []
+            for sheet in workbook.worksheets:
+                sheet.reset_dimensions()  # rows as stored: a wrong <dimension> would pad every row
+                sections += sheet_sections(sheet.title, _xlsx_rows(sheet, budget), f"Sheet: {sheet.title}")
+            return sections
+        finally:
+            workbook.close()  # read-only mode keeps the file open
+    except OSError as exc:
+        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+    # openpyxl on a damaged package: missing parts (KeyError), XML that is not well-formed (lxml's
+    # and ElementTree's errors are SyntaxErrors), values it cannot convert (ValueError, TypeError).
+    except (KeyError, SyntaxError, TypeError, *ZIP_READ_ERRORS) as exc:
+        raise ParseError(f"corrupt XLSX: {damaged_reason(exc)}") from exc
+
+
+def _xlsx_rows(sheet, budget: _CellBudget) -> Iterator[Row]:
+    for number, values in enumerate(sheet.iter_rows(values_only=True), 1):
+        budget.take(len(values))
+        yield number, _trimmed(values)
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+def parse_csv(path: Path) -> list[Section]:
+    """One sheet: the rows of a CSV (delimiter sniffed: , ; tab |) or TSV file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+    text, encoding = decode_bytes(data)
+    del data
+    if not text.strip():
+        raise ParseError("empty document: no text")
+    label = path.suffix.lstrip(".").upper()
+    budget = _CellBudget(label)
+    dialect: type[csv.Dialect] = csv.excel_tab
+    if path.suffix.lower() != ".tsv":
+        try:
+            dialect = csv.Sniffer().sniff(text[: 64 * 1024], delimiters=_CSV_DELIMITERS)
+        except csv.Error:  # one column, or no consistent delimiter: commas, as a spreadsheet would
+            dialect = csv.excel
+
+    def rows() -> Iterator[Row]:
+        try:
+            for number, cells in enumerate(csv.reader(io.StringIO(text, newline=""), dialect), 1):
+                budget.take(len(cells))
+                yield number, _trimmed(cells)
+        except csv.Error as exc:  # a field over csv's size limit, a NUL byte
+            raise ParseError(f"corrupt {label}: {exc}") from exc
+
+    sections = sheet_sections("", rows(), path.name)
+    if sections:
+        sections[0].metadata["encoding"] = encoding
+    return sections
