@@ -1,5 +1,6 @@
 """Opens a cited source: PDFs in QtPdf at the cited page with the passage highlighted where the
-text can be found; other files show the cited chunk in context, as plain text."""
+text can be found; other files (DOCX, slides, sheets, books, text) show the cited chunk in context,
+as plain text, scrolled to it."""
 
 from __future__ import annotations
 
@@ -125,10 +126,11 @@ class SourceViewer(QWidget):
         self.highlighted = False
         self.show()
         path = self.ctx.knowledge_dir / citation.source
-        title = citation.source + (
-            " · " + tr("page {page}").format(page=citation.page) if citation.page else ""
-        )
-        self.title.setText(title)
+        where = ""
+        if citation.page:  # a PPTX section's page is its slide number (parsers/pptx.py)
+            where = tr("slide {page}") if path.suffix.lower() == ".pptx" else tr("page {page}")
+            where = " · " + where.format(page=citation.page)
+        self.title.setText(citation.source + where)
         chunk_text = getattr(citation, "text", "") or ""
         if path.suffix.lower() == ".pdf" and HAVE_QTPDF and path.exists():
             self._open_pdf(path, citation.page or 1, chunk_text)
