@@ -178,6 +178,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="at most N questions per language and N dialogues (2N unanswerable); default 150 en, 100 zh, all",
     )
     p.add_argument("--followups", action="store_true", help="also the two-turn dialogues of followups.jsonl")
+    p.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="the questions' sample; 0 is the one the extractive answers were tuned on, others are held out",
+    )
     p.add_argument("--max-tokens", type=positive_int, default=None, help="override llm.max_tokens")
     p.add_argument(
         "--embedder",
@@ -263,6 +269,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lat.add_argument("--runs", type=positive_int, default=3)
     add_llm_flags(lat)
     lat.set_defaults(func=cmd_bench_latency)
+
+    g = bench.add_parser(
+        "gguf",
+        parents=[common],
+        help="the in-process llama.cpp server's speed per thread/poll/batch setting, idle and beside a busy core",
+    )
+    g.add_argument("gguf", type=Path, metavar="GGUF", help="the model file")
+    g.add_argument(
+        "--setting",
+        dest="settings",
+        action="append",
+        metavar="T/B/POLL[/BATCH]",
+        help="generation threads / prompt threads / poll (0-100) [/ batch]; repeatable "
+        "(default: six settings from 1/1/50 to 2/2/50)",
+    )
+    g.add_argument("--runs", type=positive_int, default=2, help="answers per setting and load (median)")
+    g.add_argument("--max-tokens", type=positive_int, default=32)
+    g.add_argument("--passages", type=positive_int, default=8, help="~80 tokens each in the prompt")
+    g.add_argument("--no-busy", action="store_true", help="skip the runs beside a busy core")
+    g.set_defaults(func=cmd_bench_gguf)
 
     b = bench.add_parser(
         "identify",
@@ -443,6 +469,7 @@ def cmd_bench_answers(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
             work_dir=args.work_dir,
             data_root=args.shared_data,
+            seed=args.seed,
         )
         if out is not None:
             Path(out).write_text(
@@ -519,6 +546,33 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     else:
         for mode in ("always", "auto"):
             print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+    return 0
+
+
+def cmd_bench_gguf(args: argparse.Namespace) -> int:
+    from desktop_app.bench.gguf import DEFAULT_SETTINGS, format_gguf, parse_setting, run_gguf_bench
+
+    try:
+        settings = [parse_setting(s) for s in args.settings] if args.settings else list(DEFAULT_SETTINGS)
+    except ValueError as exc:
+        eprint(f"error: {exc}")
+        return 2
+    if not args.gguf.is_file():
+        eprint(f"error: {args.gguf}: no such file")
+        return 2
+    report = run_gguf_bench(
+        args.gguf,
+        settings,
+        runs=args.runs,
+        passages=args.passages,
+        max_tokens=args.max_tokens,
+        busy=not args.no_busy,
+        progress=eprint,
+    )
+    if args.json:
+        emit_json(report)
+    else:
+        print(format_gguf(report))
     return 0
 
 

@@ -32,6 +32,9 @@ class IndexConfig:
     batch_size: int = 64
     # Larger documents fail with "too large" instead of hours of CPU embedding; 0 = no limit.
     max_document_mb: float = 20.0  # MB of text (the file size for plain text, extracted text otherwise)
+    # Pages without a text layer read by OCR per file at most (a few seconds each on a laptop's CPU):
+    # a file with more fails with "too many scanned pages" before any is read; 0 = no limit.
+    ocr_max_pages: int = 200
 
 
 @dataclass
@@ -81,7 +84,11 @@ class LLMConfig:
     max_tokens: int = 512
     temperature: float = 0.2
     agentic: bool = False
-    threads: int = 0  # gguf: CPU threads for the in-process server; 0 = auto
+    # gguf, the in-process llama.cpp server (measured in docs/chat-benchmarks.md, `kdesk bench gguf`):
+    threads: int = 0  # threads that generate tokens; 0 = auto (half the cores, at most 4)
+    batch_threads: int = 0  # threads that read the prompt; 0 = auto (every core, at most 8)
+    batch: int = 512  # prompt tokens per step (n_batch = n_ubatch)
+    poll: int = 50  # 0-100: how long idle threads spin before sleeping (llama.cpp's 50; 0 was slower)
 
 
 @dataclass

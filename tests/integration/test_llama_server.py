@@ -152,3 +152,47 @@ def test_server_stopped_mid_answer_falls_back_to_cited_passages(kb_dir: Path, mi
     finally:
         model.close()
         kb.close()
+
+
+def test_a_real_model_refuses_what_the_documents_do_not_answer_and_answers_what_they_do(
+    kb_dir: Path, server: str, minilm
+):
+    """Through a real llama.cpp server: a question the library cannot answer gets "your documents
+    do not seem to answer this" with the nearest passages as related (never the model's
+    invention), and a question it can answer gets the model's cited answer, in one conversation."""
+    from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.events import Answer, Token
+    from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
+
+    cfg = _config()
+    kb = KnowledgeBase(kb_dir, config=cfg, embedder=minilm)
+    model = OpenAIChatModel(server, GGUF.stem, context_window=2048, max_tokens=48, timeout=90)
+    assistant = Assistant(kb, model, cfg)
+    try:
+        for question in ("What is the speed limit on Finnish motorways?", "巴黎的埃菲尔铁塔有多高？"):
+            events = list(assistant.ask(question, mode="always"))
+            answer = next(e for e in events if isinstance(e, Answer))
+            assert answer.refused and not answer.citations, answer.text
+            assert not any(isinstance(e, Token) for e in events)  # the model was never asked
+            assert answer.text.startswith(("Your documents do not seem", "你的文档"))
+            assert answer.related and answer.related[0].source in ("parrots.md", "鹦鹉/虎皮鹦鹉.md")
+        events = list(assistant.ask("What do African grey parrots eat?", mode="always"))
+        answer = next(e for e in events if isinstance(e, Answer))
+        assert not answer.refused and answer.by == "llm"
+        assert any(isinstance(e, Token) for e in events)
+    finally:
+        model.close()
+        kb.close()
+
+
+def test_server_settings_reach_llama_cpp_and_the_bench_reports_them():
+    """`kdesk bench gguf`'s measurement on the real server: one setting, the server's own timings."""
+    from desktop_app.bench.gguf import Setting, format_gguf, run_gguf_bench
+
+    report = run_gguf_bench(GGUF, [Setting(1, 2, 0, 128)], runs=1, passages=2, max_tokens=8, busy=False)
+    (row,) = report["rows"]
+    assert row["setting"] == "t1/b2 poll 0 batch 128"
+    assert row["prompt_tokens"] > 100 and row["prompt_tps"] > 0 and row["gen_tps"] > 0
+    assert 0 < row["first_token_ms"] <= row["total_ms"]
+    assert "t1/b2 poll 0 batch 128" in format_gguf(report)

@@ -369,6 +369,16 @@ class Assistant:
         """Recent turns that fit in a third of what is left after the fixed prompt."""
         room = budget.available([base, question]) // 3
         kept: list[Message] = []
+        # A refused turn tells the model nothing, and a small one copies it: after two refusals
+        # SmolLM2 refused an answerable question in the same words. Drop the question with it.
+        refused = tuple(NOT_ANSWERED.values())
+        drop = {
+            j
+            for i, m in enumerate(history)
+            if m["role"] == "assistant" and m["content"].startswith(refused)
+            for j in (i - 1, i)
+        }
+        history = [m for i, m in enumerate(history) if i not in drop]
         for msg in reversed(history):
             cost = budget.count(msg["content"]) + 8
             if cost > room:

@@ -42,13 +42,31 @@ def default_threads() -> int:
     return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
+def default_batch_threads() -> int:
+    """Every core, at most 8: reading the prompt is one large matrix product per layer, which
+    divides well across threads, unlike generating one token at a time."""
+    return max(1, min(8, os.cpu_count() or 2))
+
+
 class GGUFServer:
     """Owns one xllamacpp.Server; start() is idempotent and thread-safe."""
 
-    def __init__(self, path: Path, context_window: int = 4096, threads: int = 0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        context_window: int = 4096,
+        threads: int = 0,
+        *,
+        batch_threads: int = 0,
+        batch: int = 512,
+        poll: int = 50,
+    ) -> None:
         self.path = Path(path)
         self.context_window = context_window
         self.threads = threads or default_threads()
+        self.batch_threads = batch_threads or default_batch_threads()
+        self.batch = max(32, batch)
+        self.poll = min(100, max(0, poll))
         self._server: Any = None
         self._lock = threading.Lock()
         self.base_url: str | None = None
@@ -70,7 +88,11 @@ class GGUFServer:
             params.n_ctx = int(self.context_window)
             params.n_parallel = 1
             params.cpuparams.n_threads = self.threads
-            params.cpuparams_batch.n_threads = self.threads
+            params.cpuparams_batch.n_threads = self.batch_threads
+            params.n_batch = params.n_ubatch = self.batch
+            # Sleeping at once (poll 0) made every step wait for threads to wake: slower on both
+            # prompt and generation, idle or busy (docs/chat-benchmarks.md).
+            params.cpuparams.poll = params.cpuparams_batch.poll = self.poll
             # llama.cpp logs every request to stderr; keep it for `kdesk -v` only (-1 silences it).
             params.verbosity = 3 if logging.getLogger().isEnabledFor(logging.INFO) else -1
             t0 = time.monotonic()
@@ -118,6 +140,9 @@ class GGUFChatModel:
         *,
         context_window: int = 4096,
         threads: int = 0,
+        batch_threads: int = 0,
+        batch: int = 512,
+        poll: int = 50,
         timeout: float = 60.0,
         connect_timeout: float = 5.0,
         max_tokens: int = 512,
@@ -126,7 +151,9 @@ class GGUFChatModel:
         self.path = Path(path)
         self.name = f"{self.path.name} (local)"
         self.context_window = context_window
-        self.server = GGUFServer(self.path, context_window, threads)
+        self.server = GGUFServer(
+            self.path, context_window, threads, batch_threads=batch_threads, batch=batch, poll=poll
+        )
         self._client_args = dict(
             timeout=timeout,
             connect_timeout=connect_timeout,
@@ -142,6 +169,9 @@ class GGUFChatModel:
             path,
             context_window=llm.context_window,
             threads=llm.threads,
+            batch_threads=llm.batch_threads,
+            batch=llm.batch,
+            poll=llm.poll,
             timeout=llm.timeout,
             connect_timeout=llm.connect_timeout,
             max_tokens=llm.max_tokens,
