@@ -98,6 +98,12 @@ def answer_body(text: str, by: str) -> str:
     return _CITE.sub(" ", strip_note(text, by))
 
 
+def answer_line(body: str) -> str:
+    """The answer's first line: what answers (the extractive path puts the short answer or its
+    answering sentence there, supporting sentences below); the whole of a one-line answer."""
+    return next((line for line in body.strip().splitlines() if line.strip()), "")
+
+
 def normalize(text: str, lang: str) -> str:
     """NFKC (full-width to half-width), lowercase, punctuation and symbols to spaces; English also
     loses articles (SQuAD's convention); Chinese loses every space."""
@@ -424,6 +430,7 @@ class Row:
     retrieved_hit: bool | None
     contained: bool | None
     f1: float | None
+    f1_line: float | None  # of the answer's first line (answer_line)
     cite_precision: float | None
     length: int
     top_score: float | None
@@ -458,6 +465,7 @@ def score_row(backend: str, part: str, q: Question, asked: Asked, key_of: dict[s
         retrieved_hit=q.gold in retrieved if answerable else None,
         contained=(scored and contains(body, q.golds, q.lang)) if q.golds else None,
         f1=(round(token_f1(body, q.golds, q.lang), 4) if scored else 0.0) if q.golds else None,
+        f1_line=(round(token_f1(answer_line(body), q.golds, q.lang), 4) if scored else 0.0) if q.golds else None,
         cite_precision=citation_precision([t for _, t in asked.cited], q.golds, q.lang) if q.golds else None,
         length=answer_length(body, q.lang),
         top_score=asked.top_score,
@@ -503,6 +511,7 @@ def summarize(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
                 containment=_mean(r.contained for r in qa),
                 containment_when_hit=_mean(r.contained for r in hits),
                 f1=_mean(r.f1 for r in qa),
+                f1_line=_mean(r.f1_line for r in qa),
                 cite_precision=_mean(r.cite_precision for r in qa),
                 length_median=_median(r.length for r in qa),
                 false_refusal=_mean(r.refused for r in qa),
@@ -548,6 +557,7 @@ class AnswersResult:
     rows: list[Row] = field(default_factory=list)
     load_start: list[float] = field(default_factory=list)
     load_end: list[float] = field(default_factory=list)
+    seed: int = SEED  # the questions' sample (0: the one the extractive path was tuned on)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -611,6 +621,7 @@ def run_answers_bench(
     unanswerable: Path = UNANSWERABLE,
     followups_file: Path = FOLLOWUPS,
     zh_paragraphs: int = ZH_PARAGRAPHS,
+    seed: int = SEED,
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
 ) -> AnswersResult:
     """Index both languages into one knowledge base in ``work_dir`` (kept; default a temporary
@@ -622,7 +633,7 @@ def run_answers_bench(
     resolved = [resolve_backend(b) for b in backends]  # a bad --llm fails before indexing
     config = config or Config()
     corpus = load_corpus(
-        data_root or shared_data_root(), limit, unanswerable=unanswerable, zh_paragraphs=zh_paragraphs
+        data_root or shared_data_root(), limit, unanswerable=unanswerable, zh_paragraphs=zh_paragraphs, seed=seed
     )
     dialogues = load_dialogues(followups_file, corpus.keys, limit) if followups else []
     key_of = {d.rel: d.key for d in corpus.docs}
@@ -644,6 +655,7 @@ def run_answers_bench(
                 f"{'index reused' if reused else f'indexed in {index_seconds:.1f} s'}; {kb.store.count()} chunks"
             )
             result = AnswersResult(
+                seed=seed,
                 documents=dict(Counter("zh" if d.rel.startswith("cmrc/") else "en" for d in corpus.docs)),
                 chunks=kb.store.count(),
                 embedder=emb.name,
@@ -689,9 +701,9 @@ def format_answers(r: AnswersResult | dict) -> str:
     lines = [
         f"one knowledge base: {docs} documents, {d['chunks']} chunks ({indexing}"
         + (f", {d['failed_documents']} failed" if d["failed_documents"] else "")
-        + f"); embedder {d['embedder']}; router mode {d['mode']}; load {d['load_start']} -> {d['load_end']}",
+        + f"); questions sampled with seed {d.get('seed', SEED)}; embedder {d['embedder']}; router mode {d['mode']}; load {d['load_start']} -> {d['load_end']}",
         f"{'backend':<18}{'lang':<5}{'n':>4}{'hit':>7}{'retr':>7}{'contain':>8}{'c|hit':>7}{'F1':>7}"
-        f"{'cite-p':>7}{'len':>6}{'f-ref':>7}{'1st tok p50/p95 ms':>20}{'answer p50/p95 ms':>20}{'sim':>6}",
+        f"{'F1 ln':>7}{'cite-p':>7}{'len':>6}{'f-ref':>7}{'1st tok p50/p95 ms':>20}{'answer p50/p95 ms':>20}{'sim':>6}",
     ]
     for name, b in d["backends"].items():
         for lang, s in b["summary"].items():
@@ -700,7 +712,7 @@ def format_answers(r: AnswersResult | dict) -> str:
             lines.append(
                 f"{name[:17]:<18}{lang:<5}{s['questions']:>4}{_f(s['hit']):>7}{_f(s['retrieved_hit']):>7}"
                 f"{_f(s['containment']):>8}{_f(s['containment_when_hit']):>7}{_f(s['f1']):>7}"
-                f"{_f(s['cite_precision']):>7}{_f(s['length_median'], '.0f'):>6}{_f(s['false_refusal']):>7}"
+                f"{_f(s.get('f1_line')):>7}{_f(s['cite_precision']):>7}{_f(s['length_median'], '.0f'):>6}{_f(s['false_refusal']):>7}"
                 f"{_f(s['first_token_p50_ms'], '.0f') + ' / ' + _f(s['first_token_p95_ms'], '.0f'):>20}"
                 f"{_f(s['answer_p50_ms'], '.0f') + ' / ' + _f(s['answer_p95_ms'], '.0f'):>20}"
                 f"{_f(s['top_score_median'], '.2f'):>6}"
@@ -732,6 +744,7 @@ def format_answers(r: AnswersResult | dict) -> str:
                     )
     lines.append(
         "hit/retr: gold document cited / retrieved; contain, c|hit: gold in the answer (all, when cited);"
+        " F1 ln: F1 of the answer's first line (the short answer or answering sentence);"
         " cite-p: cited chunks holding the gold; len: median words (en) / characters (zh); f-ref: answerable"
         " refused; sim: median best-hit similarity"
     )

@@ -117,7 +117,7 @@ _TYPES: list[tuple[str, re.Pattern[str]]] = [
         "place",
         re.compile(
             r"^\s*where\b|\bin what (?:country|city|state|place|region)\b|"
-            r"哪里|哪儿|在哪|何地|何处|(?:哪个|哪些|什么)(?:国家|城市|省|地方|地区|海域|位置|区域)"
+            r"哪里|哪儿|在哪|何地|何处|(?:哪个|哪些|什么)(?:国家|城市|省|地方|地区|海域|区域)"
         ),
     ),
     ("reason", re.compile(r"^\s*why\b|\bwhat (?:caused|causes)\b|为什么|为何|原因")),
@@ -188,6 +188,8 @@ class Extract:
     cited: list[int]  # block numbers, in order of appearance
     lead: str = ""  # the answering line, without its citation
     support: list[str] = field(default_factory=list)  # the supporting sentences, without citations
+    coverage: float = 0.0  # the lead's weighted share of the question's words (0..1)
+    short: str = ""  # the lead's span that answers a when / how many / who / where question
 
 
 # Words a Chinese answer says otherwise than its question (郭麐在哪一年去世 / 卒于1831年).
@@ -375,6 +377,55 @@ def _lead(question: str, kind: str, units: list[_Unit], sentence: str, lang: str
     return sentence
 
 
+# ------------------------------------------------------------------------------ short answers
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_ZN = "0-9〇零一二两三四五六七八九十百千万亿"
+_SPANS: dict[str, re.Pattern[str]] = {
+    "date": re.compile(
+        rf"\b(?:{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?,? \d{{3,4}}|\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{3,4}}|"
+        rf"(?:(?:early|late|mid)[- ])?{_MONTH},? \d{{3,4}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?|"
+        rf"(?:(?:early|late|mid)[- ])?(?:1[0-9]{{3}}|20[0-9]{{2}})s?|\d{{1,2}}(?:st|nd|rd|th) century|"
+        rf"\d{{1,4}} ?(?:BC|BCE|AD|CE))\b|"
+        rf"(?:公元前?)?[{_ZN}]{{2,}}年(?:[{_ZN}]{{1,2}}月(?:[{_ZN}]{{1,3}}日)?)?|[{_ZN}]{{1,2}}月[{_ZN}]{{1,3}}日|"
+        rf"[{_ZN}]+世纪(?:[{_ZN}]+年代)?|[{_ZN}]+年代"
+    ),
+    "number": re.compile(
+        r"\b(?:(?:about|approximately|around|over|nearly|almost|more than|less than|some) )?"
+        r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+        r"forty|fifty|hundred|a dozen)(?: ?(?:%|percent|hundred|thousand|million|billion|trillion))?"
+        r"(?:[ -](?!(?:and|or|of|in|on|at|the|to|a|was|were|is|are|by|for|with|from)\b)[a-z]+)?\b|"
+        rf"(?:约|大约|超过|近)?[{_ZN}][{_ZN}.,，]*[余多]?(?:[%％‰倍]|(?:个|位|次|种|名|岁|座|部|条|只|家|本|年|"
+        r"米|公里|千米|平方公里|公顷|吨|人|元|美元|港元|亿元|万元|天|小时|分钟|层|所|项|届|场|颗|台|辆|公斤|千克|克))?"
+    ),
+}
+_ZH_UNIT = re.compile(r"(?:多少|几)([^\s，。？?的是])")
+
+
+def short_answer(question: str, kind: str, sentence: str) -> str:
+    """The span of ``sentence`` that answers a when or how-many question: of the dates or numbers
+    the question does not already hold, the one nearest the question's words (in Chinese, one
+    with the measure word asked for, 多少场 -> 703场); "" for other questions, or when there is
+    none (the sentence is the answer). Names are not picked: capitalised words and jieba's name
+    tags chose the wrong one for most who/where questions (docs/chat-benchmarks.md)."""
+    if kind not in _SPANS:
+        return ""
+    q = question.lower()
+    found = [
+        (m.start(), m.end(), m.group(0).strip(" ,"))
+        for m in _SPANS[kind].finditer(sentence)
+        if m.group(0).strip(" ,") and m.group(0).strip(" ,").lower() not in q
+    ]
+    if kind == "number" and (unit := _ZH_UNIT.search(question)):
+        found = [f for f in found if f[2].endswith(unit.group(1))] or found
+    if not found:
+        return ""
+    units = _units(question, "zh" if _HAN.search(question) else "en")
+    anchors = [m.start() for m in _TOKEN.finditer(sentence) if any(u.match(set(_keys(m.group(0)))) for u in units)]
+    if not anchors:
+        return found[0][2]
+    return min(found, key=lambda f: min(min(abs(a - f[0]), abs(a - f[1])) for a in anchors))[2]
+
+
 def _same_passage(ta: set[str], tb: set[str]) -> bool:
     """Near-identical passages (a document indexed twice, a repeated chunk), by their terms."""
     return bool(ta) and len(ta & tb) / max(1, min(len(ta), len(tb))) >= 0.9
@@ -438,9 +489,14 @@ def extractive_answer(
         lead = (" " if lang == "en" else "").join((sentences[best.rank][best.pos - 1], lead))
     cited: list[int] = []
     lines: list[str] = []
+    if short := short_answer(question, kind, lead):
+        # The answer itself first (a date, a number, a name), then the sentence that says it.
+        lines.append(f"**{short}** [{kept[best.rank].n}]\n")
     for i, cand in enumerate(chosen):
         n = kept[cand.rank].n
         lines.append(f"{lead} [{n}]\n" if i == 0 else f"- {cand.text} [{n}]")
         if n not in cited:
             cited.append(n)
-    return Extract(f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]])
+    return Extract(
+        f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]], best.coverage, short
+    )

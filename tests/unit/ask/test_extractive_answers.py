@@ -194,3 +194,44 @@ def test_a_chinese_answer_worded_otherwise_than_its_question_is_found():
     )
     ex = extractive_answer("郭麐在哪一年去世？", blocks)
     assert "道光十一年" in ex.lead
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "short"),
+    [
+        (
+            "When was Coolidge born?",
+            "John Calvin Coolidge Jr. was born in Plymouth, Windsor County, Vermont, on July 4 1872, "
+            "the only U.S. President to be born on the fourth of July.",
+            "July 4 1872",
+        ),
+        (
+            "How old was Lincoln in 1816?",  # the question's own year is not the answer
+            "Lincoln was just seven years old when, in 1816, the family moved to Indiana.",
+            "seven years",
+        ),
+        ("郭麐在哪一年去世？", "郭麐，字祥伯，卒于1831年，享年六十五岁。", "1831年"),
+        # the measure word asked for picks the number: 多少场 -> 场, not the age
+        ("罗利马为列斯联上阵多少场？", "他37岁退役，为列斯联共上阵703场，攻入九十球。", "703场"),
+        ("How many living species of African elephants are there?", "No number is given here.", ""),
+        # names are not picked (too often the wrong capitalised words); the sentence answers
+        ("Who determined the boiling point?", "Anders Celsius determined it in 1742.", ""),
+        ("What shape are a leopard's rosettes?", "They are circular in East Africa.", ""),
+    ],
+)
+def test_short_answer_is_the_date_or_number_nearest_the_question(question, sentence, short):
+    from desktop_app.core.ask.extractive import question_type, short_answer
+
+    assert short_answer(question, question_type(question), sentence) == short
+
+
+def test_the_short_answer_leads_and_the_sentence_that_says_it_follows():
+    blocks = blocks_of(
+        "Calvin Coolidge was the thirtieth President. He was born in Plymouth, Vermont, on July 4 "
+        "1872. He died in 1933."
+    )
+    ex = extractive_answer("When was Coolidge born?", blocks)
+    body = ex.text.split("\n\n", 1)[1]
+    assert body.startswith("**July 4 1872** [1]\n")
+    assert "He was born in Plymouth, Vermont, on July 4 1872. [1]" in body
+    assert ex.short == "July 4 1872" and ex.cited == [1]
