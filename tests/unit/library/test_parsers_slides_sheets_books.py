@@ -13,6 +13,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 from pptx import Presentation
+from pptx.chart.data import CategoryChartData
+from pptx.enum.chart import XL_CHART_TYPE
 from pptx.util import Inches, Pt
 
 from desktop_app.core.library.documents import ParseError
@@ -39,7 +41,7 @@ def rewrite_member(source: Path, target: Path, member: str, data: bytes) -> Path
 
 def make_pptx(path: Path) -> Path:
     """Four slides: a title slide, bullets with a table, an empty slide, and a slide whose text is in a
-    group shape and its speaker notes."""
+    group shape, a chart's title and its speaker notes."""
     prs = Presentation()
     first = prs.slides.add_slide(prs.slide_layouts[0])
     first.shapes.title.text = "Knowledge Desk"
@@ -66,6 +68,12 @@ def make_pptx(path: Path) -> Path:
     inner = group.shapes.add_textbox(Inches(1), Inches(2), Inches(4), Inches(1)).text_frame
     inner.text = "Seed sales rose in the third quarter"
     inner.paragraphs[0].runs[0].font.size = Pt(20)
+    data = CategoryChartData()
+    data.categories = ["Q1", "Q2", "Q3"]
+    data.add_series("Seed sales", (10, 12, 19))
+    chart = fourth.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, Inches(4), Inches(3), data).chart
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Seed sales by quarter"
     fourth.notes_slide.notes_text_frame.text = "Mention the cuttlebone shortage in Tasmania."
     prs.save(path)
     return path
@@ -176,7 +184,7 @@ def test_pptx_gives_one_section_per_slide_with_its_number(tmp_path: Path) -> Non
         "| Species | Food |\n| --- | --- |\n| Macaw | nuts \\| seeds |\n| Lorikeet | nectar |"
     )
     assert sections[2].text == (
-        "Slide 4: Quarterly results\n\nSeed sales rose in the third quarter\n\n"
+        "Slide 4: Quarterly results\n\nSeed sales rose in the third quarter\n\nSeed sales by quarter\n\n"
         "Speaker notes:\nMention the cuttlebone shortage in Tasmania."
     )
 
@@ -570,7 +578,9 @@ def test_slides_sheets_pages_and_books_are_found_by_search_beside_broken_files(t
     kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=minilm)
     folder = kb.knowledge_dir
     make_pptx(folder / "deck.pptx")
-    make_xlsx(folder / "birds.xlsx", rows=60)
+    workbook = openpyxl.load_workbook(make_xlsx(folder / "birds.xlsx", rows=60))
+    workbook["Prices"]["B54"] = "Kakapo Seed Traders"  # item-052, in one of the sheet's later sections
+    workbook.save(folder / "birds.xlsx")
     make_epub(folder / "moby.epub")
     (folder / "page.html").write_text(
         "<html><head><script>var tracking = 1;</script></head><body><h1>Garden birds</h1><p>Intro.</p>"
@@ -602,9 +612,12 @@ def test_slides_sheets_pages_and_books_are_found_by_search_beside_broken_files(t
         [hit] = kb.search("cuttlebone shortage in Tasmania", top_k=1)
         assert (hit.source, hit.page) == ("deck.pptx", 4)
         assert hit.text.startswith("Slide 4: Quarterly results")
-        [hit] = kb.search("Supplier number 3 price of item-052", top_k=1)
+        [hit] = kb.search("what do Kakapo Seed Traders charge", top_k=1)
         assert (hit.source, hit.heading_path) == ("birds.xlsx", ["Prices"])
-        assert "| item-052 |" in hit.text and "| Item | Supplier | Price |" in hit.text
+        assert (
+            "| item-052 | Kakapo Seed Traders | 65 |" in hit.text
+            and "| Item | Supplier | Price |" in hit.text
+        )
         [hit] = kb.search("which food do robins prefer on a tray feeder", top_k=1)
         assert (hit.source, hit.heading_path) == ("page.html", ["Garden birds", "Feeders"])
         [hit] = kb.search("stuffed a shirt into the carpet-bag", top_k=1)

@@ -80,11 +80,11 @@ def _shape_blocks(shapes: Iterable) -> Iterator[str]:
         elif shape.has_text_frame:
             if text := _frame_text(shape.text_frame):
                 yield text
-        elif getattr(shape, "has_table", False) and shape.has_table:
+        elif shape.has_table:
             rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
             if table := markdown_table(rows):
                 yield table
-        elif getattr(shape, "has_chart", False) and shape.has_chart:
+        elif shape.has_chart:
             chart = shape.chart
             if chart.has_title and (title := _flat(chart.chart_title.text_frame.text)):
                 yield title

@@ -28,8 +28,9 @@ from desktop_app.core.library.parsers.package import (
 from desktop_app.core.library.parsers.tables import markdown_row, separator
 from desktop_app.core.library.parsers.text import decode_bytes
 
-# Under the default chunk size (1000 characters, index.chunk_size), with room for the heading.
-SECTION_CHARS = 900
+# One chunk at the default chunk size (1000 characters), and within what MiniLM reads (256 tokens):
+# tables of names and numbers run about 2.5 characters a token, not prose's 4.
+SECTION_CHARS = 600
 # Cells read at most over a workbook (about 20 MB of text, index.max_document_mb's default):
 # openpyxl reads a few hundred thousand cells a second, so this bounds the time too.
 MAX_CELLS = 2_000_000
@@ -43,7 +44,7 @@ Row = tuple[int, list[str]]  # the row's number in the sheet (1-based) and its c
 # --------------------------------------------------------------------------- rendering
 
 
-def sheet_sections(name: str, rows: Iterable[Row], label: str) -> list[Section]:
+def _sheet_sections(name: str, rows: Iterable[Row], label: str) -> list[Section]:
     """Sections of one sheet's non-empty rows; ``label`` names the sheet in each heading
     ("Sheet: Sales", "prices.csv") and ``name`` is its heading path, if any."""
     kept = [(number, cells) for number, cells in rows if any(cell.strip() for cell in cells)]
@@ -131,7 +132,7 @@ def parse_xlsx(path: Path) -> list[Section]:
             sections: list[Section] = []
             for sheet in workbook.worksheets:
                 sheet.reset_dimensions()  # rows as stored: a wrong <dimension> would pad every row
-                sections += sheet_sections(sheet.title, _xlsx_rows(sheet, budget), f"Sheet: {sheet.title}")
+                sections += _sheet_sections(sheet.title, _xlsx_rows(sheet, budget), f"Sheet: {sheet.title}")
             return sections
         finally:
             workbook.close()  # read-only mode keeps the file open
@@ -179,7 +180,7 @@ def parse_csv(path: Path) -> list[Section]:
         except csv.Error as exc:  # a field over csv's size limit, a NUL byte
             raise ParseError(f"corrupt {label}: {exc}") from exc
 
-    sections = sheet_sections("", rows(), path.name)
+    sections = _sheet_sections("", rows(), path.name)
     if sections:
         sections[0].metadata["encoding"] = encoding
     return sections
