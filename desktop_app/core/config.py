@@ -97,6 +97,10 @@ class RouterConfig:
     timeout: float = 20.0
     min_hit_score: float = 0.35  # heuristic: retrieval evidence threshold
     markers_override: bool = True  # small talk / arithmetic / translation markers beat the LLM's use_rag
+    # auto with an LLM: skip the model's routing call when the heuristics settle it (a no-documents
+    # marker, or a question that is no follow-up whose best hit's cosine is at least this); the
+    # call costs a small local model seconds before the answer starts. 0 always asks the model.
+    decisive_hit_score: float = 0.5
 
 
 @dataclass

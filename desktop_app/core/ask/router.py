@@ -231,6 +231,8 @@ class Router:
             )
             return Route(True, query, followup, "mode", "mode=always")
         if self.chat_model is not None:
+            if decided := self.decisive(message, last_subject):
+                return decided
             try:
                 route = self.llm_route(message, last_subject=last_subject, recent=recent, cancel=cancel)
             except (LLMError, RouteError) as exc:
@@ -240,6 +242,27 @@ class Router:
                 return route
             return self.overridden(route, message) if self.config.markers_override else route
         return self.heuristic(message, last_subject)
+
+    def decisive(self, message: str, last_subject: str | None = None) -> Route | None:
+        """The heuristics' route when asking the model could not change it: a no-documents marker
+        (it would override the model anyway), or a first-hand question (no follow-up to rewrite)
+        that retrieval answers strongly (the probe's hits are kept for the answer). None: ask."""
+        threshold = self.config.decisive_hit_score
+        if threshold <= 0:
+            return None
+        route = heuristic_route(message, last_subject)
+        if not route.use_rag:
+            if self.config.markers_override and route.reason in NO_DOC_REASONS:
+                route.reason = f"{route.reason} (decisive: the language model was not asked)"
+                return route
+            return None
+        if route.is_followup or route.reason != "question or document marker" or self.probe is None:
+            return None
+        score = self.probe(route.search_query)
+        if score is None or score < threshold:
+            return None
+        route.reason = f"a question with strong retrieval evidence {score:.2f} (the language model was not asked)"
+        return route
 
     def overridden(self, route: Route, message: str) -> Route:
         """Small CPU models send almost everything to retrieval (docs/chat-benchmarks.md); the

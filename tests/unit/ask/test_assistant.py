@@ -103,6 +103,7 @@ def run(assistant, question, **kw):
 
 def test_llm_answer_streams_tokens_and_maps_citations_to_file_and_page():
     kb = FakeKB()
+    kb.config.router.decisive_hit_score = 0  # the model routes (its search_query is checked)
     assistant = Assistant(kb, Model(answer="Palm nuts [1]; macaws live in forests [2]."), kb.config)
     events, answer = run(assistant, "What do African grey parrots eat?")
     kinds = [type(e).__name__ for e in events]

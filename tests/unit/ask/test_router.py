@@ -117,7 +117,7 @@ def test_llm_route_uses_schema_fewshot_and_last_subject():
 
 def test_chinese_message_gets_the_chinese_router_prompt():
     model = ScriptedModel('{"is_followup": false, "use_rag": false, "search_query": ""}')
-    Router(model).route("你好")
+    Router(model).route("鹦鹉的寿命")  # no marker settles it, so the model is asked
     assert "路由" in model.calls[0]["messages"][0]["content"]
 
 
@@ -168,10 +168,11 @@ def test_router_set_is_labelled_in_both_languages_and_heuristics_score_it():
 
 def test_no_document_markers_override_an_llm_that_retrieves_for_everything():
     always = '{"is_followup": false, "use_rag": true, "search_query": "x"}'
-    route = Router(ScriptedModel(always)).route("What is 17 * 23?")
+    asking = RouterConfig(decisive_hit_score=0)  # the model is asked even when markers settle it
+    route = Router(ScriptedModel(always), asking).route("What is 17 * 23?")
     assert (route.use_rag, route.by) == (False, "heuristic") and "overrides" in route.reason
     assert Router(ScriptedModel(always)).route("What do parrots eat?").by == "llm"
-    trusting = Router(ScriptedModel(always), RouterConfig(markers_override=False))
+    trusting = Router(ScriptedModel(always), RouterConfig(markers_override=False, decisive_hit_score=0))
     assert trusting.route("What is 17 * 23?").use_rag is True
 
 
@@ -180,3 +181,21 @@ def test_bench_reports_the_llm_path_with_marker_overrides():
         SET_PATH, ScriptedModel('{"is_followup": false, "use_rag": true, "search_query": "x"}')
     )
     assert report["llm_with_markers"]["use_rag_accuracy"] > report["llm"]["use_rag_accuracy"]
+
+
+def test_the_model_is_not_asked_when_the_heuristics_settle_the_route():
+    """A no-documents marker, or a first-hand question with strong retrieval evidence, is routed
+    without the model's call (seconds on a small local model); anything else still asks it."""
+    reply = '{"is_followup": true, "use_rag": true, "search_query": "macaw diet"}'
+    scores = {"What do parrots eat": 0.71, "Tell me about the tax code": 0.12}
+    model = ScriptedModel(reply)
+    router = Router(model, RouterConfig(), probe=lambda q: scores.get(q, 0.0))
+    route = router.route("What is 17 * 23?")
+    assert (route.use_rag, route.by) == (False, "heuristic") and "not asked" in route.reason
+    route = router.route("What do parrots eat?")
+    assert (route.use_rag, route.by, route.search_query) == (True, "heuristic", "What do parrots eat")
+    assert "0.71" in route.reason and model.calls == []
+    assert router.route("Tell me about the tax code?").by == "llm"  # weak evidence: the model decides
+    # A follow-up needs the model's rewrite, however strong the evidence.
+    assert router.route("What does it eat?", last_subject="macaw").search_query == "macaw diet"
+    assert len(model.calls) == 2
