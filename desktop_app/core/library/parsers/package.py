@@ -12,8 +12,10 @@ import xml.etree.ElementTree as ET
 import zipfile
 import zlib
 from pathlib import Path
+from types import ModuleType
 
 from desktop_app.core.library.documents import ParseError
+from desktop_app.core.packages import MissingPackage, require
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")
@@ -145,3 +147,12 @@ def damaged_reason(exc: BaseException) -> str:
     if isinstance(exc, ZIP_READ_ERRORS):
         return f"a part cannot be unpacked from the ZIP archive ({zip_reason(exc)})"
     return text
+
+
+def reader_library(module: str, feature: str) -> ModuleType:
+    """The library a format is read with; missing (an install that predates it), the file is
+    refused with the package to install and the command, instead of a bare ModuleNotFoundError."""
+    try:
+        return require(module, feature)
+    except MissingPackage as exc:
+        raise ParseError(str(exc)) from exc

@@ -19,6 +19,7 @@ from desktop_app.core.library.parsers.package import (
     damaged_reason,
     open_zip,
     read_head,
+    reader_library,
 )
 from desktop_app.core.library.parsers.tables import markdown_table
 
@@ -29,8 +30,7 @@ MAX_UNPACKED_BYTES = 10**9
 
 def parse_pptx(path: Path) -> list[Section]:
     """One section per slide that has any text; an empty list when none has."""
-    from pptx import Presentation
-    from pptx.exc import PythonPptxError
+    pptx = reader_library("pptx", "reading PowerPoint files")
 
     try:
         head = read_head(path, "PPTX", ".pptx", _KIND)
@@ -38,7 +38,7 @@ def parse_pptx(path: Path) -> list[Section]:
             check_unpacked_size(zf, "PPTX", MAX_UNPACKED_BYTES)
             check_office_family(zf, "ppt", "PPTX", _KIND, "ppt/presentation.xml")
         sections: list[Section] = []
-        for number, slide in enumerate(Presentation(str(path)).slides, 1):
+        for number, slide in enumerate(pptx.Presentation(str(path)).slides, 1):
             if found := _slide(number, slide):
                 heading, text = found
                 sections.append(Section(text=text, page=number, heading_path=[heading]))
@@ -51,7 +51,14 @@ def parse_pptx(path: Path) -> list[Section]:
     # XMLSyntaxError is a SyntaxError), an element of the wrong kind where one is expected
     # (AttributeError: its element classes are chosen by tag), values it cannot read (ValueError,
     # TypeError, its own errors).
-    except (KeyError, SyntaxError, AttributeError, TypeError, PythonPptxError, *ZIP_READ_ERRORS) as exc:
+    except (
+        KeyError,
+        SyntaxError,
+        AttributeError,
+        TypeError,
+        pptx.exc.PythonPptxError,
+        *ZIP_READ_ERRORS,
+    ) as exc:
         raise ParseError(f"corrupt PPTX: {damaged_reason(exc)}") from exc
 
 

@@ -24,6 +24,7 @@ from desktop_app.core.library.parsers.package import (
     damaged_reason,
     open_zip,
     read_head,
+    reader_library,
 )
 from desktop_app.core.library.parsers.tables import markdown_row, separator
 from desktop_app.core.library.parsers.text import decode_bytes
@@ -119,14 +120,14 @@ class _CellBudget:
 
 def parse_xlsx(path: Path) -> list[Section]:
     """Sections of every worksheet with data, in the workbook's order."""
-    from openpyxl import load_workbook
+    openpyxl = reader_library("openpyxl", "reading Excel files")
 
     try:
         head = read_head(path, "XLSX", ".xlsx", _KIND)
         with open_zip(path, head, "XLSX", ".xlsx", _KIND) as zf:
             check_unpacked_size(zf, "XLSX", MAX_UNPACKED_BYTES)
             check_office_family(zf, "xl", "XLSX", _KIND, "xl/workbook.xml")
-        workbook = load_workbook(path, read_only=True, data_only=True)
+        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
         try:
             budget = _CellBudget("XLSX")
             sections: list[Section] = []
