@@ -349,7 +349,7 @@ def test_xlsx_with_a_damaged_sheet_or_without_data_is_refused(tmp_path: Path) ->
 def test_a_workbook_over_the_cell_limit_is_refused(tmp_path, monkeypatch) -> None:
     import desktop_app.core.library.parsers.sheets as sheets
 
-    monkeypatch.setattr(sheets, "MAX_CELLS", 100)  # the real limit is 2,000,000
+    monkeypatch.setattr(sheets, "MAX_CELLS", 100)  # the real limit is 1,000,000
     with pytest.raises(ParseError, match=r"^too large: the XLSX has more than 100 cells"):
         parse_file(make_xlsx(tmp_path / "book.xlsx", rows=120))
 

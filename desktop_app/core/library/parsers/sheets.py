@@ -32,9 +32,10 @@ from desktop_app.core.library.parsers.text import decode_bytes
 # One chunk at the default chunk size (1000 characters), and within what MiniLM reads (256 tokens):
 # tables of names and numbers run about 2.5 characters a token, not prose's 4.
 SECTION_CHARS = 600
-# Cells read at most over a workbook (about 20 MB of text, index.max_document_mb's default):
-# openpyxl reads a few hundred thousand cells a second, so this bounds the time too.
-MAX_CELLS = 2_000_000
+# Cells read at most over a workbook: openpyxl reads about 110,000 a second here, so a million
+# short cells take ~10 s and ~200 MB while parsed and give ~12 MB of text (index.max_document_mb
+# is 20 by default).
+MAX_CELLS = 1_000_000
 MAX_UNPACKED_BYTES = 10**9  # the workbook's parts, before openpyxl opens it
 _KIND = "an Excel workbook"
 _CSV_DELIMITERS = ",;\t|"
