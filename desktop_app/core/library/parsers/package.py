@@ -17,7 +17,7 @@ from types import ModuleType
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.packages import MissingPackage, require
 
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")
 # The stream that marks each old binary format, and what it is called.
 _OLE_FORMATS = (
@@ -45,8 +45,8 @@ def read_head(path: Path, label: str, suffix: str, kind: str) -> bytes:
     """The file's first bytes, for ``open_zip``, after refusing an OLE compound file with the
     reason: encrypted, or an old binary Office format (``kind``: "a Word document")."""
     with path.open("rb") as fh:
-        head = fh.read(len(OLE_MAGIC))
-        if head != OLE_MAGIC:
+        head = fh.read(len(_OLE_MAGIC))
+        if head != _OLE_MAGIC:
             return head
         directory = fh.read()
     if _OLE_ENCRYPTED in directory:
