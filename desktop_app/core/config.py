@@ -89,6 +89,10 @@ class LLMConfig:
     batch_threads: int = 0  # threads that read the prompt; 0 = auto (every core, at most 8)
     batch: int = 512  # prompt tokens per step (n_batch = n_ubatch)
     poll: int = 50  # 0-100: how long idle threads spin before sleeping (llama.cpp's 50; 0 was slower)
+    # What the model reads of each retrieved passage: "passages" (whole chunks), "sentences" (the
+    # few sentences that match the question best, ask/extractive.key_sentences), or "auto":
+    # sentences for the in-process gguf model, whose CPU reads a prompt at ~40-50 tokens/s.
+    context: str = "auto"
 
 
 @dataclass

@@ -16,7 +16,7 @@ from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render
 from desktop_app.core.ask.citations import check_citations, citations_for, parse_citations
 from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
 from desktop_app.core.ask.evidence import judge
-from desktop_app.core.ask.extractive import extractive_answer
+from desktop_app.core.ask.extractive import extractive_answer, key_sentences
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
     LLM_FAILED_NOTE,
@@ -230,6 +230,8 @@ class Assistant:
         history = self._fit_history(conv.history, budget, base, question)
         room = budget.available([base, question] + [m["content"] for m in history])
         blocks = fit_blocks(hits, room, budget) if use_rag else []
+        if blocks and self._sentences_only():
+            blocks = key_sentences(question, blocks)
         if use_rag and hits and len(blocks) < len(hits):
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
         sys_text = answer_system(render_blocks(blocks), lang) if use_rag else base
@@ -337,6 +339,11 @@ class Assistant:
         )
 
     # ------------------------------------------------------------------ internals
+    def _sentences_only(self) -> bool:
+        """Whether the model reads the passages' best sentences rather than whole passages."""
+        context = self.config.llm.context
+        return context == "sentences" or (context == "auto" and self.config.llm.backend == "gguf")
+
     @staticmethod
     def _related(blocks: Sequence[ContextBlock], n: int = 3) -> list[Citation]:
         return citations_for([b.n for b in blocks[:n]], blocks)

@@ -19,7 +19,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import ModuleType
 
@@ -431,24 +431,15 @@ def _same_passage(ta: set[str], tb: set[str]) -> bool:
     return bool(ta) and len(ta & tb) / max(1, min(len(ta), len(tb))) >= 0.9
 
 
-def extractive_answer(
-    question: str,
-    blocks: Sequence[ContextBlock],
-    note: str | None = None,
-    max_sentences: int = 3,
-    max_blocks: int = 5,
-) -> Extract:
-    """The answering sentence of the top blocks, then up to ``max_sentences - 1`` supporting
-    ones, each cited; the note goes first (default: "No language model is configured; ..." in
-    the question's language)."""
-    lang = lang_of(question)
-    if not blocks:
-        return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
-    head = NO_LLM_NOTE[lang] if note is None else note
+def _rank(
+    question: str, blocks: Sequence[ContextBlock], lang: str
+) -> tuple[list[ContextBlock], list[list[str]], list[_Candidate], str, list[_Unit]]:
+    """Every sentence of ``blocks`` scored against the question, best first, with the blocks kept
+    (near-duplicates dropped), their sentences, the question's type and its words."""
     # A block repeating a better-ranked one's text gives nothing new and no second citation.
     kept: list[ContextBlock] = []
     block_keys: list[set[str]] = []
-    for block in blocks[:max_blocks]:
+    for block in blocks:
         keys = terms(block.text)
         if not any(_same_passage(keys, k) for k in block_keys):
             kept.append(block)
@@ -476,6 +467,41 @@ def extractive_answer(
             if _has_new_entity(kind, cand.text, question):
                 cand.score += _TYPE_BONUS * max(cand.coverage, 0.2)
         found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+    return kept, sentences, found, kind, units
+
+
+def key_sentences(question: str, blocks: Sequence[ContextBlock], most: int = 6) -> list[ContextBlock]:
+    """The blocks cut to their best ``most`` sentences in all (each block's in reading order; a
+    block with none left out, its number kept for citing): a small local model reads ~40 prompt
+    tokens a second on this CPU, so five whole passages cost it half a minute before it answers."""
+    if not blocks:
+        return []
+    kept, _sentences, found, _kind, _units = _rank(question, blocks, lang_of(question))
+    best = [c for c in found if c.score > 0][:most] or found[:1]
+    out: list[ContextBlock] = []
+    for rank, block in enumerate(kept):
+        picked = sorted((c for c in best if c.rank == rank), key=lambda c: c.pos)
+        if picked:
+            glue = "" if lang_of(block.text) == "zh" else " "
+            out.append(replace(block, text=glue.join(c.text for c in picked), truncated=True))
+    return out
+
+
+def extractive_answer(
+    question: str,
+    blocks: Sequence[ContextBlock],
+    note: str | None = None,
+    max_sentences: int = 3,
+    max_blocks: int = 5,
+) -> Extract:
+    """The answering sentence of the top blocks, then up to ``max_sentences - 1`` supporting
+    ones, each cited; the note goes first (default: "No language model is configured; ..." in
+    the question's language)."""
+    lang = lang_of(question)
+    if not blocks:
+        return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
+    head = NO_LLM_NOTE[lang] if note is None else note
+    kept, sentences, found, kind, units = _rank(question, blocks[:max_blocks], lang)
     best = found[0]
     chosen = [best]
     for cand in found[1:]:

@@ -303,3 +303,41 @@ def test_latency_bench_reports_first_token_for_both_modes():
     for mode in ("always", "auto"):
         assert report[mode]["first_token_ms_p50"] <= report[mode]["answer_ms_p50"]
         assert report[mode]["answers_by"] == ["llm"]
+
+
+@pytest.mark.parametrize(
+    ("backend", "context", "whole"),
+    [
+        ("gguf", "auto", False),
+        ("openai", "auto", True),
+        ("openai", "sentences", False),
+        ("gguf", "passages", True),
+    ],
+)
+def test_a_local_model_reads_the_best_sentences_of_each_passage(backend, context, whole):
+    """The in-process model's CPU reads ~40-50 prompt tokens a second: it gets the sentences that
+    match the question, each still numbered by its passage, instead of whole passages."""
+    filler = " ".join(f"Sentence {i} is about the weather in the valley that year." for i in range(20))
+    hits = [
+        Hit(
+            "a-chunk-0",
+            "a",
+            f"{filler} African grey parrots eat palm nuts and seeds. {filler}",
+            "parrots/african-grey.md",
+            None,
+            0,
+            3,
+            0.82,
+            vector_score=0.82,
+        ),
+        HITS[1],
+    ]
+    kb = FakeKB(hits)
+    kb.config.llm.backend, kb.config.llm.context = backend, context
+    model = Model(answer="Palm nuts and seeds [1].")
+    events, answer = run(Assistant(kb, model, kb.config), "What do African grey parrots eat?", mode="always")
+    prompt = model.sent[0][0]["content"]
+    assert "African grey parrots eat palm nuts and seeds." in prompt
+    assert ("Sentence 19 is about the weather" in prompt) is whole
+    assert [(c.n, c.source) for c in answer.citations] == [(1, "parrots/african-grey.md")]
+    assert answer.citations[0].text.startswith("Sentence 0")  # the citation keeps the whole chunk
