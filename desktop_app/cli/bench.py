@@ -179,6 +179,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--followups", action="store_true", help="also the two-turn dialogues of followups.jsonl")
     p.add_argument(
+        "--unanswerable",
+        type=Path,
+        default=None,
+        metavar="JSONL",
+        help="the unanswerable questions (default desktop_app/bench/unanswerable.jsonl, on which the "
+        "refusal was calibrated; unanswerable_heldout.jsonl was written after it and never tuned on)",
+    )
+    p.add_argument(
         "--seed",
         type=non_negative_int,
         default=0,
@@ -470,6 +478,7 @@ def cmd_bench_answers(args: argparse.Namespace) -> int:
             work_dir=args.work_dir,
             data_root=args.shared_data,
             seed=args.seed,
+            **({"unanswerable": args.unanswerable} if args.unanswerable else {}),
         )
         if out is not None:
             Path(out).write_text(
