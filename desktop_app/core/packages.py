@@ -26,6 +26,7 @@ DISTRIBUTIONS = {
     "PIL": "pillow",
     "Stemmer": "PyStemmer",
     "pptx": "python-pptx",  # not `pip install pptx`, another project
+    "cv2": "opencv-python",  # what rapidocr-onnxruntime requires
 }
 
 

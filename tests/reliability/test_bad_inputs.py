@@ -28,6 +28,23 @@ KNOWN_SPECIFIC = (
 )
 
 
+# The shared PDFs without a text layer (refused as "no text layer" before OCR), and those of them
+# that hold text OCR reads.
+SCANNED_WITH_TEXT = (
+    "pypdf/resources/encrypted_doc_no_id.pdf",
+    "unstructured/example-docs/pdf/loremipsum-flat.pdf",
+    "unstructured/example-docs/pdf/single_table.pdf",
+    "unstructured/example-docs/pdf/table-multi-row-column-cells.pdf",
+)
+SCANNED = SCANNED_WITH_TEXT + tuple(
+    f"pypdf/resources/{name}.pdf"
+    for name in (
+        "box", "git", "imagemagick-ASCII85Decode", "imagemagick-CCITTFaxDecode", "imagemagick-lzw",
+        "issue-3850-1bit-indexed-flate",
+    )
+)  # fmt: skip
+
+
 def _by_name(listing: dict) -> dict[str, dict]:
     return {d["name"]: d for d in listing["documents"]}
 
@@ -137,9 +154,21 @@ def test_shared_corpus_every_file_indexed_or_specific_error(kdesk_factory, share
         print(f"  {n}: {e}")
     assert not generic, generic
     assert not unexplained, unexplained
-    # Scanned pages are reported as such, not as silently empty documents.
-    scanned = [n for n, e in failed.items() if e.startswith("no text layer")]
-    assert scanned, "the unstructured corpus has scanned PDFs; expected 'no text layer' errors"
+    # The ten PDFs without a text layer are read by OCR: indexed, or refused because OCR found no text
+    # in their pictures (a logo, a 250-px image, 16-px test images, a lined page with a 5-pt header).
+    assert not [n for n, e in failed.items() if e.startswith("no text layer")]
+    by_ocr = {n: d for n, d in docs.items() if n.endswith(SCANNED)}
+    assert len(by_ocr) == len(SCANNED)
+    assert {n for n, d in by_ocr.items() if d["status"] == "indexed"} == {
+        n for n in by_ocr if n.endswith(SCANNED_WITH_TEXT)
+    }
+    for n, d in by_ocr.items():
+        if d["status"] == "failed":
+            assert d["error"] == "empty document: OCR found no text on its 1 scanned page", (n, d)
+    hits = kd.run("search", "international search report PCT Gazette", "--json", timeout=120).json()["hits"]
+    top = hits[0]
+    assert top["source"].endswith("pypdf/resources/encrypted_doc_no_id.pdf")
+    assert (top["page"], top["ocr"]) == (2, True)
     encrypted = [n for n, e in failed.items() if e.startswith("encrypted")]
     assert encrypted
 

@@ -43,6 +43,7 @@ from desktop_app.core.identify.classifier import (
 )
 from desktop_app.core.identify.image_text import FeatureModel
 from desktop_app.core.identify.images import load_image
+from desktop_app.core.library.parsers.image import PHOTO_FOLDERS
 from desktop_app.core.library.scopes import chroma_where
 
 if TYPE_CHECKING:
@@ -63,11 +64,6 @@ def collection_name(model: str, dim: int) -> str:
 
 COLLECTION = collection_name(MODEL_NAME, FEATURE_DIM)  # the bundled classifier's gallery
 VIEW_SUFFIXES = ("", "#flip")  # vector ids: doc_id + suffix, one per stored view
-# Folder names that say "these are photos" rather than what the photos show.
-_GENERIC_DIRS = {
-    "photos", "photo", "images", "image", "pictures", "picture", "pics", "img", "imgs", "gallery",
-    "reference", "references", "refs", "samples", "照片", "图片", "图像", "相册",
-}  # fmt: skip
 _TRAILING_NUMBER = re.compile(r"[\s_\-.()（）#]*\d+[\s_\-.()（）]*$")
 
 # Calibration of similarity -> probability (see docs/identify-benchmarks.md): softmax temperature
@@ -91,8 +87,8 @@ def label_for(rel: str, photo_folder: bool = True) -> str:
     p = PurePosixPath(rel.replace("\\", "/"))
     parents = [part for part in p.parts[:-1] if not part.startswith("@")]
     stem = _TRAILING_NUMBER.sub("", p.stem).strip(" _-.")
-    named = [d for d in parents if d.lower() not in _GENERIC_DIRS]
-    if parents and parents[-1].lower() not in _GENERIC_DIRS and (photo_folder or not stem):
+    named = [d for d in parents if d.lower() not in PHOTO_FOLDERS]
+    if parents and parents[-1].lower() not in PHOTO_FOLDERS and (photo_folder or not stem):
         return parents[-1].strip()
     if stem:
         return stem

@@ -93,6 +93,7 @@ def chunk_sections(
                     section_index=section_index,
                     scope=scope,
                     lang=text_lang(section.text[start:end]),
+                    ocr=section.ocr,
                 )
             )
     return chunks

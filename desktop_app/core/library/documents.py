@@ -23,6 +23,7 @@ class Section:
     page: int | None = None  # 1-based page for paged formats, else None
     heading_path: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    ocr: bool = False  # read by OCR from a picture of the page (ocr.py), not from a text layer
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Chunk:
     section_index: int = 0
     scope: str = "shared"
     lang: str = ""  # languages.text_lang of the text, found at indexing ("": not known)
+    ocr: bool = False  # its section was read by OCR
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Hit:
     heading_path: list[str] = field(default_factory=list)
     scope: str = "shared"
     lang: str = ""  # the chunk's language (languages.py); "" for chunks indexed before it was stored
+    ocr: bool = False  # the text was read by OCR (a scanned page, an image), so it may hold misreadings
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -47,6 +47,7 @@ def _meta(chunk: Chunk) -> dict[str, Any]:
         "section_index": chunk.section_index,
         "scope": chunk.scope,
         "lang": chunk.lang,
+        "ocr": chunk.ocr,
     }
 
 
@@ -67,6 +68,7 @@ def hit_from(chunk_id: str, text: str, meta: dict[str, Any], distance: float | N
         heading_path=heading.split(" > ") if heading else [],
         scope=str(meta.get("scope", "shared")),
         lang=str(meta.get("lang", "") or ""),
+        ocr=bool(meta.get("ocr", False)),
     )
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
     from desktop_app.core.library.dense import DenseIndex
     from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.library.ocr import OcrJob
     from desktop_app.core.library.store import ChromaStore
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ def chunk_from_hit(h: Hit) -> Chunk:
         char_end=len(h.text),
         scope=h.scope,
         lang=h.lang or text_lang(h.text),
+        ocr=h.ocr,
     )
 
 
@@ -262,7 +264,7 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
     encoder releases the GIL, so parsing, jieba and the BM25 terms cost no wall time of their own."""
     batch = _Batch(kb)
     total = len(changes)
-    with _Reader(kb, changes) as reader:
+    with _Reader(kb, changes, task) as reader:
         for i, (change, read) in enumerate(reader):
             check(task)
             rel, st, old = change.rel, change.stat, change.old
@@ -332,26 +334,33 @@ class _Reader:
 
     Iterating gives ``(change, read)`` in order: ``read`` is a ``_Read``, the exception that
     refused the file (raised by the writer, so failures are recorded in one place), or None for
-    a photo (its handler runs on the writing thread: it owns the image index)."""
+    a photo (its handler runs on the writing thread: it owns the image index). Scanned PDF pages
+    and images outside photo folders are read by OCR here (parsers/image.py has the photo rule),
+    page by page with progress; a cancel, or the writer stopping, ends the file between pages."""
 
     # Chunks parsed ahead at most: the batch being encoded and the next one. Bounds the memory of
     # parsed, unencoded text (a file count would not: one PDF can hold thousands of chunks).
     AHEAD_CHUNKS = 2 * BATCH_CHUNKS
 
-    def __init__(self, kb: KnowledgeBase, changes: list[Change]) -> None:
+    def __init__(self, kb: KnowledgeBase, changes: list[Change], task: TaskState) -> None:
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
+        from desktop_app.core.library.parsers.image import in_photo_folder
 
         self.changes = changes
-        self.images = IMAGE_SUFFIXES
         cfg = kb.config.index
         size = cfg.chunk_size
-        if any(c.path.suffix.lower() not in IMAGE_SUFFIXES for c in changes):  # loads the encoder
+        # Photos under photo folders are never text; other images may be (then they need the encoder).
+        self.photos = {
+            c.rel for c in changes if c.path.suffix.lower() in IMAGE_SUFFIXES and in_photo_folder(c.rel)
+        }
+        if len(self.photos) < len(changes):  # loads the encoder
             size = min(size, getattr(kb.embedder, "max_chars", size))
         self.chunking = (cfg, size, kb.doc_id)
         self.queue: queue.Queue = queue.Queue()
         self.held = 0  # chunks read and not yet taken by the writer
         self.room = threading.Condition()
         self.stop = threading.Event()
+        self.task = _ReaderTask(task, self.stop)
         self.thread = threading.Thread(target=self._run, name="kdesk-reader", daemon=True)
 
     def __enter__(self) -> _Reader:
@@ -380,12 +389,12 @@ class _Reader:
             yield change, read
 
     def _run(self) -> None:
-        for change in self.changes:
+        for number, change in enumerate(self.changes):
             if self.stop.is_set():
                 return
             read: _Read | BaseException | None
             try:
-                read = None if change.path.suffix.lower() in self.images else self._read(change)
+                read = None if change.rel in self.photos else self._read(number, change)
             except BaseException as exc:  # handed over: the writer records it against the file
                 read = exc
             n = len(read.chunks) if isinstance(read, _Read) else 0
@@ -397,16 +406,44 @@ class _Reader:
                 self.held += n
             self.queue.put(read)
 
-    def _read(self, change: Change) -> _Read:
+    def _read(self, number: int, change: Change) -> _Read | None:
+        """The file's chunks, or None for an image that holds too little text (a photo)."""
         from desktop_app.core.library.bm25 import keyword_entries
-        from desktop_app.core.library.parsers import SUPPORTED_SUFFIXES
+        from desktop_app.core.library.ocr import OcrJob
+        from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+        from desktop_app.core.packages import MissingPackage
 
         suffix = change.path.suffix.lower()
-        if suffix not in SUPPORTED_SUFFIXES:
+        image = suffix in IMAGE_SUFFIXES
+        if not image and suffix not in SUPPORTED_SUFFIXES:
             raise ParseError(f"unsupported file type: {suffix or '(no extension)'}")
         cfg, size, doc_id = self.chunking
-        chunks = chunk_file(cfg, size, change.path, change.rel, doc_id(change.rel), change.stat.st_size)
+        job = OcrJob(change.rel, cfg.ocr_max_pages, self.task, number, len(self.changes))
+        try:
+            chunks = chunk_file(
+                cfg, size, change.path, change.rel, doc_id(change.rel), change.stat.st_size, job
+            )
+        except (ParseError, MissingPackage) as exc:
+            if not image:
+                raise
+            # Too little text, unreadable, or no OCR installed: the photo handler takes it and
+            # says what is wrong with it, as for every image before OCR.
+            log.debug("%s is a photo: %s", change.rel, exc)
+            return None
         return _Read(chunks, [embed_text(c) for c in chunks], keyword_entries(chunks))
+
+
+class _ReaderTask:
+    """The sync's task as the reader sees it: the writer stopping cancels too."""
+
+    def __init__(self, task: TaskState, stop: threading.Event) -> None:
+        self._task, self._stop = task, stop
+
+    def progress(self, done: int, total: int, message: str = "") -> None:
+        self._task.progress(done, total, message)
+
+    def cancelled(self) -> bool:
+        return self._stop.is_set() or self._task.cancelled()
 
 
 def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | None) -> None:
@@ -425,15 +462,19 @@ def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | Non
                 handler.delete([e.doc_id])
 
 
-def chunk_file(cfg: IndexConfig, size: int, path: Path, rel: str, doc_id: str, nbytes: int) -> list[Chunk]:
-    """A file's chunks of at most ``size`` characters (the encoder's ``max_chars`` or less)."""
+def chunk_file(
+    cfg: IndexConfig, size: int, path: Path, rel: str, doc_id: str, nbytes: int, ocr: OcrJob | None = None
+) -> list[Chunk]:
+    """A file's chunks of at most ``size`` characters (the encoder's ``max_chars`` or less);
+    ``ocr``: scanned pages and images are read by OCR within it."""
     from desktop_app.core.library.chunking import chunk_sections
-    from desktop_app.core.library.parsers import parse_file
+    from desktop_app.core.library.parsers import IMAGE_SUFFIXES, parse_file
 
     limit = cfg.max_document_mb
-    if limit > 0 and path.suffix.lower() not in PARSED_SIZE_SUFFIXES:
+    suffix = path.suffix.lower()
+    if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
         _check_size(nbytes, limit)  # plain text: refuse before reading it into memory
-    sections = parse_file(path)
+    sections = parse_file(path, ocr)
     if limit > 0:
         _check_size(sum(len(s.text.encode("utf-8")) for s in sections), limit)
     chunks = chunk_sections(

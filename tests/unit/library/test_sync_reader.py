@@ -37,10 +37,10 @@ def _write(kb: KnowledgeBase, files: dict[str, str | bytes]) -> None:
 def test_failures_are_recorded_per_file_and_the_rest_is_indexed(kb, monkeypatch):
     real = syncing.chunk_file
 
-    def buggy(cfg, size, path, rel, doc_id, nbytes):
+    def buggy(cfg, size, path, rel, doc_id, nbytes, ocr=None):
         if rel == "c-bug.md":
             raise ZeroDivisionError("a parser bug")
-        return real(cfg, size, path, rel, doc_id, nbytes)
+        return real(cfg, size, path, rel, doc_id, nbytes, ocr)
 
     monkeypatch.setattr(syncing, "chunk_file", buggy)
     _write(

@@ -1,12 +1,14 @@
 """Turn a file into sections of text, dispatching on its suffix.
 
 ``parse_file`` raises ``ParseError`` with a short, specific message for anything it cannot read
-(encrypted, corrupt, scanned, binary, empty, unsupported); any other exception is a bug.
+(encrypted, corrupt, scanned, binary, empty, unsupported); any other exception is a bug. With an
+``ocr`` job (sync passes one) scanned PDF pages and images are read by OCR within its page cap.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers.text import TEXT_SUFFIXES
@@ -28,25 +30,32 @@ SUPPORTED_SUFFIXES = frozenset(
 )
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp", ".gif", ".tif", ".tiff"})
 
+if TYPE_CHECKING:
+    from desktop_app.core.library.ocr import OcrJob
+
 __all__ = ["IMAGE_SUFFIXES", "SUPPORTED_SUFFIXES", "ParseError", "Section", "parse_file"]
 
 
-def parse_file(path: Path) -> list[Section]:
+def parse_file(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     """Sections of a text, PDF, DOCX, PPTX, XLSX, CSV or EPUB document; never an empty list (that
     is a ParseError)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix in IMAGE_SUFFIXES:
+    if suffix in IMAGE_SUFFIXES and ocr is None:
         raise ParseError(f"image file: {suffix} is handled as a reference photo, not a text document")
-    if suffix not in SUPPORTED_SUFFIXES:
+    if suffix not in SUPPORTED_SUFFIXES | IMAGE_SUFFIXES:
         raise ParseError(f"unsupported file type: {suffix or '(no suffix)'}")
     if not path.is_file():
         raise ParseError("not a file" if path.exists() else "file not found")
 
-    if suffix in PDF_SUFFIXES:
+    if ocr is not None and suffix in IMAGE_SUFFIXES:  # a document only if it holds text (image.py)
+        from desktop_app.core.library.parsers.image import parse_image
+
+        sections = parse_image(path, ocr)
+    elif suffix in PDF_SUFFIXES:
         from desktop_app.core.library.parsers.pdf import parse_pdf
 
-        sections = parse_pdf(path)
+        sections = parse_pdf(path, ocr)
     elif suffix in DOCX_SUFFIXES:
         from desktop_app.core.library.parsers.docx import parse_docx
 

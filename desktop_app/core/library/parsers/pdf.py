@@ -10,9 +10,11 @@ neither part is a word of the document but the whole is. Outline (bookmark) entr
 as a DOCX's headings do: a page is split where an entry's title starts, and each section carries the
 titles of the entries it lies under. ``page`` is counted from 1; a page may hold several sections.
 
-A page that fails to extract is skipped and recorded in the first section's metadata; the document
-fails only when no page gives text, and the message then tells scanned pages (images: OCR needed)
-from blank or vector-only ones. Measurements: docs/pdf-extraction.md.
+A page that fails to extract is skipped and recorded in the first section's metadata. Pages with
+no text layer that hold images (scanned pages) are read by OCR when the caller allows it (an
+``OcrJob``: sync does, within ``index.ocr_max_pages``); their sections have ``ocr`` set. The
+document fails only when no page gives text, and the message then tells scanned pages (no OCR
+allowed, or OCR read nothing) from blank or vector-only ones. Measurements: docs/pdf-extraction.md.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.library.documents import ParseError, Section
+
+if TYPE_CHECKING:
+    from desktop_app.core.library.ocr import OcrJob
 
 log = logging.getLogger(__name__)
 
@@ -343,9 +348,35 @@ def _has_images(page: Any) -> bool:
         return True  # cannot tell: the scanned-page message is the likelier one
 
 
-def parse_pdf(path: Path) -> list[Section]:
-    """Sections of a PDF (see the module docstring). Raises ParseError for encrypted, corrupt,
-    scanned or textless files."""
+def _read_scanned(
+    path: Path, numbers: list[int], job: OcrJob, page_errors: list[dict[str, object]]
+) -> dict[int, str]:
+    """OCR text of the scanned pages ``numbers`` (1-based), by page; pages that read as nothing
+    are left out, pages that cannot be drawn are recorded in ``page_errors``."""
+    from desktop_app.core.library.ocr import engine, render_pdf_pages
+    from desktop_app.core.packages import MissingPackage
+
+    job.check_pages(len(numbers))  # before any work: a refused file costs nothing
+    try:
+        reader = engine()
+    except MissingPackage as exc:
+        raise ParseError(f"no text layer: scanned pages need OCR, which is not installed ({exc})") from exc
+    texts: dict[int, str] = {}
+    for i, (number, image) in enumerate(render_pdf_pages(path, numbers), 1):
+        job.page(i, len(numbers))
+        if isinstance(image, str):
+            page_errors.append({"page": number, "error": image})
+            continue
+        page = reader.read(image)
+        if page.text_weight:  # some of it read with confidence: not a stray mark on a picture
+            texts[number] = normalize_text(page.text)
+    return texts
+
+
+def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
+    """Sections of a PDF (see the module docstring); scanned pages are read by OCR only when
+    ``ocr`` is given. Raises ParseError for encrypted, corrupt, scanned (without OCR) or textless
+    files."""
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError
 
@@ -391,10 +422,21 @@ def parse_pdf(path: Path) -> list[Section]:
         else:
             without_text.append(number)
 
+    scanned = [number for number in without_text if _has_images(reader.pages[number - 1])]
+    read_by_ocr: dict[int, str] = {}
+    if scanned and ocr is not None:
+        read_by_ocr = _read_scanned(path, scanned, ocr, page_errors)
+        pages = sorted(pages + [(number - 1, text) for number, text in read_by_ocr.items()])
+        without_text = [number for number in without_text if number not in read_by_ocr]
+
     if not pages:
         if page_errors and not without_text:
             raise ParseError(f"corrupt PDF: no page could be read ({page_errors[0]['error']})")
-        if any(_has_images(reader.pages[number - 1]) for number in without_text):
+        if scanned and ocr is not None:
+            raise ParseError(
+                f"empty document: OCR found no text on its {len(scanned)} scanned page{'s' * (len(scanned) > 1)}"
+            )
+        if scanned:
             raise ParseError(
                 f"no text layer: scanned pages need OCR ({page_count} page{'s' * (page_count > 1)})"
             )
@@ -416,12 +458,17 @@ def parse_pdf(path: Path) -> list[Section]:
         while next_heading < len(headings) and headings[next_heading].page <= index:
             next_heading += 1
         pieces, current = _split_page(text, headings[first:next_heading], current)
-        sections += [Section(text=t, page=index + 1, heading_path=p) for p, t in pieces if t.strip()]
+        by_ocr = index + 1 in read_by_ocr
+        sections += [
+            Section(text=t, page=index + 1, heading_path=p, ocr=by_ocr) for p, t in pieces if t.strip()
+        ]
 
     meta = sections[0].metadata
     meta["total_pages"] = page_count
     if without_text:
         meta["pages_without_text"] = without_text
+    if read_by_ocr:
+        meta["ocr_pages"] = sorted(read_by_ocr)
     if page_errors:
         meta["page_errors"] = page_errors
     return sections
