@@ -1,11 +1,12 @@
 """Text read from pictures: PDF pages without a text layer, and image files that hold text.
 
-The engine is rapidocr-onnxruntime: PaddleOCR's PP-OCRv4 detection and recognition (Chinese and
-English in one model) models, shipped inside its wheel and run on onnxruntime,
-so nothing is downloaded at run time. It loads once per process, on the first page that needs it
-(~0.5 s); nothing imports this module at start-up. PDF pages are rendered with pypdfium2 (PDFium
-inside its wheel), which draws any page as a viewer does: scanner strips and tiles, masks, CCITT,
-JBIG2 and JPEG 2000 images, page rotation (docs/pdf-extraction.md has the measurement).
+The engine is rapidocr-onnxruntime: PaddleOCR's PP-OCRv4 detection and recognition models
+(Chinese and English in one), shipped inside its wheel and run on onnxruntime, so nothing is
+downloaded at run time. It loads once per process, on the first page that needs it (~0.5 s);
+nothing imports this module at start-up. A PDF page's picture comes from pypdfium2 (PDFium inside
+its wheel): the scan's own pixels, or the page drawn as a viewer draws it (scanner strips and
+tiles, masks, CCITT, JBIG2 and JPEG 2000 images, page rotation; docs/pdf-extraction.md says why
+not pypdf's ``page.images``).
 
 Figures (characters/s, accuracy) are in docs/pdf-extraction.md; ``python -m desktop_app.bench.ocr``
 measures them.
