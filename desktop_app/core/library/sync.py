@@ -233,7 +233,7 @@ def find_changes(
             report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
             continue
         old = entries.get(rel)
-        done = not force and old is not None and old.status in (INDEXED, FAILED)
+        done = not force and old is not None and old.status in (INDEXED, FAILED) and not _before_ocr(old)
         if done and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             _unchanged(rel, old, report)
             continue
@@ -248,6 +248,14 @@ def find_changes(
             continue
         changes.append(Change(rel, path, st, digest, old))
     return changes
+
+
+def _before_ocr(entry: Entry) -> bool:
+    """A PDF refused for its scanned pages before OCR was there: read it again, now by OCR (the
+    message without OCR installed is another one, so this never repeats)."""
+    return entry.status == FAILED and (entry.error or "").startswith(
+        "no text layer: scanned pages need OCR ("
+    )
 
 
 def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -118,6 +121,26 @@ def test_an_image_holding_text_is_a_document_and_a_parrot_stays_a_reference_phot
         kb.close()
 
 
+def test_a_pdf_refused_for_its_scans_before_ocr_is_read_by_the_next_sync(tmp_path, minilm, ocr_engine):
+    kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=minilm)
+    image, _ = _page(paragraphs("en", 1)[0][:120])
+    pdf = kb.knowledge_dir / "old scan.pdf"
+    save_image_pdf([image], pdf, bilevel=True)
+    try:
+        kb.sync()
+        [entry] = kb.manifest.all().values()
+        # As an older release left it: unchanged on disk, failed for want of OCR.
+        kb.manifest.put(
+            replace(entry, status="failed", chunks=0, error="no text layer: scanned pages need OCR (1 page)")
+        )
+        report = kb.sync()
+        assert report.updated == ["old scan.pdf"] and not report.failed
+        assert [d.status for d in kb.list_documents()] == ["indexed"]
+        assert kb.sync().unchanged == ["old scan.pdf"]
+    finally:
+        kb.close()
+
+
 def _blank_pages(path: Path, count: int) -> None:
     from PIL import Image
 
@@ -200,3 +223,21 @@ def test_rows_of_boxes_become_lines_and_gaps_paragraphs():
     assert ocr.lines_to_text(lines) == "hello world\n中文段落\n\nnext paragraph"
     assert ocr.OcrPage(lines).text_weight == 10 + 8 + 13
     assert ocr.OcrPage([line("2", 0.57, (0, 0, 5, 5))]).text_weight == 0  # a stray mark on a logo
+
+
+def test_commands_without_scans_never_load_ocr(tmp_path):
+    """Start-up, search and indexing text load no OCR package (the engine is for scans only)."""
+    notes = tmp_path / "kea.md"
+    notes.write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
+    data = str(tmp_path / "data")
+    code = (
+        "import sys\n"
+        "import desktop_app.gui.main_window\n"
+        "from desktop_app.cli.main import main\n"
+        f"for argv in (['list'], ['add', {str(notes)!r}], ['search', 'kea']):\n"
+        f"    assert main(['--data-dir', {data!r}, *argv, '--json']) == 0\n"
+        "print(sorted(m for m in ('cv2', 'rapidocr_onnxruntime', 'pypdfium2') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "[]"
