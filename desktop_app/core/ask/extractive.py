@@ -393,20 +393,24 @@ _SPANS: dict[str, re.Pattern[str]] = {
         r"\b(?:(?:about|approximately|around|over|nearly|almost|more than|less than|some) )?"
         r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
         r"forty|fifty|hundred|a dozen)(?: ?(?:%|percent|hundred|thousand|million|billion|trillion))?"
-        r"(?:[ -](?!(?:and|or|of|in|on|at|the|to|a|was|were|is|are|by|for|with|from)\b)[a-z]+)?\b|"
+        r"(?:[ -](?!(?:and|or|of|in|on|at|the|to|a|was|were|is|are|by|for|with|from|his|her|its|their|"
+        r"he|she|it|they|we|this|that|these|those|when|which|who)\b)[a-z]+)?\b|"
         rf"(?:约|大约|超过|近)?[{_ZN}][{_ZN}.,，]*[余多]?(?:[%％‰倍]|(?:个|位|次|种|名|岁|座|部|条|只|家|本|年|"
         r"米|公里|千米|平方公里|公顷|吨|人|元|美元|港元|亿元|万元|天|小时|分钟|层|所|项|届|场|颗|台|辆|公斤|千克|克))?"
     ),
 }
 _ZH_UNIT = re.compile(r"(?:多少|几)([^\s，。？?的是])")
+_ZH_UNITS = {"钱": ("元", "美元", "港元", "万元", "亿元", "欧元", "日元", "镑")}
+_YEAR = re.compile(r"(?:1[0-9]{3}|20[0-9]{2})")
+_SHORT_COVERAGE = 0.5  # below it the sentence is about the subject, not what is asked
 
 
 def short_answer(question: str, kind: str, sentence: str) -> str:
     """The span of ``sentence`` that answers a when or how-many question: of the dates or numbers
     the question does not already hold, the one nearest the question's words (in Chinese, one
-    with the measure word asked for, 多少场 -> 703场); "" for other questions, or when there is
-    none (the sentence is the answer). Names are not picked: capitalised words and jieba's name
-    tags chose the wrong one for most who/where questions (docs/chat-benchmarks.md)."""
+    with the measure word asked for, 多少场 -> 703场, or none); "" for other questions, or when
+    there is none (the sentence is the answer). Names are not picked: capitalised words and
+    jieba's name tags chose the wrong one for most who/where questions (docs/chat-benchmarks.md)."""
     if kind not in _SPANS:
         return ""
     q = question.lower()
@@ -415,8 +419,12 @@ def short_answer(question: str, kind: str, sentence: str) -> str:
         for m in _SPANS[kind].finditer(sentence)
         if m.group(0).strip(" ,") and m.group(0).strip(" ,").lower() not in q
     ]
-    if kind == "number" and (unit := _ZH_UNIT.search(question)):
-        found = [f for f in found if f[2].endswith(unit.group(1))] or found
+    if kind == "number":
+        # A bare year is no count ("How many children..." -> 1904), nor a lone 一 (a, one).
+        found = [f for f in found if not _YEAR.fullmatch(f[2]) and f[2] not in ("一", "两", "一个")]
+        if unit := _ZH_UNIT.search(question):
+            wanted = _ZH_UNITS.get(unit.group(1), (unit.group(1),))
+            found = [f for f in found if f[2].endswith(wanted)]
     if not found:
         return ""
     units = _units(question, "zh" if _HAN.search(question) else "en")
@@ -515,7 +523,8 @@ def extractive_answer(
         lead = (" " if lang == "en" else "").join((sentences[best.rank][best.pos - 1], lead))
     cited: list[int] = []
     lines: list[str] = []
-    if short := short_answer(question, kind, lead):
+    short = short_answer(question, kind, lead) if best.coverage >= _SHORT_COVERAGE else ""
+    if short:
         # The answer itself first (a date, a number, a name), then the sentence that says it.
         lines.append(f"**{short}** [{kept[best.rank].n}]\n")
     for i, cand in enumerate(chosen):

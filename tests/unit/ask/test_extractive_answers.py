@@ -214,6 +214,10 @@ def test_a_chinese_answer_worded_otherwise_than_its_question_is_found():
         # the measure word asked for picks the number: 多少场 -> 场, not the age
         ("罗利马为列斯联上阵多少场？", "他37岁退役，为列斯联共上阵703场，攻入九十球。", "703场"),
         ("How many living species of African elephants are there?", "No number is given here.", ""),
+        # a bare year is no count, and a price wants money, not a year
+        ("How many children did Cleveland have?", "In 1904 his daughter Ruth died.", ""),
+        ("吴淞路闸桥拆除花了多少钱？", "该桥于2009年拆除，耗资3000万元。", "3000万元"),
+        ("吴淞路闸桥拆除花了多少钱？", "该桥于2009年拆除。", ""),
         # names are not picked (too often the wrong capitalised words); the sentence answers
         ("Who determined the boiling point?", "Anders Celsius determined it in 1742.", ""),
         ("What shape are a leopard's rosettes?", "They are circular in East Africa.", ""),
@@ -235,3 +239,11 @@ def test_the_short_answer_leads_and_the_sentence_that_says_it_follows():
     assert body.startswith("**July 4 1872** [1]\n")
     assert "He was born in Plymouth, Vermont, on July 4 1872. [1]" in body
     assert ex.short == "July 4 1872" and ex.cited == [1]
+
+
+def test_no_short_answer_when_the_sentence_is_about_the_subject_but_not_what_is_asked():
+    """李成栋有几个儿子？ over a page that never counts his sons: the best sentence names him, not
+    his sons, so no number is put forward as the answer (it read "**一**")."""
+    blocks = blocks_of("李成栋，字廷贞，山西人。原为李闯军部将，降明、降清，一生叛降无常。")
+    ex = extractive_answer("李成栋有几个儿子？", blocks)
+    assert ex.short == "" and not first_line(ex.text).startswith("**")
