@@ -46,16 +46,19 @@ def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> i
     if as_json:
         emit_json(report.to_dict())
     else:
-        for rel in report.added:
-            print(f"added     {rel}")
-        for rel in report.updated:
-            print(f"updated   {rel}")
+        failed = {name for name, _err in report.failed}
+        for label, rels in (("added", report.added), ("updated", report.updated)):
+            for rel in (r for r in rels if r not in failed):  # a failed one is said below, with why
+                what = report.outcome(rel)
+                print(f"{label:<9} {rel}" + (f"  ({what})" if what else ""))
         for rel in report.removed:
             print(f"removed   {rel}")
         skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
         hint = " (--verbose lists them)" if report.skipped and not verbose else ""
+        added = sum(r not in failed for r in report.added)
+        updated = sum(r not in failed for r in report.updated)
         print(
-            f"{len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed, "
+            f"{added} added, {updated} updated, {len(report.removed)} removed, "
             f"{len(report.unchanged)} unchanged, {len(report.failed)} failed{skipped}{hint}"
         )
         if verbose:

@@ -52,6 +52,8 @@ class SyncReport:
     # Left out on purpose, never copied: hidden, too large, unsupported, symlinks, a data folder.
     skipped: list[tuple[str, str]] = field(default_factory=list)
     cancelled: bool = False
+    # What became of each added or updated file: its chunks and the pages OCR read, or a photo.
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -66,7 +68,19 @@ class SyncReport:
             "failed": [{"name": n, "error": e} for n, e in self.failed],
             "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
             "cancelled": self.cancelled,
+            "outcomes": self.outcomes,
         }
+
+    def outcome(self, rel: str) -> str:
+        """What happened to an added or updated file, as `kdesk add` says it."""
+        got = self.outcomes.get(rel)
+        if not got:
+            return ""
+        if got.get("photo"):
+            return "a reference photo: no text found in it"
+        pages = got.get("ocr_pages", 0)
+        ocr = f", {pages} page{'s' * (pages != 1)} read by OCR" if pages else ""
+        return f"{got['chunks']} chunk{'s' * (got['chunks'] != 1)}{ocr}"
 
 
 class DocumentHandler(Protocol):
@@ -298,6 +312,7 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
                 if read is None:
                     n = _index_image(kb, entry, change.path)
                     kb.manifest.put(replace(entry, chunks=n, status=INDEXED, indexed_at=now_iso()))
+                    report.outcomes[rel] = {"photo": True}
                     continue
                 if isinstance(read, BaseException):
                     raise read
@@ -312,6 +327,8 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
                 report.failed.append((rel, msg))
                 continue
             batch.add(entry, read)
+            ocr_pages = {c.page if c.page is not None else 0 for c in read.chunks if c.ocr}
+            report.outcomes[rel] = {"chunks": len(read.chunks), "ocr_pages": len(ocr_pages)}
             if batch.full():
                 batch.flush()
                 task.progress(i + 1, total, rel)

@@ -368,7 +368,18 @@ class KnowledgePanel(QWidget):
             self.errors.addItem(f"{name}: {error}")
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
             self.errors.addItem(f"{tr('skipped')}: {name}: {why}")
-        self.errors.setVisible(bool(report.failed or report.skipped))
+        # What became of every file that was read: its chunks, the pages OCR read, or a photo.
+        failed = {name for name, _ in report.failed}
+        for name in [*report.added, *report.updated]:
+            got = report.outcomes.get(name) if name not in failed else None
+            if got and got.get("photo"):
+                self.errors.addItem(f"{name}: {tr('a reference photo: no text found in it')}")
+            elif got:
+                what = tr("{n} chunks").format(n=got["chunks"])
+                if got.get("ocr_pages"):
+                    what += ", " + tr("{n} pages read by OCR").format(n=got["ocr_pages"])
+                self.errors.addItem(f"{name}: {what}")
+        self.errors.setVisible(self.errors.count() > 0)
 
     def _show_error(self, message: str) -> None:
         self.result_label.setText(tr("Error: {message}").format(message=message))

