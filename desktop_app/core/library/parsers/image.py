@@ -37,10 +37,12 @@ def in_photo_folder(rel: str) -> bool:
 def parse_image(path: Path, ocr: OcrJob) -> list[Section]:
     """The text of an image as one section; ParseError when it holds too little (a photo)."""
     from desktop_app.core.identify.images import load_image
-    from desktop_app.core.library.ocr import engine
+    from desktop_app.core.library.ocr import engine, without_jpeg_ringing
     from desktop_app.core.library.parsers.pdf import normalize_text
 
     image = load_image(path, min_side=_MIN_SIDE)  # ParseError for bombs, truncated files, non-images
+    if path.suffix.lower() in (".jpg", ".jpeg"):
+        image = without_jpeg_ringing(image)
     ocr.page(1, 1)
     page = engine().read(image)
     if page.text_weight < MIN_TEXT_WEIGHT:
