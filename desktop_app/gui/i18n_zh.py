@@ -59,7 +59,7 @@ ZH_CN: dict[str, str] = {
     "failed": "失败",
     "skipped": "已跳过",
     "no changes": "没有变更",
-    "a reference photo: no text found in it": "参考照片：其中没有找到文字",
+    "a reference photo": "参考照片",
     "{n} chunks": "{n} 个片段",
     "{n} pages read by OCR": "{n} 页经 OCR 识别",
     "Error: {message}": "错误：{message}",

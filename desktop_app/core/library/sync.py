@@ -77,7 +77,7 @@ class SyncReport:
         if not got:
             return ""
         if got.get("photo"):
-            return "a reference photo: no text found in it"
+            return "a reference photo"
         pages = got.get("ocr_pages", 0)
         ocr = f", {pages} page{'s' * (pages != 1)} read by OCR" if pages else ""
         return f"{got['chunks']} chunk{'s' * (got['chunks'] != 1)}{ocr}"

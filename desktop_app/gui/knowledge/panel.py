@@ -373,7 +373,7 @@ class KnowledgePanel(QWidget):
         for name in [*report.added, *report.updated]:
             got = report.outcomes.get(name) if name not in failed else None
             if got and got.get("photo"):
-                self.errors.addItem(f"{name}: {tr('a reference photo: no text found in it')}")
+                self.errors.addItem(f"{name}: {tr('a reference photo')}")
             elif got:
                 what = tr("{n} chunks").format(n=got["chunks"])
                 if got.get("ocr_pages"):

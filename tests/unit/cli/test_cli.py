@@ -169,7 +169,7 @@ def test_add_says_per_file_what_became_of_it(capsys):
     assert out.splitlines() == [
         "added     notes.md  (1 chunk)",
         "added     scan.pdf  (7 chunks, 3 pages read by OCR)",
-        "added     photos/kea.jpg  (a reference photo: no text found in it)",
+        "added     photos/kea.jpg  (a reference photo)",
         "3 added, 0 updated, 0 removed, 0 unchanged, 1 failed",
     ]
     assert err.strip() == "failed    broken.pdf: corrupt PDF: Stream has ended unexpectedly"
