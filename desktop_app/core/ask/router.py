@@ -59,16 +59,21 @@ SMALL_TALK = _rx(
     r"你是谁|你叫什么|讲个笑话|说个笑话|你会做什么|你好吗|最近怎么样|今天过得",
 )
 ARITHMETIC = _rx(
-    r"\d+(\.\d+)?\s*[-+*/×÷^%]\s*\(?\d",
-    r"\b(calculate|compute|evaluate)\b",
+    # a number glued to a name is a code ("Remington 11-87", "PM-220"), not a sum
+    r"(?<![A-Za-z\u3400-\u4dbf\u4e00-\u9fff\d.-])\d+(\.\d+)?\s*[-+*/×÷^%]\s*\(?\d",
+    r"\b(calculate|compute|evaluate)\b.*\d|\d.*\b(calculate|compute|evaluate)\b",
     r"\b(plus|minus|times|divided by|multiplied by|squared|cubed|square root of|percent of)\b\s*\d",
-    r"\d\s*(加|减|乘以?|除以)\s*\d|等于(多少|几)|计算(?!机)|平方根|开方",
+    r"\d\s*(加|减|乘以?|除以)\s*\d|等于(多少|几)|(?:计算(?!机)|平方根|开方).*\d|\d.*(?:计算(?!机)|平方根|开方)",
 )
+# Dates and ranges are no sums: "1998/7/18", "2010-2011 season", "2003/2004".
+_DATES = re.compile(r"(?<!\d)(?:\d{4}\s*[-/–]\s*\d{1,4}(?:\s*[-/]\s*\d{1,2})?|\d{1,2}/\d{1,2}/\d{2,4})(?!\d)")
 TASK_NO_DOCS = _rx(
     r"\btranslat(e|ion)\b|\bhow (do|would) you say\b|\bin (english|chinese|french|german|spanish|japanese)\b\s*[?.!]*$",
     r"\b(write|compose) (me )?an? (poem|haiku|story|song|limerick|joke)\b|\brephrase\b|\bparaphrase\b|"
     r"\bfix (the )?grammar\b",
-    r"翻译|译成|用(英文|中文|英语|日语|法语)|(英文|英语|中文)怎么说|写一首|写一个(故事|笑话)|作一首|改写|润色",
+    # 翻译 as a request, not a noun or a past deed ("有哪些经典翻译？", "又被译成什么？" ask the documents)
+    r"^\s*(请|麻烦|帮我|请帮我)?\s*翻译|(把|将).{0,60}(翻译|译|翻)(成|为)|(翻译|译)(成|为)(中文|英文|英语|日语|法语|德语)",
+    r"用(英文|中文|英语|日语|法语)|(英文|英语|中文)怎么说|写一首|写一个(故事|笑话)|作一首|改写|润色",
 )
 DOC_REFERENCE = _rx(
     r"\b(document|documents|file|files|pdf|report|manual|paper|notes|handbook|according to|knowledge base)\b",
@@ -154,7 +159,7 @@ def heuristic_route(
     doc_ref = bool(DOC_REFERENCE.search(text))
     if (SMALL_TALK.search(text) or _short_pleasantry(text)) and not doc_ref:
         return Route(False, "", False, "heuristic", "small talk")
-    if ARITHMETIC.search(text) and not doc_ref:
+    if ARITHMETIC.search(_DATES.sub(" ", text)) and not doc_ref:
         return Route(False, "", False, "heuristic", "arithmetic")
     if TASK_NO_DOCS.search(text) and not doc_ref:
         return Route(False, "", False, "heuristic", "translation or writing task")
