@@ -1,4 +1,4 @@
-"""OCR speed and accuracy on pages of known text: ``python -m desktop_app.bench.ocr``.
+"""OCR speed and accuracy on pages of known text: ``kdesk bench ocr``.
 
 Paragraphs of real text (Chinese: CMRC 2018 dev, English: SciFact abstracts, both from
 ``../shared/data/retrieval``) are drawn by Pillow in Noto Sans CJK (the ``noto-cjk-sans-otc``
@@ -16,7 +16,6 @@ picture, RapidOCR reads it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -177,18 +176,3 @@ def run(
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     report["cpus"] = os.cpu_count()
     return report
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pages", type=int, default=2, help="A4 pages per language (default 2)")
-    parser.add_argument("--lang", choices=("zh", "en"), action="append", help="zh, en or both (default)")
-    parser.add_argument("--mode", choices=("grey", "bw"), action="append", help="grey, bw or both (default)")
-    args = parser.parse_args(argv)
-    report = run(args.lang or ("zh", "en"), args.pages, args.mode or ("grey", "bw"))
-    print(json.dumps(report, ensure_ascii=False, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -278,6 +278,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_flags(lat)
     lat.set_defaults(func=cmd_bench_latency)
 
+    o = bench.add_parser(
+        "ocr",
+        parents=[common],
+        help="OCR characters/s and accuracy on A4 pages drawn from CMRC and SciFact text (zh, en)",
+    )
+    o.add_argument("--pages", type=positive_int, default=2, help="A4 pages per language (default 2)")
+    o.add_argument("--lang", choices=("zh", "en"), action="append", help="zh, en or both (default)")
+    o.add_argument("--mode", choices=("grey", "bw"), action="append", help="grey JPEG, b/w CCITT or both")
+    o.set_defaults(func=cmd_bench_ocr)
+
     g = bench.add_parser(
         "gguf",
         parents=[common],
@@ -555,6 +565,19 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     else:
         for mode in ("always", "auto"):
             print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+    return 0
+
+
+def cmd_bench_ocr(args: argparse.Namespace) -> int:
+    import json
+
+    from desktop_app.bench.ocr import run
+
+    report = run(args.lang or ("zh", "en"), args.pages, args.mode or ("grey", "bw"))
+    if args.json:
+        emit_json(report)
+    else:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
     return 0
 
 

@@ -8,7 +8,7 @@ its wheel): the scan's own pixels, or the page drawn as a viewer draws it (scann
 tiles, masks, CCITT, JBIG2 and JPEG 2000 images, page rotation; docs/pdf-extraction.md says why
 not pypdf's ``page.images``).
 
-Figures (characters/s, accuracy) are in docs/pdf-extraction.md; ``python -m desktop_app.bench.ocr``
+Figures (characters/s, accuracy) are in docs/pdf-extraction.md; ``kdesk bench ocr``
 measures them.
 """
 
