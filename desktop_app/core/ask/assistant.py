@@ -8,6 +8,7 @@ Warning and an extractive answer, so a conversation always stays usable.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,9 @@ def _other_language(lang: str, text: str) -> bool:
     """A passage a reader of ``lang`` ("en" or "zh") would need translated."""
     found = text_lang(text)
     return found == "latin" if lang == "zh" else found in ("zh", "ja", "ko")
+
+
+_CITE_MARKS = re.compile(r"[\[【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】]")
 
 
 def evidence_score(hit: Hit) -> float:
@@ -246,6 +250,9 @@ class Assistant:
                 yield Token(piece)
             if not "".join(parts).strip():
                 raise LLMError("the language model returned an empty answer", "bad_output")
+            if not _CITE_MARKS.sub("", "".join(parts)).strip(" \t\n.,;:。，；："):
+                # "[1]" alone: a small model pointing at a passage instead of answering from it.
+                raise LLMError("the language model answered with a citation only", "bad_output")
         except Cancelled:
             text = "".join(parts)
             conv.add_turn(question, text)

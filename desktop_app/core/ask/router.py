@@ -245,8 +245,31 @@ class Router:
                 route = self.heuristic(message, last_subject)
                 route.reason = f"LLM router failed ({exc}); {route.reason}"
                 return route
-            return self.overridden(route, message) if self.config.markers_override else route
+            if self.config.markers_override:
+                route = self.overridden(route, message)
+            return self.with_evidence(route, message)
         return self.heuristic(message, last_subject)
+
+    def with_evidence(self, route: Route, message: str) -> Route:
+        """A small model sends document questions to chat too ("What is the life expectancy for
+        men?" was answered from Qwen-1.5B's own memory, wrongly): a question the library holds
+        evidence for (best hit >= router.min_hit_score) is searched. Weak evidence keeps the
+        model's "chat", and the refusal check guards what is searched."""
+        if route.use_rag or self.probe is None or route.by != "llm":
+            return route
+        marker = heuristic_route(message)
+        if marker.reason != "question or document marker":
+            return route
+        score = self.probe(marker.search_query)
+        if score is None or score < self.config.min_hit_score:
+            return route
+        return Route(
+            True,
+            marker.search_query,
+            False,
+            "heuristic",
+            f"the model said chat, but the library holds evidence {score:.2f} for this question",
+        )
 
     def decisive(self, message: str, last_subject: str | None = None) -> Route | None:
         """The heuristics' route when asking the model could not change it: a no-documents marker

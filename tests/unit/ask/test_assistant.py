@@ -341,3 +341,14 @@ def test_a_local_model_reads_the_best_sentences_of_each_passage(backend, context
     assert ("Sentence 19 is about the weather" in prompt) is whole
     assert [(c.n, c.source) for c in answer.citations] == [(1, "parrots/african-grey.md")]
     assert answer.citations[0].text.startswith("Sentence 0")  # the citation keeps the whole chunk
+
+
+def test_an_answer_that_is_only_a_citation_falls_back_to_the_passages():
+    """Qwen-1.5B answered "When was Coolidge born?" with "[1]" alone: not an answer."""
+    kb = FakeKB()
+    events, answer = run(
+        Assistant(kb, Model(answer="[1]"), kb.config), "What do African grey parrots eat?", mode="always"
+    )
+    warnings = [e.message for e in events if isinstance(e, Warning)]
+    assert any("citation only" in w for w in warnings)
+    assert answer.by == "extractive" and "palm nuts" in answer.text and answer.citations

@@ -223,8 +223,27 @@ def test_questions_about_documents_are_not_taken_for_sums_or_translation_request
 
 @pytest.mark.parametrize(
     "message",
-    ["What is 17-3?", "计算 3 乘以 7", "把“早上好”翻译成英文", "翻译一下：good night", "请把这句话译成英文：鹦鹉很聪明",
-     "compute 12 squared"],
+    [
+        "What is 17-3?",
+        "计算 3 乘以 7",
+        "把“早上好”翻译成英文",
+        "翻译一下：good night",
+        "请把这句话译成英文：鹦鹉很聪明",
+        "compute 12 squared",
+    ],
 )
 def test_real_sums_and_translation_requests_still_skip_the_documents(message):
     assert not heuristic_route(message).use_rag
+
+
+def test_a_question_the_library_holds_evidence_for_is_searched_whatever_the_model_says():
+    chat = '{"is_followup": false, "use_rag": false, "search_query": ""}'
+    scores = {"What is the life expectancy for men": 0.45, "What is the capital of France": 0.1}
+    router = Router(
+        ScriptedModel(chat), RouterConfig(decisive_hit_score=0), probe=lambda q: scores.get(q, 0.0)
+    )
+    route = router.route("What is the life expectancy for men?")
+    assert (route.use_rag, route.search_query) == (True, "What is the life expectancy for men")
+    assert "evidence 0.45" in route.reason
+    assert router.route("What is the capital of France?").use_rag is False  # no evidence: chat
+    assert router.route("Thanks!").use_rag is False  # not a question
