@@ -44,4 +44,5 @@ def test_skipped_files_are_listed_under_the_table(make_window, qtbot, drop, tmp_
     assert "1 skipped" in window.knowledge.result_label.text()
     assert window.knowledge.errors.isVisible()
     texts = [window.knowledge.errors.item(i).text() for i in range(window.knowledge.errors.count())]
-    assert texts == [f"skipped: {folder / 'data.xyz'}: unsupported file type: .xyz"]
+    # the skipped file with why, then what became of each file read
+    assert texts == [f"skipped: {folder / 'data.xyz'}: unsupported file type: .xyz", "drop/notes.md: 1 chunk"]

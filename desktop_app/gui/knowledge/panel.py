@@ -375,9 +375,10 @@ class KnowledgePanel(QWidget):
             if got and got.get("photo"):
                 self.errors.addItem(f"{name}: {tr('a reference photo')}")
             elif got:
-                what = tr("{n} chunks").format(n=got["chunks"])
+                what = tr("{n} chunk" if got["chunks"] == 1 else "{n} chunks").format(n=got["chunks"])
                 if got.get("ocr_pages"):
-                    what += ", " + tr("{n} pages read by OCR").format(n=got["ocr_pages"])
+                    pages = "{n} page read by OCR" if got["ocr_pages"] == 1 else "{n} pages read by OCR"
+                    what += ", " + tr(pages).format(n=got["ocr_pages"])
                 self.errors.addItem(f"{name}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
 

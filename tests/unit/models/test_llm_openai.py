@@ -350,7 +350,8 @@ def test_llm_fault_mid_answer_falls_back_to_cited_passages_and_conversation_goes
 
 
 def test_server_down_gives_heuristic_route_and_extractive_answer():
-    assistant, _ = make_assistant(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    assistant, kb = make_assistant(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    kb.config.router.decisive_hit_score = 0  # ask the (absent) model even for a clear question
     events = list(assistant.ask("What do African grey parrots eat?"))
     route = next(e for e in events if isinstance(e, RouteDecided))
     assert route.by == "heuristic" and route.use_rag and "cannot reach" in route.reason
