@@ -275,6 +275,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "questions", nargs="*", default=["What do African grey parrots eat?"], metavar="QUESTION"
     )
     lat.add_argument("--runs", type=positive_int, default=3)
+    lat.add_argument(
+        "--mode",
+        dest="modes",
+        action="append",
+        choices=("always", "auto"),
+        help="router modes to time, in order (default: always, then auto)",
+    )
     add_llm_flags(lat)
     lat.set_defaults(func=cmd_bench_latency)
 
@@ -558,12 +565,12 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     from desktop_app.bench.latency import run_latency_bench
 
     with open_desk_with_llm(args, warn=False) as desk:
-        report = run_latency_bench(desk, args.questions, runs=args.runs)
+        report = run_latency_bench(desk, args.questions, runs=args.runs, modes=tuple(args.modes or ("always", "auto")))
         report["model"] = desk.chat.name or None
     if args.json:
         emit_json(report)
     else:
-        for mode in ("always", "auto"):
+        for mode in report["modes"]:
             print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
     return 0
 

@@ -105,6 +105,7 @@ class RouterConfig:
     # marker, or a question that is no follow-up whose best hit's cosine is at least this); the
     # call costs a small local model seconds before the answer starts. 0 always asks the model.
     decisive_hit_score: float = 0.5
+    decisive_coverage: float = 0.6  # or when the best passage holds this share of its rare words
 
 
 @dataclass

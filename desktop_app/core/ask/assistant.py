@@ -85,7 +85,9 @@ class Assistant:
         self.kb = kb
         self.chat_model = chat_model
         self.config = config or getattr(kb, "config", None) or Config()
-        self.router = router or Router(chat_model, self.config.router, probe=self._probe)
+        self.router = router or Router(
+            chat_model, self.config.router, probe=self._probe, coverage=self._coverage
+        )
         self.conversation = Conversation()  # used when a call names none (kdesk, tests)
         self._probe_cache: tuple[str, str | None, list[Hit]] | None = None
         self._scope: str | None = None
@@ -359,6 +361,20 @@ class Assistant:
         """Refuse: "your documents do not seem to answer this", the nearest passages as related."""
         by = "extractive" if self.chat_model is None else "evidence"
         return Answer(NOT_ANSWERED[lang], [], by=by, refused=True, related=self._related(blocks))
+
+    def _coverage(self, query: str) -> float | None:
+        """The evidence check's coverage of ``query`` by the probe's hits (searched if need be)."""
+        if self.kb is None:
+            return None
+        hits, _warning = self.retrieve(query, self._scope)
+        if not hits:
+            return 0.0
+        top = hits[: max(1, self.config.answer.judge_passages)]
+        try:
+            return judge(query, [h.text for h in top], self.kb.keyword.doc_freq).coverage
+        except Exception as exc:  # a judge failure only means the model is asked
+            log.warning("evidence check failed: %s", exc)
+            return None
 
     def _probe(self, query: str) -> float | None:
         """The router's retrieval evidence: best hit's score (hits kept for the real retrieval)."""

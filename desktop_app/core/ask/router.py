@@ -208,10 +208,14 @@ class Router:
         chat_model: ChatModel | None,
         config: RouterConfig | None = None,
         probe: Probe | None = None,
+        coverage: Probe | None = None,
     ) -> None:
         self.chat_model = chat_model
         self.config = config or RouterConfig()
         self.probe = probe
+        # The share of the question's rare words the best passages hold (ask/evidence.py), for
+        # questions the encoder cannot read (a Chinese one with the English MiniLM: cosine ~0.4).
+        self.coverage = coverage
 
     def route(
         self,
@@ -287,10 +291,14 @@ class Router:
         if route.is_followup or route.reason != "question or document marker" or self.probe is None:
             return None
         score = self.probe(route.search_query)
-        if score is None or score < threshold:
-            return None
-        route.reason = f"a question with strong retrieval evidence {score:.2f} (the language model was not asked)"
-        return route
+        if score is not None and score >= threshold:
+            route.reason = f"a question with strong retrieval evidence {score:.2f} (the language model was not asked)"
+            return route
+        held = self.coverage(route.search_query) if self.coverage is not None else None
+        if held is not None and held >= self.config.decisive_coverage:
+            route.reason = f"a question whose words the best passage holds ({held:.2f}; the language model was not asked)"
+            return route
+        return None
 
     def overridden(self, route: Route, message: str) -> Route:
         """Small CPU models send almost everything to retrieval (docs/chat-benchmarks.md); the

@@ -247,3 +247,15 @@ def test_a_question_the_library_holds_evidence_for_is_searched_whatever_the_mode
     assert "evidence 0.45" in route.reason
     assert router.route("What is the capital of France?").use_rag is False  # no evidence: chat
     assert router.route("Thanks!").use_rag is False  # not a question
+
+
+def test_a_question_the_encoder_cannot_read_is_settled_by_its_words_in_the_best_passage():
+    """A Chinese question with the English MiniLM: cosines ~0.4 say nothing, but a passage holding
+    its rare words does (the model's routing call cost Qwen-1.5B 8 s before the answer began)."""
+    model = ScriptedModel('{"is_followup": false, "use_rag": true, "search_query": "x"}')
+    covered = {"天水围河有哪三条支流": 1.0, "派西在家里排第几": 0.4}
+    router = Router(model, RouterConfig(), probe=lambda q: 0.41, coverage=lambda q: covered.get(q))
+    route = router.route("天水围河有哪三条支流？")
+    assert (route.use_rag, route.by) == (True, "heuristic") and "1.00" in route.reason
+    assert model.calls == []
+    assert router.route("派西在家里排第几？").by == "llm" and len(model.calls) == 1
