@@ -12,6 +12,7 @@ from desktop_app.cli.argtypes import positive_float
 from desktop_app.cli.common import common_flags, emit_json, eprint, load_cfg, open_desk
 from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.desk import Desk
+from desktop_app.core.library.documents import page_label
 
 
 def add_llm_flags(p: argparse.ArgumentParser) -> None:
@@ -186,5 +187,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
             if title:
                 print(title)
             for c in refs:
-                print(f"[{c['n']}] {c['source']}" + (f", p. {c['page']}" if c["page"] else ""))
+                where = page_label(c["source"], c["page"]) if c["page"] else ""
+                print(f"[{c['n']}] {c['source']}" + (f", {where}" if where else ""))
     return code

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from desktop_app.cli.argtypes import positive_int
 from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, open_desk
+from desktop_app.core.library.documents import page_label
 from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
 
 
@@ -152,7 +153,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     elif not hits:
         print("no hits")
     for i, h in enumerate(hits, 1):
-        where = h.source + (f", p. {h.page}" if h.page else "")
+        where = h.source + (f", {page_label(h.source, h.page)}" if h.page else "")
         text = " ".join(h.text.split())
         print(f"[{i}] {where}  (score {h.score:.3f})\n    {text[:300]}")
     return 0

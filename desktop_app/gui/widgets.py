@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy
 
+from desktop_app.core.library.documents import page_label
 from desktop_app.gui.chat.markdown import SafeTextBrowser
 
 
@@ -26,7 +27,7 @@ def plain_label(text: str = "", *, wrap: bool = True, object_name: str = "") -> 
 def citation_label(citation: Any) -> str:
     where = Path(citation.source).name
     if citation.page:
-        where += f" · p. {citation.page}"
+        where += f" · {page_label(citation.source, citation.page)}"
     return f"[{citation.n}] {where}"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from desktop_app.core.library.documents import page_label
 from desktop_app.core.models.llm.base import Message
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -198,8 +199,8 @@ def says_not_in_context(text: str) -> bool:
 
 
 def block_header(n: int, source: str, page: int | None) -> str:
-    """'[n] <source>, p. <page>' — the form the answer's citations refer back to."""
-    return f"[{n}] {source}" if page is None else f"[{n}] {source}, p. {page}"
+    """'[n] <source>, p. <page>' (a PPTX: 'slide <page>') — what the answer's citations refer to."""
+    return f"[{n}] {source}" if page is None else f"[{n}] {source}, {page_label(source, page)}"
 
 
 def answer_system(blocks_text: str, lang: str) -> str:

@@ -88,3 +88,11 @@ class DocumentInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def page_label(source: str, page: int | None) -> str:
+    """How a citation names its place: "slide 3" in a PPTX (its page is the slide number, see
+    parsers/pptx.py), "p. 3" elsewhere, "" without a page."""
+    if page is None:
+        return ""
+    return f"slide {page}" if source.lower().endswith(".pptx") else f"p. {page}"

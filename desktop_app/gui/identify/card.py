@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core import events as ev
 from desktop_app.core.identify.names import pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
-from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.documents import Hit, page_label
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
 from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_label
@@ -208,7 +208,7 @@ class IdentifyCard(QFrame):
             self.evidence.append(hit)
             snippet = " ".join(hit.text.split())
             snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
-            where = Path(hit.source).name + (f" · p. {hit.page}" if hit.page else "")
+            where = Path(hit.source).name + (f" · {page_label(hit.source, hit.page)}" if hit.page else "")
             row = QHBoxLayout()
             chip = QPushButton(where, objectName="citeChip")
             chip.setProperty("source", hit.source)  # a saved card's gone files are marked by it

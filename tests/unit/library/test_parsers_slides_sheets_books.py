@@ -641,3 +641,14 @@ def test_slides_sheets_pages_and_books_are_found_by_search_beside_broken_files(t
         assert (hit.source, hit.heading_path) == ("moby.epub", ["The Carpet-Bag"])
     finally:
         kb.close()
+
+
+def test_a_slide_is_cited_as_a_slide_everywhere():
+    """kdesk search, kdesk ask, the chat chips and the model's context say "slide 3" for a PPTX."""
+    from desktop_app.core.ask.prompts import block_header
+    from desktop_app.core.library.documents import page_label
+
+    assert page_label("talks/deck.PPTX", 3) == "slide 3"
+    assert page_label("paper.pdf", 3) == "p. 3" and page_label("notes.md", None) == ""
+    assert block_header(2, "talks/deck.pptx", 3) == "[2] talks/deck.pptx, slide 3"
+    assert block_header(1, "paper.pdf", 7) == "[1] paper.pdf, p. 7"
