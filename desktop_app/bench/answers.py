@@ -53,6 +53,7 @@ from typing import Any
 
 from desktop_app.bench.index import load_average
 from desktop_app.bench.retrieval import load_beir, make_bench_embedder, markdown, percentile
+from desktop_app.core.ask.citations import CITATION_MARK
 from desktop_app.core.config import Config
 from desktop_app.core.models.embeddings.base import Embedder
 
@@ -73,7 +74,6 @@ def shared_data_root() -> Path:
 
 
 # ------------------------------------------------------------------------------------ metrics
-_CITE = re.compile(r"[\[【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
@@ -88,14 +88,14 @@ def strip_note(text: str, by: str) -> str:
     if by != "extractive":
         return text
     head, sep, rest = text.partition("\n\n")
-    if _CITE.search(head):
+    if CITATION_MARK.search(head):
         return text
     return rest if sep else ""
 
 
 def answer_body(text: str, by: str) -> str:
     """What is scored: the answer without the extractive note and without citation markers."""
-    return _CITE.sub(" ", strip_note(text, by))
+    return CITATION_MARK.sub(" ", strip_note(text, by))
 
 
 def answer_line(body: str) -> str:

@@ -8,15 +8,14 @@ Warning and an extractive answer, so a conversation always stays usable.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
-from desktop_app.core.ask.citations import check_citations, citations_for, parse_citations
+from desktop_app.core.ask.citations import CITATION_MARK, check_citations, citations_for, parse_citations
 from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
-from desktop_app.core.ask.evidence import judge
+from desktop_app.core.ask.evidence import Evidence, judge
 from desktop_app.core.ask.extractive import extractive_answer, key_sentences
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
@@ -61,9 +60,6 @@ def _other_language(lang: str, text: str) -> bool:
     """A passage a reader of ``lang`` ("en" or "zh") would need translated."""
     found = text_lang(text)
     return found == "latin" if lang == "zh" else found in ("zh", "ja", "ko")
-
-
-_CITE_MARKS = re.compile(r"[\[【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]】]")
 
 
 def evidence_score(hit: Hit) -> float:
@@ -252,7 +248,7 @@ class Assistant:
                 yield Token(piece)
             if not "".join(parts).strip():
                 raise LLMError("the language model returned an empty answer", "bad_output")
-            if not _CITE_MARKS.sub("", "".join(parts)).strip(" \t\n.,;:。，；："):
+            if not CITATION_MARK.sub("", "".join(parts)).strip(" \t\n.,;:。，；："):
                 # "[1]" alone: a small model pointing at a passage instead of answering from it.
                 raise LLMError("the language model answered with a citation only", "bad_output")
         except Cancelled:
@@ -321,16 +317,9 @@ class Assistant:
         cfg = self.config.answer
         if self.kb is None:
             return False
-        top = list(hits[: max(1, cfg.judge_passages)])
         try:
             name = self.kb.embedder_name
-            found = judge(
-                query,
-                [h.text for h in top],
-                self.kb.keyword.doc_freq,
-                [h.vector_score for h in top],
-                cross_lingual=multilingual_family(name) is not False,
-            )
+            found = self._judge(query, hits, True, cross_lingual=multilingual_family(name) is not False)
         except Exception as exc:  # a judge failure must not cost the answer
             log.warning("evidence check failed: %s", exc)
             return False
@@ -362,6 +351,14 @@ class Assistant:
         by = "extractive" if self.chat_model is None else "evidence"
         return Answer(NOT_ANSWERED[lang], [], by=by, refused=True, related=self._related(blocks))
 
+    def _judge(
+        self, query: str, hits: Sequence[Hit], with_vectors: bool = False, cross_lingual: bool = False
+    ) -> Evidence:
+        """The evidence check over the top ``answer.judge_passages`` hits."""
+        top = hits[: max(1, self.config.answer.judge_passages)]
+        vectors = [h.vector_score for h in top] if with_vectors else []
+        return judge(query, [h.text for h in top], self.kb.keyword.doc_freq, vectors, cross_lingual)
+
     def _coverage(self, query: str) -> float | None:
         """The evidence check's coverage of ``query`` by the probe's hits (searched if need be)."""
         if self.kb is None:
@@ -369,9 +366,8 @@ class Assistant:
         hits, _warning = self.retrieve(query, self._scope)
         if not hits:
             return 0.0
-        top = hits[: max(1, self.config.answer.judge_passages)]
         try:
-            return judge(query, [h.text for h in top], self.kb.keyword.doc_freq).coverage
+            return self._judge(query, hits).coverage
         except Exception as exc:  # a judge failure only means the model is asked
             log.warning("evidence check failed: %s", exc)
             return None

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from desktop_app.core.ask.citations import _CITE, _SEP  # the markers answers are checked with
+from desktop_app.core.ask.citations import _SEP, CITATION_MARK  # the markers answers are checked with
 from desktop_app.core.ask.conversation_store import StoredChat, StoredCitation, StoredMessage
 
 PASSAGE_CHARS = 160
@@ -49,7 +49,7 @@ def _answer(message: StoredMessage, first: int) -> tuple[str, dict[int, int]]:
             return m.group(0)
         return "".join(f"[^{labels[n]}]" for n in numbers)
 
-    return _CITE.sub(refs, message.answer), labels
+    return CITATION_MARK.sub(refs, message.answer), labels
 
 
 def to_markdown(chat: StoredChat, knowledge_dir: Path, out_dir: Path | None = None) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from desktop_app.core.ask.budget import ContextBlock
 from desktop_app.core.events import Citation, Warning
 
-_CITE = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
+CITATION_MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
 _SEP = re.compile(r"[,，、]")
 
 
@@ -18,7 +18,7 @@ def parse_citations(text: str, blocks: Sequence[ContextBlock]) -> tuple[list[int
     valid = {b.n for b in blocks}
     cited: list[int] = []
     bad: list[int] = []
-    for m in _CITE.finditer(text):
+    for m in CITATION_MARK.finditer(text):
         for part in _SEP.split(m.group(1)):
             n = int(part)
             target = cited if n in valid else bad
@@ -36,7 +36,7 @@ def strip_citations(text: str, bad: Sequence[int]) -> str:
         keep = [p.strip() for p in _SEP.split(m.group(1)) if int(p) not in bad]
         return f"[{', '.join(keep)}]" if keep else ""
 
-    out = _CITE.sub(fix, text)
+    out = CITATION_MARK.sub(fix, text)
     return re.sub(r"[ \t]+([.,;:!?。，；：！？])", r"\1", re.sub(r"[ \t]{2,}", " ", out)).strip()
 
 
