@@ -1,0 +1,52 @@
+"""Core messages: codes with parameters, rendered in the caller's language, parsed back from text."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_app.core import messages as m
+
+ZH = {
+    "test: {name} failed: {reason}": "测试：{name} 失败：{reason}",
+    "test: the disk is full": "测试：磁盘已满",
+    "test: {score:.0%} sure": "测试：{score:.0%} 确定",
+}
+
+
+@pytest.fixture(autouse=True)
+def _catalogue():
+    m.define("test.failed", "test: {name} failed: {reason}")
+    m.define("test.full", "test: the disk is full")
+    m.define("test.score", "test: {score:.0%} sure")
+    yield
+    for code in ("test.failed", "test.full", "test.score"):
+        m.CATALOGUE.pop(code, None)
+
+
+def test_render_in_english_and_through_a_translation():
+    msg = m.message("test.failed", name="a.pdf", reason=m.message("test.full"))
+    assert str(msg) == "test: a.pdf failed: test: the disk is full"
+    assert msg.render(lambda t: ZH.get(t, t)) == "测试：a.pdf 失败：测试：磁盘已满"
+    assert m.message("test.score", score=0.86).render(lambda t: ZH.get(t, t)) == "测试：86% 确定"
+
+
+def test_user_error_text_is_the_english_rendering():
+    exc = m.UserError("test.failed", name="b.docx", reason="no body")
+    assert str(exc) == "test: b.docx failed: no body"
+    assert exc.message.code == "test.failed"
+
+
+def test_parse_back_stored_text_with_nested_reason():
+    text = "test: c.txt failed: test: the disk is full"
+    assert m.parse(text) == m.Message("test.failed", {"name": "c.txt", "reason": "test: the disk is full"})
+    assert m.render_text(text, lambda t: ZH.get(t, t)) == "测试：c.txt 失败：测试：磁盘已满"
+    # A format spec cannot apply to a parsed string: the text is kept as it was written.
+    assert m.render_text("test: 86% sure", lambda t: ZH.get(t, t)) == "测试：86% 确定"
+    assert m.render_text("someone else's error", lambda t: ZH.get(t, t)) == "someone else's error"
+
+
+def test_unknown_code_and_conflicting_definition_are_errors():
+    with pytest.raises(KeyError):
+        m.message("test.nope")
+    with pytest.raises(ValueError):
+        m.define("test.full", "another text")
