@@ -44,9 +44,7 @@ class Message:
     def render(self, translate: Callable[[str], str] = _identity) -> str:
         """The text in the language of ``translate`` (English by default). A parameter that is a
         Message itself is rendered the same way, so a reason nested in a reason is translated."""
-        params = {
-            k: v.render(translate) if isinstance(v, Message) else v for k, v in self.params.items()
-        }
+        params = {k: v.render(translate) if isinstance(v, Message) else v for k, v in self.params.items()}
         template = translate(self.template)
         try:
             return template.format(**params)
