@@ -35,6 +35,9 @@ class Citation:
     page: int | None
     chunk_id: str = ""
     text: str = ""
+    # The cited file's sha256 when the answer was given ("" when unknown, e.g. saved before it was
+    # kept): the viewer compares it with the file now to say the passage may have moved.
+    sha256: str = ""
 
 
 @dataclass

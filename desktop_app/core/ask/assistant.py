@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 
 from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
-from desktop_app.core.ask.citations import CITATION_MARK, check_citations, citations_for, parse_citations
+from desktop_app.core.ask.citations import (
+    CITATION_MARK,
+    check_citations,
+    citations_for,
+    parse_citations,
+    stamp_hashes,
+)
 from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
 from desktop_app.core.ask.evidence import Evidence, judge
 from desktop_app.core.ask.extractive import extractive_answer, key_sentences
@@ -100,6 +106,37 @@ class Assistant:
         cancel: TaskState | None = None,
     ) -> Iterator[Event]:
         """Answer ``question`` in ``conversation`` (default: the assistant's own), as events."""
+        events = self._ask(question, conversation, mode, cancel)
+        try:
+            for event in events:
+                if isinstance(event, Answer):
+                    self._stamp(event)
+                yield event
+        finally:
+            events.close()  # a consumer that stops early stops the answer at once
+
+    def _stamp(self, answer: Answer) -> None:
+        """Each citation keeps its file's hash, so the viewer can tell later if the file changed."""
+        if self.kb is None or not (answer.citations or answer.related):
+            return
+        kb = self.kb
+
+        def sha_of(source: str) -> str | None:
+            entry = kb.manifest.get(source)
+            return entry.sha256 if entry is not None else None
+
+        try:
+            stamp_hashes(answer, sha_of)
+        except Exception as exc:  # noqa: BLE001 - the answer stands; without a hash nothing is claimed
+            log.warning("citation hashes not read: %s", exc)
+
+    def _ask(
+        self,
+        question: str,
+        conversation: Conversation | None,
+        mode: str | None,
+        cancel: TaskState | None,
+    ) -> Iterator[Event]:
         conv = conversation if conversation is not None else self.conversation
         question = question.strip()
         if not question:
@@ -178,6 +215,7 @@ class Assistant:
                     final = event.final_name
                 elif isinstance(event, Answer):
                     answer = event.text
+                    self._stamp(event)
                 yield event
         except Cancelled:
             yield Warning("stopped")

@@ -1,13 +1,20 @@
 """Citation markers in an answer ('[1]', '[1, 2]', '【2】'): which context blocks they name, and the
-check that drops numbers no block has (small models invent them)."""
+check that drops numbers no block has (small models invent them); the cited file's hash at answer
+time, and whether the file has changed since."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop_app.core.ask.budget import ContextBlock
-from desktop_app.core.events import Citation, Warning
+from desktop_app.core.events import Answer, Citation, Warning
+from desktop_app.core.paths import sha256_file
+
+if TYPE_CHECKING:
+    from desktop_app.core.library.manifest import Entry
 
 CITATION_MARK = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、]\s*\d{1,3})*)\s*[\]】]")
 _SEP = re.compile(r"[,，、]")
@@ -62,3 +69,34 @@ def check_citations(text: str, blocks: Sequence[ContextBlock]) -> tuple[str, lis
         f"source block(s) were given; those citations were dropped"
     )
     return strip_citations(text, bad), citations_for(cited, blocks), warning
+
+
+def stamp_hashes(answer: Answer, sha_of: Callable[[str], str | None]) -> None:
+    """Record on each citation (cited and related) the sha256 its file had when the answer was
+    given; ``sha_of(source)`` is the manifest's (None when the file has no row)."""
+    known: dict[str, str] = {}
+    for c in [*answer.citations, *answer.related]:
+        if c.source not in known:
+            known[c.source] = sha_of(c.source) or ""
+        c.sha256 = known[c.source]
+
+
+def current_sha256(path: Path, entry: Entry | None) -> str | None:
+    """The sha256 of the file at ``path`` now (None when it is gone). The manifest's hash serves
+    while the file's size and mtime are the ones it was hashed at; otherwise the file is read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if entry is not None and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns:
+        return entry.sha256
+    return sha256_file(path)
+
+
+def changed_since_answer(citation: Citation, path: Path, entry: Entry | None) -> bool:
+    """True when the cited file is still there but is no longer the one the answer read (False
+    when the citation kept no hash or the file is gone: a removed file is shown as removed)."""
+    if not citation.sha256:
+        return False
+    now = current_sha256(path, entry)
+    return now is not None and now != citation.sha256

@@ -43,7 +43,7 @@ from desktop_app.core.library.documents import Hit
 log = logging.getLogger(__name__)
 
 FILE_NAME = "conversations.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: citations.sha256
 TITLE_CHARS = 60  # a title taken from the first question is cut here
 
 SCHEMA = """
@@ -82,9 +82,25 @@ CREATE TABLE IF NOT EXISTS citations (
     page       INTEGER,
     chunk_id   TEXT NOT NULL,
     text       TEXT NOT NULL,       -- the passage, so the viewer can find and highlight it again
+    sha256     TEXT NOT NULL DEFAULT '',  -- the file's hash at answer time ('' before version 2)
     PRIMARY KEY (message_id, role, ord)
 );
 """
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a file written by an older version up to SCHEMA_VERSION (idempotent; a new column has a
+    default, so an older version of the app still reads and writes the file)."""
+    db.execute("BEGIN IMMEDIATE")  # two processes opening an old file at once migrate it once
+    try:
+        columns = {r[1] for r in db.execute("PRAGMA table_info(citations)")}
+        if "sha256" not in columns:
+            db.execute("ALTER TABLE citations ADD COLUMN sha256 TEXT NOT NULL DEFAULT ''")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def _now() -> str:
@@ -106,9 +122,10 @@ class StoredCitation:
     chunk_id: str = ""
     text: str = ""
     gone: bool = False
+    sha256: str = ""  # the file's hash when the answer was given ("" when unknown)
 
     def citation(self) -> Citation:
-        return Citation(self.n, self.source, self.page, self.chunk_id, self.text)
+        return Citation(self.n, self.source, self.page, self.chunk_id, self.text, self.sha256)
 
     def hit(self) -> Hit:
         """An identification card's evidence passage, as the card shows hits."""
@@ -264,6 +281,10 @@ def _card_from(data: dict[str, Any]) -> IdentifyResult:
     )
 
 
+def _stored(c: Citation) -> StoredCitation:
+    return StoredCitation(c.n, c.source, c.page, c.chunk_id, c.text, sha256=c.sha256)
+
+
 class _Turn:
     """Collects one turn's events into a StoredMessage."""
 
@@ -287,8 +308,8 @@ class _Turn:
     def message(self, turn: tuple[str, str] | None) -> StoredMessage:
         answer = self.answer
         assert answer is not None
-        cite = [StoredCitation(c.n, c.source, c.page, c.chunk_id, c.text) for c in answer.citations]
-        related = [StoredCitation(c.n, c.source, c.page, c.chunk_id, c.text) for c in answer.related]
+        cite = [_stored(c) for c in answer.citations]
+        related = [_stored(c) for c in answer.related]
         if self.image is None:
             return StoredMessage(
                 "ask", self.question, answer.text, answer.by, answer.refused, self.route,
@@ -327,7 +348,8 @@ class ConversationStore:
             if not self._ready:
                 db.execute("PRAGMA journal_mode = WAL")  # persistent: readers never wait on a writer
                 db.executescript(SCHEMA)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                    _migrate(db)
                 self._ready = True
             with db:
                 yield db
@@ -437,10 +459,10 @@ class ConversationStore:
             )
             message.id = int(cur.lastrowid or 0)
             db.executemany(
-                "INSERT INTO citations (message_id, role, ord, n, source, page, chunk_id, text)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO citations (message_id, role, ord, n, source, page, chunk_id, text, sha256)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (message.id, role, i, c.n, c.source, c.page, c.chunk_id, c.text)
+                    (message.id, role, i, c.n, c.source, c.page, c.chunk_id, c.text, c.sha256)
                     for role, group in (
                         ("cited", message.citations),
                         ("related", message.related),
@@ -472,7 +494,9 @@ class ConversationStore:
             source = r["source"]
             if source not in present:
                 present[source] = (self.knowledge_dir / source).is_file()
-            return StoredCitation(r["n"], source, r["page"], r["chunk_id"], r["text"], not present[source])
+            return StoredCitation(
+                r["n"], source, r["page"], r["chunk_id"], r["text"], not present[source], r["sha256"]
+            )
 
         groups: dict[tuple[int, str], list[StoredCitation]] = {}
         for r in cites:

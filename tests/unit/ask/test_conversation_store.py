@@ -164,7 +164,7 @@ def test_the_file_is_in_wal_mode_and_the_desk_owns_the_store(tmp_path: Path) -> 
     store.create("empty")
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
 
 
 def test_list_search_find_rename_and_delete(store: ConversationStore) -> None:
