@@ -59,7 +59,7 @@ class Candidate:
     score: float  # calibrated probability (gallery) or softmax probability (ImageNet)
     source: str  # "gallery" | "imagenet"
     photo: str | None = None  # gallery: the best-matching reference photo
-    zh: str | None = None  # ImageNet: the Chinese name, where one is known
+    zh: str | None = None  # the Chinese name where known: a note's ("Chinese: ..."), else ImageNet's
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, with ``photo`` and ``zh`` only when set (`kdesk identify --json`)."""
@@ -95,6 +95,8 @@ class Decision:
     guesses: list[str] = field(default_factory=list)  # nearest candidates, shown after "uncertain"
     # Species the knowledge base only describes (no reference photos) whose notes fit the photo.
     also_possible: list[str] = field(default_factory=list)
+    # Chinese names of final_name, guesses and also_possible where known (shown in a Chinese window).
+    zh_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -18,6 +18,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image
 
+from desktop_app.core.identify.texts import (
+    SEEN_BIRD,
+    SEEN_BIRD_FACE,
+    SEEN_SUBJECT,
+    SEEN_SUBJECT_FACE,
+    SUGGESTS,
+)
+from desktop_app.core.messages import message
+
 if TYPE_CHECKING:
     from desktop_app.core.identify.classifier import LabelScore
 
@@ -58,16 +67,16 @@ class ColourProfile:
         picked = [n for n, s in self.shares.items() if s >= min_share][:limit]
         return picked or list(self.shares)[:1]
 
+    def colour_list(self) -> str:
+        """e.g. "red, yellow and blue" ("" without colours)."""
+        names = self.names()
+        return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
     def describe(self, noun: str = "plumage") -> str:
         """e.g. "red, yellow and blue plumage, pale face"."""
-        names = self.names()
-        if not names:
+        if not self.names():
             return ""
-        text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        text = f"{text} {noun}"
-        if self.face:
-            text += f", {self.face} face"
-        return text
+        return f"{self.colour_list()} {noun}" + (f", {self.face} face" if self.face else "")
 
 
 _SORTED_NAMES = np.array(sorted(COLOUR_NAMES))
@@ -189,14 +198,16 @@ def _face(v: np.ndarray, s: np.ndarray, weights: np.ndarray) -> str:
 
 def describe(profile: ColourProfile, labels: Sequence[LabelScore]) -> str:
     """The visual description: subject colours plus what the classifier thinks it is."""
-    birdish = sum(lab.score for lab in labels if lab.group in ("bird", "parrot"))
-    noun = "plumage" if birdish >= 0.3 else "colours"
-    subject = "a bird" if birdish >= 0.3 else "a subject"
-    text = f"{subject} with {profile.describe(noun)}"
+    birdish = sum(lab.score for lab in labels if lab.group in ("bird", "parrot")) >= 0.3
+    if profile.face:
+        code = SEEN_BIRD_FACE if birdish else SEEN_SUBJECT_FACE
+    else:
+        code = SEEN_BIRD if birdish else SEEN_SUBJECT
+    seen = message(code, colours=profile.colour_list(), face=profile.face)
     top = [f"{lab.name} ({lab.score:.0%})" for lab in labels[:3] if lab.score >= 0.05]
     if top:
-        text += "; the classifier suggests " + ", ".join(top)
-    return text
+        return str(message(SUGGESTS, seen=seen, labels=", ".join(top)))
+    return str(seen)
 
 
 def observed_colours(text: str) -> set[str]:

@@ -52,8 +52,27 @@ from desktop_app.core.identify.classifier import (
 from desktop_app.core.identify.colours import colour_profile, describe
 from desktop_app.core.identify.images import ImageSource, load_image
 from desktop_app.core.identify.llm import llm_decision, vision_description
-from desktop_app.core.identify.names import GENERIC, mentions, norm_name, notes_about, pretty_name
+from desktop_app.core.identify.names import (
+    GENERIC,
+    chinese_names,
+    mentions,
+    norm_name,
+    notes_about,
+    notes_with_chinese,
+    pretty_name,
+)
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
+from desktop_app.core.identify.texts import (
+    ALSO_BY_COLOUR,
+    ALSO_BY_EYE,
+    CANNOT,
+    CONFIDENT,
+    LOOKS_LIKE,
+    PHOTOS_POINT_TO,
+    QUERY_COMPARE,
+    QUERY_TRAITS,
+    STOPPED,
+)
 from desktop_app.core.identify.vote import (
     ALSO_MIN_REJECT,
     also_possible,
@@ -63,6 +82,7 @@ from desktop_app.core.identify.vote import (
     vote_contenders,
 )
 from desktop_app.core.library.documents import Hit, ParseError
+from desktop_app.core.messages import message
 from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.tasks import TaskState
 
@@ -160,9 +180,14 @@ class Identifier:
         level = confidence_level(score, cfg)
         retrieve = needs_retrieval(level, score, cfg)
         t["gallery"] = (time.perf_counter() - t1) * 1000
+        t1 = time.perf_counter()
+        name_notes = notes_with_chinese(self.kb, scope)
+        for cand, zh in chinese_names([c.name for c in candidates], name_notes).items():
+            next(c for c in candidates if c.name == cand).zh = zh  # the notes' name over ImageNet's
+        t["names"] = (time.perf_counter() - t1) * 1000
         yield Classified(candidates, level, retrieve)
         if _cancelled(cancel):
-            yield Warning("stopped")
+            yield Warning(str(message(STOPPED)))
             return
 
         t1 = time.perf_counter()
@@ -177,7 +202,7 @@ class Identifier:
         top = candidates[0].name if candidates else ""
         self.last_ranking = [c.name for c in candidates]
         if not retrieve:
-            yield from self._confident(top, score, scope, description, t)
+            yield from self._confident(top, score, scope, description, t, candidates)
             return
 
         queries = self.feature_queries([c.name for c in candidates], description, top)
@@ -200,7 +225,7 @@ class Identifier:
         t["retrieve"] = (time.perf_counter() - t1) * 1000
         yield Retrieved(hits, " | ".join(queries))
         if _cancelled(cancel):
-            yield Warning("stopped")
+            yield Warning(str(message(STOPPED)))
             return
 
         t1 = time.perf_counter()
@@ -229,10 +254,10 @@ class Identifier:
             if warning:
                 yield Warning(warning)
             if decision is not None and decision.final_name == UNCERTAIN and not vote.need_more_info:
-                # The model's doubt does not erase what the reference photos saw: say both.
-                decision.reasoning += (
-                    f" The reference photos, though, point to {pretty_name(vote.final_name)}."
-                )
+                # The model's doubt does not erase what the reference photos saw: say both (a line
+                # of its own, so the window can translate it).
+                though = message(PHOTOS_POINT_TO, name=pretty_name(vote.final_name))
+                decision.reasoning = f"{decision.reasoning.rstrip()}\n{though}".lstrip()
                 decision.guesses = [vote.final_name]
         if decision is None:
             decision = vote
@@ -241,6 +266,7 @@ class Identifier:
             species = notes_only_species(hits, [*self.gallery_labels, *(c.name for c in candidates)])
         by_eye = self.zero_shot(species, candidates) if species else None
         decision.also_possible = also_possible(species, profile, by_eye)
+        decision.zh_names = _zh_names(decision, candidates, name_notes)
         t["decide"] = (time.perf_counter() - t1) * 1000
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
@@ -325,9 +351,9 @@ class Identifier:
         """Candidate comparison, visual description, top-1 traits."""
         shown = [pretty_name(n) for n in names[:3]]
         return [
-            " / ".join(shown) + ": differences and identification keys",
+            str(message(QUERY_COMPARE, names=" / ".join(shown))),
             description,
-            f"{pretty_name(top)}: appearance, colours and identification traits",
+            str(message(QUERY_TRAITS, name=pretty_name(top))),
         ]
 
     def _safe_search(self, queries: Sequence[str], top_k: int, scope: str | None) -> list[Hit]:
@@ -340,7 +366,13 @@ class Identifier:
             return []
 
     def _confident(
-        self, top: str, score: float, scope: str | None, description: str, t: dict[str, float]
+        self,
+        top: str,
+        score: float,
+        scope: str | None,
+        description: str,
+        t: dict[str, float],
+        candidates: Sequence[Candidate],
     ) -> Iterator[Event]:
         """High confidence: name it and add a short summary from the knowledge base."""
         yield FeatureQueries([], description)
@@ -348,34 +380,40 @@ class Identifier:
         hits = [h for h in self._safe_search([pretty_name(top)], 3, scope) if mentions(h, top)][:2]
         t["retrieve"] = (time.perf_counter() - t1) * 1000
         yield Retrieved(hits, pretty_name(top))
-        reasoning = f"The classifier is confident ({score:.0%}) that this is {pretty_name(top)}."
+        reasoning = str(message(CONFIDENT, score=score, name=pretty_name(top)))
         decision = Decision(top, reasoning, False, "")
+        decision.zh_names = _zh_names(decision, candidates, [])
         yield decision
         yield _answer(decision, hits, by="classifier")
 
 
 def _answer(decision: Decision, hits: Sequence[Hit], by: str, by_eye: bool = False) -> Answer:
     """The answer text: the decision in words, with a cited summary when the classifier was sure.
-    ``by_eye``: the notes-only species were matched to the photo by an image-text model."""
+    ``by_eye``: the notes-only species were matched to the photo by an image-text model. One
+    sentence of ours per line (the window translates each); the notes' own are quoted as written."""
     name = decision.final_name or UNCERTAIN
     citations = [Citation(i + 1, h.source, h.page, h.chunk_id, h.text[:500]) for i, h in enumerate(hits)]
-    if name == UNCERTAIN:
-        text = "I can't identify this with confidence. " + decision.reasoning
-    else:
-        text = f"This looks like {pretty_name(name)}. " + decision.reasoning
-        about = [h for h in hits if mentions(h, name)]
-        if about and by == "classifier":
-            text += f" {_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]"
+    lines = [str(message(CANNOT) if name == UNCERTAIN else message(LOOKS_LIKE, name=pretty_name(name)))]
+    lines.append(decision.reasoning)
+    about = [h for h in hits if mentions(h, name)] if name != UNCERTAIN else []
+    if about and by == "classifier":
+        lines.append(f"{_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]")
     if decision.also_possible:
-        how = "matched to the photo by the image model" if by_eye else "so not compared by eye"
-        text += (
-            f" Also possible, known only from your notes (no reference photos, {how}): "
-            + ", ".join(decision.also_possible)
-            + "."
-        )
+        also = ALSO_BY_EYE if by_eye else ALSO_BY_COLOUR
+        lines.append(str(message(also, names=", ".join(decision.also_possible))))
     if decision.need_more_info and decision.followup:
-        text += " " + decision.followup
-    return Answer(text.strip(), citations, by="extractive" if by != "llm" else "llm")
+        lines.append(decision.followup)
+    text = "\n".join(line.strip() for line in lines if line.strip())
+    return Answer(text, citations, by="extractive" if by != "llm" else "llm")
+
+
+def _zh_names(decision: Decision, candidates: Sequence[Candidate], notes: Sequence[Hit]) -> dict[str, str]:
+    """The Chinese names of what the decision names (its pick, guesses and notes-only species):
+    the candidates' (a note's, else ImageNet's), then the notes' for the notes-only species."""
+    known = {c.name: c.zh for c in candidates if c.zh}
+    wanted = [decision.final_name, *decision.guesses, *decision.also_possible]
+    known.update(chinese_names([n for n in wanted if n not in known], notes))
+    return {n: known[n] for n in wanted if n in known}
 
 
 def _first_sentences(text: str, limit: int = 280) -> str:

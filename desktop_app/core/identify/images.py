@@ -15,6 +15,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from desktop_app.core.identify.texts import (
+    IMAGE_BOMB,
+    IMAGE_CANNOT_OPEN,
+    IMAGE_CORRUPT,
+    IMAGE_EMPTY,
+    IMAGE_NOT_IMAGE,
+    IMAGE_TOO_LARGE,
+    IMAGE_TRUNCATED,
+)
 from desktop_app.core.library.documents import ParseError
 
 # 40 megapixels is well above any phone camera's output and far below what exhausts memory.
@@ -38,7 +47,7 @@ def load_image(
     try:
         fp = io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise ParseError(f"{name}: cannot open the file ({exc.strerror or exc})") from exc
+        raise ParseError(IMAGE_CANNOT_OPEN, name=name, reason=exc.strerror or exc) from exc
     with fp:
         try:
             with warnings.catch_warnings():
@@ -48,8 +57,12 @@ def load_image(
                 width, height = img.size
                 if width * height > max_pixels:
                     raise ParseError(
-                        f"{name}: image too large ({width}x{height} = {width * height / 1e6:.0f} megapixels;"
-                        f" the limit is {max_pixels / 1e6:.0f}): possibly a decompression bomb"
+                        IMAGE_TOO_LARGE,
+                        name=name,
+                        width=width,
+                        height=height,
+                        megapixels=width * height / 1e6,
+                        limit=max_pixels / 1e6,
                     )
                 if getattr(img, "n_frames", 1) > 1:
                     img.seek(0)  # animated GIF / multi-page TIFF: the first frame stands for the file
@@ -61,16 +74,16 @@ def load_image(
         except ParseError:
             raise
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise ParseError(f"{name}: image too large, possibly a decompression bomb ({exc})") from exc
+            raise ParseError(IMAGE_BOMB, name=name, error=exc) from exc
         except UnidentifiedImageError as exc:
             if fp.seek(0, io.SEEK_END) == 0:
-                raise ParseError(f"{name}: the file is empty") from exc
-            raise ParseError(f"{name}: not an image file or an unsupported image format") from exc
+                raise ParseError(IMAGE_EMPTY, name=name) from exc
+            raise ParseError(IMAGE_NOT_IMAGE, name=name) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             text = str(exc)
             if "truncated" in text or isinstance(exc, EOFError):
-                raise ParseError(f"{name}: the image file is truncated (incomplete download?)") from exc
-            raise ParseError(f"{name}: the image is corrupt ({text})") from exc
+                raise ParseError(IMAGE_TRUNCATED, name=name) from exc
+            raise ParseError(IMAGE_CORRUPT, name=name, error=text) from exc
         return _to_rgb(_upright(img))
 
 

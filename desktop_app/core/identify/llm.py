@@ -13,7 +13,9 @@ from PIL import Image
 
 from desktop_app.core.events import Candidate, Decision
 from desktop_app.core.identify.result import UNCERTAIN
+from desktop_app.core.identify.texts import LLM_FAILED, LLM_INVALID
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.messages import message
 from desktop_app.core.models.llm.base import ChatModel
 from desktop_app.core.models.llm.jsonx import extract_json
 from desktop_app.core.tasks import TaskState
@@ -99,11 +101,10 @@ def llm_decision(
             cancel=cancel,
         )
     except LLMError as exc:
-        return None, f"the language model failed ({exc}); decided by the evidence vote"
+        return None, str(message(LLM_FAILED, error=exc))
     decision = parse_decision(text, names)
     if decision is None:
-        why = "the language model's decision was not valid JSON naming a candidate"
-        return None, why + "; decided by the evidence vote"
+        return None, str(message(LLM_INVALID))
     return decision, None
 
 

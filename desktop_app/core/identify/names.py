@@ -13,6 +13,7 @@ its text is the weakest.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from desktop_app.core.library.documents import Hit
+
+log = logging.getLogger(__name__)
 
 EXACT, HEADING, GENERIC, MENTION = 4, 3, 2, 1  # link levels, strongest first (0: not linked)
 
@@ -188,3 +191,52 @@ def species_title(hits: Sequence[Hit]) -> str:
         if note.title and note.named:
             return note.title
     return ""
+
+
+_CHINESE_LINES = ("chinese", "中文", "中文名")
+
+
+def chinese_of(text: str) -> str:
+    """The name on a note's "Chinese:" / "中文名:" line ("" when it has none)."""
+    for m in map(_NAME_LINE.match, _SEGMENT.split(text[:600])):
+        if m and m.group(1).lower() in _CHINESE_LINES:
+            value = m.group(2).strip().rstrip(".。 ")
+            if _CJK.search(value) and len(value) <= 40:
+                return value
+    return ""
+
+
+def chinese_names(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str]:
+    """label -> its Chinese name: the "Chinese:" line of the note named exactly after it (its
+    title, a name line, "Gallery label:", its file name: see ``link_level``), or the label itself
+    when it is Chinese. ``notes``: first chunks of notes (see ``notes_with_chinese``)."""
+    named = [(_hit_names(h), zh) for h in notes if (zh := chinese_of(h.text))]
+    out: dict[str, str] = {}
+    for label in labels:
+        if _CJK.fullmatch(label.strip()):
+            out[label] = label.strip()
+            continue
+        zh = next((zh for names, zh in named if link_level(label, names) == EXACT), "")
+        if zh:
+            out[label] = zh
+    return out
+
+
+def notes_with_chinese(kb: object, scope: str | None) -> list[Hit]:
+    """The first chunks of the knowledge base's notes that give a Chinese name (one Chroma read,
+    filtered by its text index); empty without a knowledge base or when it cannot be read."""
+    from desktop_app.core.library.scopes import chroma_where
+    from desktop_app.core.library.store import hit_from
+
+    if kb is None or not hasattr(kb, "store") or kb.is_empty():
+        return []
+    try:
+        got = kb.store.collection.get(
+            where={"$and": [{"chunk_index": 0}, chroma_where(scope)]},
+            where_document={"$or": [{"$contains": "Chinese"}, {"$contains": "中文"}]},
+            include=["documents", "metadatas"],
+        )
+    except Exception as exc:  # names are a nicety: a missing or locked index must not stop identify
+        log.warning("Chinese names not read: %s", exc)
+        return []
+    return [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]

@@ -17,7 +17,24 @@ from desktop_app.core.events import Candidate, Decision
 from desktop_app.core.identify.colours import COLOUR_NAMES, ColourProfile, observed_colours
 from desktop_app.core.identify.names import GENERIC, linked, notes_about, pretty_name, species_title
 from desktop_app.core.identify.result import UNCERTAIN
+from desktop_app.core.identify.texts import (
+    FOLLOWUP,
+    FOLLOWUP_PAIR,
+    NEAREST,
+    NO_CANDIDATES,
+    NO_CLEAR_COLOURS,
+    NO_NOTES,
+    NOT_CLOSE,
+    NOT_YOURS,
+    NOTES_MENTION,
+    OBSERVED,
+    OVERTURNED,
+    POINT_TO,
+    POINT_TO_NEXT,
+    TIED,
+)
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.messages import message
 
 VOTE_CANDIDATES = 4  # candidates whose documents are compared in the no-LLM vote
 TIE_MATCH = 0.02  # colour matches closer than this do not separate two tied candidates
@@ -141,52 +158,47 @@ def evidence_vote(
     clearly disagree). "Uncertain" only when the photo is unlike every reference photo, with the
     nearest candidates as guesses. A name is given with a request for a better photo when the two
     leaders are tied (gallery scores within ``margin`` log ratio, nothing in the notes separates
-    them) or when the gallery's "none of these" probability ``reject`` is at least ``tentative``."""
+    them) or when the gallery's "none of these" probability ``reject`` is at least ``tentative``.
+    The reasoning is one sentence per line (each a catalogue message the window translates)."""
     observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
     rows = rows if rows is not None else rank_candidates(candidates, profile, hits, reject=reject)
     if not rows:
-        return Decision(UNCERTAIN, "There are no candidates to compare.", True, _followup())
+        return Decision(UNCERTAIN, str(message(NO_CANDIDATES)), True, _followup())
     named = [r for r in rows if r.candidate.name != UNCERTAIN]
     guesses = [r.candidate.name for r in named[:3]]
-    seen_names = ", ".join(profile.names()) or "no clear colours"
+    seen_names = ", ".join(profile.names()) or str(message(NO_CLEAR_COLOURS))
     if rows[0].candidate.name == UNCERTAIN:
         shown = ", ".join(pretty_name(g) for g in guesses)  # their scores are all near 0: not shown
-        return Decision(
-            UNCERTAIN,
-            f"Not one of the species in your knowledge base: the photo ({seen_names}) is not close to"
-            " any reference photo." + (f" Nearest guesses: {shown}." if shown else ""),
-            True,
-            _followup(),
-            guesses=guesses,
-        )
+        lines = [message(NOT_YOURS, colours=seen_names)] + ([message(NEAREST, names=shown)] if shown else [])
+        return Decision(UNCERTAIN, "\n".join(map(str, lines)), True, _followup(), guesses=guesses)
     best = rows[0]
     leader = max(rows, key=lambda r: r.log_score)  # the gallery's first choice
     runner = next((r for r in named if r is not best), None)
     shown = pretty_name(best.candidate.name)
-    reasoning = f"Observed {seen_names}. The reference photos point to {pretty_name(leader.candidate.name)}"
-    reasoning += f" ({leader.candidate.score:.0%}"
-    reasoning += (
-        f"; next {pretty_name(runner.candidate.name)} {runner.candidate.score:.0%})." if runner else ")."
-    )
-    reasons = []
+    lines = [message(OBSERVED, colours=seen_names)]
+    lead_name, lead_score = pretty_name(leader.candidate.name), leader.candidate.score
+    if runner is not None:
+        next_name, next_score = pretty_name(runner.candidate.name), runner.candidate.score
+        lines.append(
+            message(
+                POINT_TO_NEXT, name=lead_name, score=lead_score, runner=next_name, runner_score=next_score
+            )
+        )
+    else:
+        lines.append(message(POINT_TO, name=lead_name, score=lead_score))
     for r in named[:3]:
+        name = pretty_name(r.candidate.name)
         if r.match is not None:
             agree = sorted(r.documented & set(observed), key=COLOUR_NAMES.index)
-            reasons.append(
-                f"{pretty_name(r.candidate.name)}: notes ({r.docs[0].source}) mention"
-                f" {', '.join(agree) or 'none'} of the observed colours"
+            colours = ", ".join(agree) or "none"
+            lines.append(
+                message(NOTES_MENTION, name=_capital(name), source=r.docs[0].source, colours=colours)
             )
         elif r is best:
-            reasons.append(
-                f"There are no notes about {shown} in the knowledge base, so the reference photos decide"
-            )
-    if reasons:
-        reasoning += " " + ". ".join(r[0].upper() + r[1:] for r in reasons) + "."
+            lines.append(message(NO_NOTES, name=shown))
     if leader is not best:
-        reasoning += (
-            f" The reference photos put {pretty_name(leader.candidate.name)} and {shown} close together;"
-            f" the notes of {shown} fit the observed colours clearly better."
-        )
+        lines.append(message(OVERTURNED, leader=lead_name, name=shown))
+    reasoning = "\n".join(map(str, lines))
     tied = (
         runner is not None
         and leader is best
@@ -198,16 +210,14 @@ def evidence_vote(
         )
     )
     if tied and runner is not None:
-        reasoning += f" {shown} and {pretty_name(runner.candidate.name)} are nearly tied."
+        reasoning += "\n" + str(message(TIED, name=shown, runner=pretty_name(runner.candidate.name)))
         return Decision(
             best.candidate.name, reasoning, True, _followup([best.candidate.name, runner.candidate.name])
         )
     if reject is not None and reject >= tentative:
         return Decision(
             best.candidate.name,
-            reasoning
-            + f" The photo is not close to any reference photo ({reject:.0%} none of them), so this is"
-            " only the nearest guess.",
+            reasoning + "\n" + str(message(NOT_CLOSE, reject=reject)),
             True,
             _followup(guesses[:2]),
         )
@@ -216,14 +226,14 @@ def evidence_vote(
 
 def _followup(names: Sequence[str] = ()) -> str:
     """What to send next: a better photo (naming the two look-alikes when there are two)."""
-    ask = "Please send a sharper photo showing the whole bird (head, beak, wings and tail) in good light"
     if len(names) >= 2:
-        ask += (
-            ", ideally one where the features that separate"
-            f" {pretty_name(names[0])} from {pretty_name(names[1])} are visible"
-        )
-    ask += ", or add reference photos and notes for this kind to the knowledge base."
-    return ask
+        return str(message(FOLLOWUP_PAIR, first=pretty_name(names[0]), second=pretty_name(names[1])))
+    return str(message(FOLLOWUP))
+
+
+def _capital(name: str) -> str:
+    """A name opening a sentence."""
+    return name[:1].upper() + name[1:]
 
 
 # A notes-only species is "also possible" only for a photo the reference photos do not explain well

@@ -425,7 +425,8 @@ def test_result_json_has_the_cli_contract_keys(coral):
     ):
         assert key in out
     assert out["confidence_level"] == LOW
-    # The design's four keys first; the nearest guesses and notes-only species extend them.
+    # The design's four keys first; the nearest guesses, notes-only species and Chinese names
+    # extend them.
     assert list(out["decision"]) == [
         "final_name",
         "reasoning",
@@ -433,6 +434,7 @@ def test_result_json_has_the_cli_contract_keys(coral):
         "followup",
         "guesses",
         "also_possible",
+        "zh_names",
     ]
     assert out["candidates"][0] == {
         "name": "Galah",

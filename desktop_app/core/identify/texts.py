@@ -1,0 +1,106 @@
+"""The identify flow's sentences as catalogue messages (see core/messages.py).
+
+The flow keeps writing English (the CLI, JSON and saved cards are unchanged); a text made of several
+sentences puts each on its own line, so the GUI parses every line back to its message and shows it
+in the window's language. Parameters are names, colours and scores: the GUI localises those itself.
+"""
+
+from __future__ import annotations
+
+from desktop_app.core.messages import define
+
+# Flow (flow.py)
+STOPPED = define("identify.stopped", "stopped")
+CONFIDENT = define("identify.confident", "The classifier is confident ({score:.0%}) that this is {name}.")
+LOOKS_LIKE = define("identify.looks_like", "This looks like {name}.")
+CANNOT = define("identify.cannot", "I can't identify this with confidence.")
+ALSO_BY_EYE = define(
+    "identify.also_by_eye",
+    "Also possible, known only from your notes (no reference photos, matched to the photo by the"
+    " image model): {names}.",
+)
+ALSO_BY_COLOUR = define(
+    "identify.also_by_colour",
+    "Also possible, known only from your notes (no reference photos, so not compared by eye): {names}.",
+)
+PHOTOS_POINT_TO = define("identify.photos_though", "The reference photos, though, point to {name}.")
+QUERY_COMPARE = define("identify.query_compare", "{names}: differences and identification keys")
+QUERY_TRAITS = define("identify.query_traits", "{name}: appearance, colours and identification traits")
+
+# The evidence vote (vote.py)
+NO_CANDIDATES = define("identify.no_candidates", "There are no candidates to compare.")
+NOT_YOURS = define(
+    "identify.not_yours",
+    "Not one of the species in your knowledge base: the photo ({colours}) is not close to any"
+    " reference photo.",
+)
+NEAREST = define("identify.nearest", "Nearest guesses: {names}.")
+OBSERVED = define("identify.observed", "Observed {colours}.")
+POINT_TO = define("identify.point_to", "The reference photos point to {name} ({score:.0%}).")
+POINT_TO_NEXT = define(
+    "identify.point_to_next",
+    "The reference photos point to {name} ({score:.0%}; next {runner} {runner_score:.0%}).",
+)
+NOTES_MENTION = define(
+    "identify.notes_mention", "{name}: notes ({source}) mention {colours} of the observed colours."
+)
+NO_NOTES = define(
+    "identify.no_notes",
+    "There are no notes about {name} in the knowledge base, so the reference photos decide.",
+)
+OVERTURNED = define(
+    "identify.overturned",
+    "The reference photos put {leader} and {name} close together; the notes of {name} fit the observed"
+    " colours clearly better.",
+)
+TIED = define("identify.tied", "{name} and {runner} are nearly tied.")
+NOT_CLOSE = define(
+    "identify.not_close",
+    "The photo is not close to any reference photo ({reject:.0%} none of them), so this is only the"
+    " nearest guess.",
+)
+NO_CLEAR_COLOURS = define("identify.no_clear_colours", "no clear colours")
+FOLLOWUP = define(
+    "identify.followup",
+    "Please send a sharper photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " or add reference photos and notes for this kind to the knowledge base.",
+)
+FOLLOWUP_PAIR = define(
+    "identify.followup_pair",
+    "Please send a sharper photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " ideally one where the features that separate {first} from {second} are visible, or add"
+    " reference photos and notes for this kind to the knowledge base.",
+)
+
+# The language model's decision (llm.py)
+LLM_FAILED = define(
+    "identify.llm_failed", "the language model failed ({error}); decided by the evidence vote"
+)
+LLM_INVALID = define(
+    "identify.llm_invalid",
+    "the language model's decision was not valid JSON naming a candidate; decided by the evidence vote",
+)
+
+# The visual description without a vision model (colours.py)
+SEEN_BIRD = define("identify.seen_bird", "a bird with {colours} plumage")
+SEEN_BIRD_FACE = define("identify.seen_bird_face", "a bird with {colours} plumage, {face} face")
+SEEN_SUBJECT = define("identify.seen_subject", "a subject with {colours} colours")
+SEEN_SUBJECT_FACE = define("identify.seen_subject_face", "a subject with {colours} colours, {face} face")
+SUGGESTS = define("identify.suggests", "{seen}; the classifier suggests {labels}")
+
+# A photo that cannot be read (images.py: ParseError)
+IMAGE_CANNOT_OPEN = define("identify.image.cannot_open", "{name}: cannot open the file ({reason})")
+IMAGE_TOO_LARGE = define(
+    "identify.image.too_large",
+    "{name}: image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
+    " possibly a decompression bomb",
+)
+IMAGE_BOMB = define("identify.image.bomb", "{name}: image too large, possibly a decompression bomb ({error})")
+IMAGE_EMPTY = define("identify.image.empty", "{name}: the file is empty")
+IMAGE_NOT_IMAGE = define(
+    "identify.image.not_image", "{name}: not an image file or an unsupported image format"
+)
+IMAGE_TRUNCATED = define(
+    "identify.image.truncated", "{name}: the image file is truncated (incomplete download?)"
+)
+IMAGE_CORRUPT = define("identify.image.corrupt", "{name}: the image is corrupt ({error})")
