@@ -149,7 +149,7 @@ class IdentifyConfig:
 @dataclass
 class UIConfig:
     language: str = "en"  # "en" | "zh_CN"
-    theme: str = "system"
+    theme: str = "system"  # "system" (the platform's palette) | "light" | "dark"; others mean "system"
 
 
 @dataclass

@@ -33,6 +33,9 @@ class JobKind(StrEnum):
     VIEWER = "viewer"
     WATCH_SCAN = "watch-scan"
     CHATS = "chats"  # open the last conversation at start, rename, delete
+    MODELS = "models"  # Settings > Models: read which models are installed
+    MODELS_NETWORK = "models-network"  # Settings > Models: can the download endpoint be reached?
+    FETCH_MODEL = "fetch-model"  # Settings > Models: download one manifest model (kdesk models fetch)
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows

@@ -269,3 +269,51 @@ def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_w
     assert (old_index / "manifest.sqlite3").exists()  # kept: switching back re-embeds nothing
     hits = kb.search("新西兰的高山鹦鹉")  # "the alpine parrot of New Zealand": no word in common
     assert hits and hits[0].source == "kea.md" and hits[0].vector_score is not None
+
+
+def test_the_theme_is_a_setting_applied_live_saved_and_reloaded(make_window, qtbot, tmp_path, minilm):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.gui.app import apply_theme, create_window
+
+    app = QApplication.instance()
+
+    def window_colour():
+        return app.palette().color(QPalette.Window)
+
+    window = make_window()
+    system = window_colour()
+    try:
+        dialog = window.open_settings()
+        assert dialog.label_for(dialog.theme) == "Theme"
+        assert [dialog.theme.itemText(i) for i in range(dialog.theme.count())] == [
+            "Follow the system",
+            "Light",
+            "Dark",
+        ]
+        assert dialog.theme.currentData() == "system"
+        dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+        assert window_colour().lightness() < 80 < system.lightness()  # live, before Save
+        dialog.reject()
+        assert window_colour() == system  # Cancel takes it back
+
+        dialog = window.open_settings()
+        dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+        with qtbot.waitSignal(window.ctx.runner.job_finished, timeout=10_000):
+            dialog.accept()
+        window.ctx.runner.wait_idle(30_000)
+        assert window_colour().lightness() < 80
+        saved = load_config(window.ctx.data_dir / "config.toml")
+        assert saved.ui.theme == "dark"
+        assert window.open_settings().theme.currentData() == "dark"
+
+        # The next start reads config.toml and opens dark.
+        apply_theme("system")
+        assert window_colour() == system
+        restarted = create_window(tmp_path / "restart", saved, embedder=minilm, load=False)
+        qtbot.addWidget(restarted)
+        assert window_colour().lightness() < 80
+        restarted.ctx.close()
+    finally:
+        apply_theme("system")

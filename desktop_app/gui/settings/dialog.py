@@ -1,10 +1,10 @@
 """Settings: LLM backend, router mode, embedding model, retrieval, identification thresholds, data
-folder, language.
+folder, language, theme, and the model manager (``models_page.py``).
 
 Edits a copy of the config; Save writes ``<data-dir>/config.toml`` via ``save_config``. The
-language applies live while the dialog is open (and is reverted on Cancel). The theme follows the
-system palette, so there is nothing to choose. Another embedding model means another index (the
-Desk opens that model's own collection): after saving one, the knowledge folder is synced into it.
+language and the theme apply live while the dialog is open (and are reverted on Cancel). Another
+embedding model means another index (the Desk opens that model's own collection): after saving one,
+the knowledge folder is synced into it.
 """
 
 from __future__ import annotations
@@ -37,12 +37,14 @@ from desktop_app.core.models.embeddings import EmbeddingChoice, embedding_choice
 from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
+from desktop_app.gui.settings.models_page import ModelsPage, human_size
 
 BACKENDS = (
     ("none", "None (extractive answers)"),
     ("openai", "OpenAI-compatible server"),
     ("gguf", "Local GGUF model"),
 )
+THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
 ROUTER_MODES = (("auto", "Auto (the router decides)"), ("always", "Always search"), ("never", "Never search"))
 CUSTOM_EMBEDDING = "custom"  # the combo's data for "type a model name" (no embedder has this name)
 
@@ -54,6 +56,12 @@ def _stored_key(cfg: Config) -> str:
         return get_api_key(cfg, "llm.api_key")
     except Exception:  # noqa: BLE001 - no keyring backend: the field starts empty
         return cfg.llm.api_key
+
+
+def _apply_theme(theme: str) -> None:
+    from desktop_app.gui.app import apply_theme  # app.py imports the main window, which imports this
+
+    apply_theme(theme)
 
 
 def _spin(lo: int, hi: int, value: int) -> QSpinBox:
@@ -97,7 +105,9 @@ class SettingsDialog(QDialog):
         self.change_data.clicked.connect(self._choose_data_dir)
         self.data_hint = QLabel(objectName="muted")
         self.data_hint.setWordWrap(True)
-        self.theme_note = QLabel(objectName="muted")
+        self._initial_theme = cfg.ui.theme
+        self.theme = QComboBox()
+        self.theme.currentIndexChanged.connect(self._theme_picked)
         data_row = QHBoxLayout()
         data_row.addWidget(self.data_dir, 1)
         data_row.addWidget(self.open_data)
@@ -107,7 +117,7 @@ class SettingsDialog(QDialog):
         self.general_form.addRow(QLabel(), self.language)
         self.general_form.addRow(QLabel(), data_row)
         self.general_form.addRow(QLabel(), self.data_hint)
-        self.general_form.addRow(QLabel(), self.theme_note)
+        self.general_form.addRow(QLabel(), self.theme)
 
         # Assistant (LLM and router)
         self.backend = QComboBox()
@@ -124,7 +134,22 @@ class SettingsDialog(QDialog):
         gguf_row.addWidget(self.gguf, 1)
         gguf_row.addWidget(self.gguf_browse)
         self.router_mode = QComboBox()
+        # With no language model chosen: the manifest's local chat model, and how to get or use it.
+        self.suggestion = QLabel(objectName="muted")
+        self.suggestion.setWordWrap(True)
+        self.use_suggested = QPushButton()
+        self.use_suggested.clicked.connect(self.use_suggested_model)
+        self.to_models = QPushButton()
+        self.to_models.clicked.connect(self.show_models)
+        suggestion_row = QHBoxLayout()
+        suggestion_row.addWidget(self.suggestion, 1)
+        suggestion_row.addWidget(self.use_suggested)
+        suggestion_row.addWidget(self.to_models)
+        self.suggestion_box = QWidget()
+        self.suggestion_box.setLayout(suggestion_row)
+        suggestion_row.setContentsMargins(0, 0, 0, 0)
         self.backend.currentIndexChanged.connect(self._backend_changed)
+        self.gguf.textChanged.connect(self._backend_changed)
         assistant = QWidget()
         self.llm_form = QFormLayout(assistant)
         self.llm_form.addRow(QLabel(), self.backend)
@@ -133,6 +158,7 @@ class SettingsDialog(QDialog):
         self.llm_form.addRow(QLabel(), self.api_key)
         self.llm_form.addRow(QLabel(), gguf_row)
         self.llm_form.addRow(QLabel(), self.router_mode)
+        self.llm_form.addRow(QLabel(), self.suggestion_box)
 
         # Retrieval: the embedding model first (it decides which languages search understands)
         self._saved_embedding = cfg.embedding.model.strip() or "default"
@@ -178,6 +204,9 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(assistant, "")
         self.tabs.addTab(retrieval, "")
         self.tabs.addTab(identify, "")
+        self.models = ModelsPage(ctx, self)
+        self.models.statuses_changed.connect(self._update_suggestion)
+        self.tabs.addTab(self.models, "")
         self.buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -189,26 +218,39 @@ class SettingsDialog(QDialog):
         self.retranslate()
         self.backend.setCurrentIndex(max(self.backend.findData(cfg.llm.backend), 0))
         self.router_mode.setCurrentIndex(max(self.router_mode.findData(cfg.router.mode), 0))
+        self.theme.setCurrentIndex(max(self.theme.findData(cfg.ui.theme), 0))
         self._backend_changed()
         self.set_embedding_model(self._saved_embedding)
 
     # -- text ----------------------------------------------------------------------------------
     def retranslate(self, *_: object) -> None:
         self.setWindowTitle(tr("Settings"))
-        for idx, title in enumerate((tr("General"), tr("Assistant"), tr("Retrieval"), tr("Identification"))):
+        titles = (tr("General"), tr("Assistant"), tr("Retrieval"), tr("Identification"), tr("Models"))
+        for idx, title in enumerate(titles):
             self.tabs.setTabText(idx, title)
         self._set_labels(self.general_form, [tr("Language"), tr("Data folder"), "", tr("Theme")])
         self.open_data.setText(tr("Open"))
         self.change_data.setText(tr("Change…"))
         self._update_data_hint()
-        self.theme_note.setText(tr("Light or dark, following the system"))
+        self._fill_combo(self.theme, THEMES)
         self._fill_combo(self.backend, BACKENDS)
         self._fill_combo(self.router_mode, ROUTER_MODES)
         self._set_labels(
             self.llm_form,
-            [tr("Backend"), tr("Server URL"), tr("Model"), tr("API key"), tr("GGUF file"), tr("Router mode")],
+            [
+                tr("Backend"),
+                tr("Server URL"),
+                tr("Model"),
+                tr("API key"),
+                tr("GGUF file"),
+                tr("Router mode"),
+                "",
+            ],
         )
         self.gguf_browse.setText(tr("Browse…"))
+        self.use_suggested.setText(tr("Use it"))
+        self.to_models.setText(tr("Models…"))
+        self._update_suggestion()
         self._fill_embedding_combo()
         self.embedding_custom.setToolTip(
             tr("openai:<model> for an OpenAI-compatible server, or a model folder name or path")
@@ -356,11 +398,56 @@ class SettingsDialog(QDialog):
     def _language_picked(self) -> None:
         set_language(self.language.currentData())
 
+    def _theme_picked(self) -> None:
+        _apply_theme(self.theme.currentData())
+
+    def show_models(self) -> ModelsPage:
+        """Bring the Models tab forward (the empty state's "models" button lands here)."""
+        self.tabs.setCurrentWidget(self.models)
+        return self.models
+
     def _backend_changed(self, *_: object) -> None:
         backend = self.backend.currentData()
         for widget in (self.url, self.model, self.api_key):
             self.llm_form.setRowVisible(widget, backend == "openai")
         self.llm_form.setRowVisible(4, backend == "gguf")  # the GGUF file row
+        self._update_suggestion()
+
+    def suggested_chat_model(self) -> tuple[str, int, str | None] | None:
+        """The manifest's local chat model: (id, size, folder when installed), once the Models
+        page has read the disk."""
+        chat = next((s for s in self.models.statuses if s.role == "chat"), None)
+        local = next((a for a in chat.models if a.source == "huggingface"), None) if chat else None
+        if local is None:
+            return None
+        return local.id, local.size, local.path if local.installed else None
+
+    def _update_suggestion(self) -> None:
+        """Shown while no language model is chosen: which local one to use, and one click to it."""
+        backend = self.backend.currentData()
+        wanted = backend in (None, "none") or (backend == "gguf" and not self.gguf.text().strip())
+        suggested = self.suggested_chat_model()
+        self.llm_form.setRowVisible(self.suggestion_box, bool(wanted and suggested))
+        if suggested is None:
+            return
+        name, size, folder = suggested
+        if folder:
+            text = tr("Recommended local language model: {model} ({size}), installed.")
+        else:
+            text = tr(
+                "Recommended local language model: {model} ({size}), not installed yet: download it "
+                "on the Models tab."
+            )
+        self.suggestion.setText(text.format(model=name, size=human_size(size)))
+        self.use_suggested.setVisible(folder is not None)
+
+    def use_suggested_model(self) -> None:
+        """Answer with the installed local chat model: backend gguf, its folder as the file."""
+        suggested = self.suggested_chat_model()
+        if suggested is None or suggested[2] is None:
+            return
+        self.backend.setCurrentIndex(self.backend.findData("gguf"))
+        self.gguf.setText(suggested[2])
 
     def chosen_data_dir(self) -> Path:
         return Path(self.data_dir.text()).expanduser()
@@ -398,6 +485,7 @@ class SettingsDialog(QDialog):
         """The edited config (also used by tests without showing the dialog)."""
         cfg = self.config
         cfg.ui.language = self.language.currentData()
+        cfg.ui.theme = self.theme.currentData()
         cfg.llm.backend = self.backend.currentData()
         cfg.llm.url = self.url.text().strip()
         cfg.llm.model = self.model.text().strip()
@@ -433,6 +521,7 @@ class SettingsDialog(QDialog):
                 QMessageBox.warning(
                     self, tr("Settings"), tr("Could not remember the data folder: {error}").format(error=exc)
                 )
+        _apply_theme(cfg.ui.theme)
         super().accept()
 
     def _sync_when_ready(self) -> None:
@@ -447,4 +536,9 @@ class SettingsDialog(QDialog):
 
     def reject(self) -> None:
         set_language(self._initial_language)
+        _apply_theme(self._initial_theme)
         super().reject()
+
+    def done(self, result: int) -> None:
+        self.models.cancel_fetch()  # a download stops with the dialog; Fetch again resumes it
+        super().done(result)
