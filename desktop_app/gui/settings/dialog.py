@@ -206,6 +206,7 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(identify, "")
         self.models = ModelsPage(ctx, self)
         self.models.statuses_changed.connect(self._update_suggestion)
+        self.models.fetch_finished.connect(self._model_fetched)
         self.tabs.addTab(self.models, "")
         self.buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         self.buttons.accepted.connect(self.accept)
@@ -405,6 +406,11 @@ class SettingsDialog(QDialog):
         """Bring the Models tab forward (the empty state's "models" button lands here)."""
         self.tabs.setCurrentWidget(self.models)
         return self.models
+
+    def _model_fetched(self, outcome: str) -> None:
+        if outcome == "installed":  # a new embedding model folder is one more choice
+            self.embedding_choices = embedding_choices(self.ctx.data_dir)
+            self._fill_embedding_combo()
 
     def _backend_changed(self, *_: object) -> None:
         backend = self.backend.currentData()

@@ -11,6 +11,7 @@ thread, when the page opens: when it cannot be reached, the page says so and Fet
 from __future__ import annotations
 
 import copy
+import html
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -274,7 +275,7 @@ class ModelsPage(QWidget):
         spec = self.specs.get(a.id)
         state = model_state(status, a)
         row = grid.rowCount()
-        name = QLabel(f"<b>{a.id}</b>")
+        name = QLabel(f"<b>{html.escape(a.id)}</b>")
         name.setTextFormat(Qt.RichText)
         if spec is not None and spec.description:
             name.setToolTip(spec.description)
@@ -304,7 +305,7 @@ class ModelsPage(QWidget):
                 fetch = QPushButton(tr("Fetch"))
                 fetch.clicked.connect(lambda _=False, model_id=a.id: self.fetch(model_id))
             elif a.install_command:
-                command = QLabel(f"<code>{a.install_command}</code>")
+                command = QLabel(f"<code>{html.escape(a.install_command)}</code>")
                 command.setTextFormat(Qt.RichText)
                 command.setTextInteractionFlags(Qt.TextSelectableByMouse)
                 command.setToolTip(render_text(a.reason, tr))
@@ -378,7 +379,7 @@ class ModelsPage(QWidget):
     def _fetch_done(self, outcome: str) -> None:
         model = self._fetching
         if outcome == "installed":
-            self._outcome = tr("{model} is installed.").format(model=model)
+            self._outcome = self._installed_text(model)
         elif outcome == "cancelled":
             self._outcome = tr(
                 "The download of {model} was stopped; Fetch again resumes it where it stopped."
@@ -390,6 +391,17 @@ class ModelsPage(QWidget):
         self.refresh()
         self.ctx.status_changed.emit()  # the status bar and the empty state read the models again
         self.fetch_finished.emit(outcome)
+
+    def _installed_text(self, model: str) -> str:
+        """What to do with a model just installed: the running app loaded its models already."""
+        role = self.specs[model].role
+        if role == "chat":
+            text = tr("{model} is installed: choose it on the Assistant tab.")
+        elif role == "embedding":
+            text = tr("{model} is installed: choose it as the embedding model on the Retrieval tab.")
+        else:
+            text = tr("{model} is installed; Knowledge Desk uses it from the next start.")
+        return text.format(model=model)
 
     def _show_progress(self, shown: bool) -> None:
         self.progress.setVisible(shown)
