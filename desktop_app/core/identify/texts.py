@@ -37,9 +37,9 @@ NOT_YOURS = define(
 NEAREST = define("identify.nearest", "Nearest guesses: {names}.")
 OBSERVED = define("identify.observed", "Observed {colours}.")
 POINT_TO = define("identify.point_to", "The reference photos point to {name} ({score:.0%}).")
+# {runner} is "<name> <score>" in one field: two fields side by side would not parse back.
 POINT_TO_NEXT = define(
-    "identify.point_to_next",
-    "The reference photos point to {name} ({score:.0%}; next {runner} {runner_score:.0%}).",
+    "identify.point_to_next", "The reference photos point to {name} ({score:.0%}; next {runner})."
 )
 NOTES_MENTION = define(
     "identify.notes_mention", "{name}: notes ({source}) mention {colours} of the observed colours."

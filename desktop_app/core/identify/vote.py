@@ -178,12 +178,8 @@ def evidence_vote(
     lines = [message(OBSERVED, colours=seen_names)]
     lead_name, lead_score = pretty_name(leader.candidate.name), leader.candidate.score
     if runner is not None:
-        next_name, next_score = pretty_name(runner.candidate.name), runner.candidate.score
-        lines.append(
-            message(
-                POINT_TO_NEXT, name=lead_name, score=lead_score, runner=next_name, runner_score=next_score
-            )
-        )
+        runner_text = f"{pretty_name(runner.candidate.name)} {runner.candidate.score:.0%}"
+        lines.append(message(POINT_TO_NEXT, name=lead_name, score=lead_score, runner=runner_text))
     else:
         lines.append(message(POINT_TO, name=lead_name, score=lead_score))
     for r in named[:3]:
