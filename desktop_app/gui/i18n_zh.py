@@ -122,6 +122,83 @@ ZH_CN: dict[str, str] = {
     "Try a sharper photo that shows the whole bird.": "请换一张更清晰、能看到整只鸟的照片。",
     "Identification failed: {message}": "识别失败：{message}",
     "photo identification is not available in this build": "此版本不支持照片识别",
+    # identification: the flow's sentences (core/identify/texts.py), names and colours on the card
+    "From your reference photos": "来自你的参考照片",
+    "From the built-in ImageNet classifier": "来自内置的 ImageNet 分类器",
+    "{first} and {second}": "{first}和{second}",
+    "red": "红",
+    "orange": "橙",
+    "yellow": "黄",
+    "green": "绿",
+    "blue": "蓝",
+    "purple": "紫",
+    "pink": "粉",
+    "brown": "棕",
+    "black": "黑",
+    "grey": "灰",
+    "white": "白",
+    "pale": "浅",
+    "dark": "深",
+    "stopped": "已停止",
+    "The classifier is confident ({score:.0%}) that this is {name}.": "分类器有把握（{score:.0%}）认定这是{name}。",
+    "This looks like {name}.": "这看起来是{name}。",
+    "I can't identify this with confidence.": "我无法有把握地识别它。",
+    "Also possible, known only from your notes (no reference photos, matched to the photo by the"
+    " image model): {names}.": "也可能是只在你的笔记中出现的物种（没有参考照片，已由图像模型与照片比对）：{names}。",
+    "Also possible, known only from your notes (no reference photos, so not compared by eye): {names}.": (
+        "也可能是只在你的笔记中出现的物种（没有参考照片，因此未按外观比对）：{names}。"
+    ),
+    "The reference photos, though, point to {name}.": "不过，参考照片指向{name}。",
+    "{names}: differences and identification keys": "{names}：区别与识别要点",
+    "{name}: appearance, colours and identification traits": "{name}：外观、颜色与识别特征",
+    "There are no candidates to compare.": "没有可比较的候选。",
+    "Not one of the species in your knowledge base: the photo ({colours}) is not close to any"
+    " reference photo.": "不是你知识库中的物种：这张照片（{colours}）与任何参考照片都不接近。",
+    "Nearest guesses: {names}.": "最接近的猜测：{names}。",
+    "Observed {colours}.": "观察到的颜色：{colours}。",
+    "The reference photos point to {name} ({score:.0%}).": "参考照片指向{name}（{score:.0%}）。",
+    "The reference photos point to {name} ({score:.0%}; next {runner}).": "参考照片指向{name}（{score:.0%}；其次是{runner}）。",
+    "{name}: notes ({source}) mention {colours} of the observed colours.": (
+        "{name}：笔记（{source}）提到了观察到的颜色中的{colours}。"
+    ),
+    "There are no notes about {name} in the knowledge base, so the reference photos decide.": (
+        "知识库中没有关于{name}的笔记，因此由参考照片决定。"
+    ),
+    "The reference photos put {leader} and {name} close together; the notes of {name} fit the observed"
+    " colours clearly better.": "参考照片认为{leader}和{name}很接近；{name}的笔记与观察到的颜色明显更吻合。",
+    "{name} and {runner} are nearly tied.": "{name}与{runner}几乎不分上下。",
+    "The photo is not close to any reference photo ({reject:.0%} none of them), so this is only the"
+    " nearest guess.": "这张照片与任何参考照片都不接近（{reject:.0%}的可能都不是），所以这只是最接近的猜测。",
+    "no clear colours": "没有明显的颜色",
+    "Please send a sharper photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " or add reference photos and notes for this kind to the knowledge base.": (
+        "请在光线良好时拍一张更清晰、能看到整只鸟（头、喙、翅膀和尾巴）的照片，或把这种鸟的参考照片和笔记加入知识库。"
+    ),
+    "Please send a sharper photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " ideally one where the features that separate {first} from {second} are visible, or add"
+    " reference photos and notes for this kind to the knowledge base.": (
+        "请在光线良好时拍一张更清晰、能看到整只鸟（头、喙、翅膀和尾巴）的照片，最好能看清区分{first}与{second}的特征，"
+        "或把这种鸟的参考照片和笔记加入知识库。"
+    ),
+    "the language model failed ({error}); decided by the evidence vote": "语言模型出错（{error}）；改由证据投票决定",
+    "the language model's decision was not valid JSON naming a candidate; decided by the evidence vote": (
+        "语言模型的结论不是指明候选的有效 JSON；改由证据投票决定"
+    ),
+    "a bird with {colours} plumage": "一只{colours}色羽毛的鸟",
+    "a bird with {colours} plumage, {face} face": "一只{colours}色羽毛、{face}色脸部的鸟",
+    "a subject with {colours} colours": "一个{colours}色的物体",
+    "a subject with {colours} colours, {face} face": "一个{colours}色、{face}色正面的物体",
+    "{seen}; the classifier suggests {labels}": "{seen}；分类器认为可能是{labels}",
+    "{name}: cannot open the file ({reason})": "{name}：无法打开文件（{reason}）",
+    "{name}: image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
+    " possibly a decompression bomb": (
+        "{name}：图片过大（{width}x{height} = {megapixels:.0f} 百万像素；上限为 {limit:.0f}）：可能是解压炸弹"
+    ),
+    "{name}: image too large, possibly a decompression bomb ({error})": "{name}：图片过大，可能是解压炸弹（{error}）",
+    "{name}: the file is empty": "{name}：文件是空的",
+    "{name}: not an image file or an unsupported image format": "{name}：不是图片文件，或图片格式不受支持",
+    "{name}: the image file is truncated (incomplete download?)": "{name}：图片文件不完整（下载未完成？）",
+    "{name}: the image is corrupt ({error})": "{name}：图片已损坏（{error}）",
     # viewer
     "Source": "来源",
     "page {page}": "第 {page} 页",

@@ -93,10 +93,11 @@ def current_sha256(path: Path, entry: Entry | None) -> str | None:
     return sha256_file(path)
 
 
-def changed_since_answer(citation: Citation, path: Path, entry: Entry | None) -> bool:
-    """True when the cited file is still there but is no longer the one the answer read (False
-    when the citation kept no hash or the file is gone: a removed file is shown as removed)."""
-    if not citation.sha256:
+def changed_since_answer(sha256: str, path: Path, entry: Entry | None) -> bool:
+    """True when the cited file is still there but is no longer the one the answer read (its hash
+    then was ``sha256``). False when no hash was kept or the file is gone: a removed file is shown
+    as removed."""
+    if not sha256:
         return False
     now = current_sha256(path, entry)
-    return now is not None and now != citation.sha256
+    return now is not None and now != sha256

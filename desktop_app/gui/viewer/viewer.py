@@ -1,13 +1,15 @@
-"""Opens a cited source: PDFs in QtPdf at the cited page with the passage highlighted where the
-text can be found; other files (DOCX, slides, sheets, books, text) show the cited chunk in context,
-as plain text, scrolled to it."""
+"""Opens a cited source: a PDF at the cited page with every line of the cited passage highlighted;
+other files (DOCX, slides, sheets, books, text) show the cited chunk in context, as plain text,
+scrolled to it. Each click shows that citation, whatever an earlier one was still loading, and a
+banner says when the file has changed since the answer was given."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -20,29 +22,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.ask.citations import changed_since_answer
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.operations import JobKind
+from desktop_app.gui.viewer.locate import locate, utf16_index
+from desktop_app.gui.viewer.page_view import PdfPageView, line_rects
 
 try:  # QtPdf ships in the PySide6-Pdf wheel; without it PDFs show as text
-    from PySide6.QtPdf import QPdfDocument, QPdfSearchModel
-    from PySide6.QtPdfWidgets import QPdfView
+    from PySide6.QtPdf import QPdfDocument
 
     HAVE_QTPDF = True
 except ImportError:  # pragma: no cover - depends on the installed wheels
     HAVE_QTPDF = False
 
 CONTEXT_CHUNKS = 3  # neighbours shown on each side of the cited chunk
+CHANGED = "This file has changed since this answer; the passage may have moved."
 
 
-def search_phrase(text: str, words: int = 5) -> str:
-    """A short phrase of the chunk to find on the PDF page (long strings rarely match exactly).
+@dataclass
+class _Loaded:
+    """What the background job found for one citation."""
 
-    Taken a little way in: a chunk often starts with the page's running header, which would
-    highlight the header instead of the passage."""
-    tokens = [t for t in text.split() if t.strip()]
-    start = 6 if len(tokens) >= 6 + words + 4 else 0
-    return " ".join(tokens[start : start + words])
+    passage: str  # the cited chunk's text (the stored one when the file has changed since)
+    changed: bool  # the file is no longer the one the answer read
+    span: tuple[int, int] | None = None  # PDF: the passage in the page's text
+    context: str = ""  # text: the chunk with its neighbours
+    start: int = 0
+    end: int = 0
 
 
 class SourceViewer(QWidget):
@@ -52,12 +59,16 @@ class SourceViewer(QWidget):
     def __init__(self, ctx: AppContext, parent=None) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        self.citation: Any = None
         self.source = ""
         self.page: int | None = None
         self.mode = ""  # "pdf" | "text" | ""
         self.highlighted = False
-        self._loaded_pdf: Path | None = None
-        self.highlighted_text = ""  # the cited chunk as shown in a text document
+        self.highlighted_text = ""  # the cited passage as found in the shown text or PDF page
+        self.highlight_rects: list[Any] = []  # PDF: one QRectF per highlighted line, in points
+        self.changed: bool | None = None  # None until the check ran
+        self._generation = 0  # the latest open_citation; results of earlier ones are dropped
+        self._loaded_pdf: tuple[Path, int, int] | None = None  # path, size, mtime of the open PDF
 
         self.title = QLabel(objectName="panelTitle")
         self.title.setTextFormat(Qt.PlainText)
@@ -65,6 +76,14 @@ class SourceViewer(QWidget):
         self.close_button = QPushButton("×", objectName="closeButton")
         self.close_button.setFixedWidth(28)
         self.close_button.clicked.connect(self._close)
+        self.banner = QLabel(objectName="viewerBanner")
+        self.banner.setTextFormat(Qt.PlainText)
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "QLabel#viewerBanner { background: #fff4d6; color: #5c4300; border: 1px solid #e6c15c;"
+            " border-radius: 6px; padding: 6px 8px; }"
+        )
+        self.banner.hide()
         self.stack = QStackedWidget()
         self.message = QLabel(alignment=Qt.AlignCenter)
         self.message.setWordWrap(True)
@@ -91,15 +110,8 @@ class SourceViewer(QWidget):
 
         if HAVE_QTPDF:
             self.pdf = QPdfDocument(self)
-            self.pdf_view = QPdfView()
-            self.pdf_view.setDocument(self.pdf)
-            self.pdf_view.setPageMode(QPdfView.PageMode.MultiPage)
-            self.pdf_view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
-            self.search = QPdfSearchModel(self)
-            self.search.setDocument(self.pdf)
-            self.pdf_view.setSearchModel(self.search)
-            self.search.countChanged.connect(self._search_results)
-            self.pdf_view.pageNavigator().currentPageChanged.connect(self._page_changed)
+            self.pdf_view = PdfPageView(self.pdf)
+            self.pdf_view.page_changed.connect(self._page_changed)
             self.stack.addWidget(self.pdf_view)
 
         head = QHBoxLayout()
@@ -108,101 +120,148 @@ class SourceViewer(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 10, 10, 10)
         lay.addLayout(head)
+        lay.addWidget(self.banner)
         lay.addWidget(self.stack, 1)
         lay.addWidget(self.nav)
         on_language_changed(self.retranslate)
         self.retranslate()
 
     def retranslate(self, *_: object) -> None:
-        if not self.source:
-            self.title.setText(tr("Source"))
+        self._update_title()
+        self.banner.setText(tr(CHANGED))
         self._update_page_label()
+
+    def _update_title(self) -> None:
+        if self.citation is None:
+            self.title.setText(tr("Source"))
+            return
+        where = ""
+        if self.page:  # a PPTX section's page is its slide number (parsers/pptx.py)
+            slide = Path(self.source).suffix.lower() == ".pptx"
+            where = " · " + (tr("slide {page}") if slide else tr("page {page}")).format(page=self.page)
+        self.title.setText(self.source + where)
 
     # -- opening -------------------------------------------------------------------------------
     def open_citation(self, citation: Any) -> None:
-        """Open a Citation (or a Hit): PDF at its page, else the chunk in context."""
+        """Open a Citation (or a Hit): a PDF at its page, else the chunk in context."""
+        self._generation += 1
+        self.citation = citation
         self.source = citation.source
         self.page = citation.page
         self.highlighted = False
+        self.highlighted_text = ""
+        self.highlight_rects = []
+        self.changed = None
+        self.banner.hide()
         self.show()
+        self._update_title()
         path = self.ctx.knowledge_dir / citation.source
-        where = ""
-        if citation.page:  # a PPTX section's page is its slide number (parsers/pptx.py)
-            where = tr("slide {page}") if path.suffix.lower() == ".pptx" else tr("page {page}")
-            where = " · " + where.format(page=citation.page)
-        self.title.setText(citation.source + where)
-        chunk_text = getattr(citation, "text", "") or ""
-        if path.suffix.lower() == ".pdf" and HAVE_QTPDF and path.exists():
-            self._open_pdf(path, citation.page or 1, chunk_text)
+        if path.suffix.lower() == ".pdf" and HAVE_QTPDF and path.is_file():
+            self._open_pdf(path, citation)
         else:
-            self._open_text(citation)
+            self._open_text(path, citation)
         self.opened.emit(self.source, self.page)
 
-    def _open_pdf(self, path: Path, page: int, chunk_text: str) -> None:
+    def _open_pdf(self, path: Path, citation: Any) -> None:
         self.mode = "pdf"
         self.nav.show()
-        if self._loaded_pdf != path:
+        st = path.stat()
+        key = (path, st.st_size, st.st_mtime_ns)
+        if self._loaded_pdf != key:  # another file, or this one changed on disk
+            self.pdf_view.clear()
             self.pdf.close()
             self._loaded_pdf = None
             error = self.pdf.load(str(path))
             if error != QPdfDocument.Error.None_:
+                self.nav.hide()
                 self._show_message(tr("This PDF cannot be shown: {error}").format(error=error.name))
                 return
-            self._loaded_pdf = path
+            self._loaded_pdf = key
+        page = min(max((citation.page or 1) - 1, 0), self.pdf.pageCount() - 1)
+        self.pdf_view.set_highlights(page, [])
         self.stack.setCurrentWidget(self.pdf_view)
-        self.pdf_view.pageNavigator().jump(max(page - 1, 0), QPointF(), 0)
-        self._update_page_label()
-        phrase = search_phrase(chunk_text)
-        self.search.setSearchString(phrase)  # results arrive asynchronously -> _search_results
+        self.pdf_view.show_page(page)
+        page_text = self.pdf.getAllText(page).text()  # one page: a few ms
+        self._load(path, citation, lambda passage: locate(passage, page_text) if page_text else None)
 
-    def _search_results(self) -> None:
-        if self.mode != "pdf" or self.page is None:
-            return
-        for i in range(self.search.count()):
-            link = self.search.resultAtIndex(i)
-            if link.isValid() and link.page() == self.page - 1:
-                self.pdf_view.setCurrentSearchResultIndex(i)
-                self.highlighted = True
-                # Selecting a result scrolls to it; stay on the cited page.
-                if self.current_page() != self.page:
-                    self.pdf_view.pageNavigator().jump(self.page - 1, QPointF(), 0)
-                return
-
-    def _open_text(self, citation: Any) -> None:
+    def _open_text(self, path: Path, citation: Any) -> None:
         self.mode = "text"
         self.nav.hide()
-        kb = self.ctx.kb
-        if kb is None:
+        if self.ctx.kb is None:
             self._show_message(tr("The knowledge base is still opening."))
             return
-        chunk_id = getattr(citation, "chunk_id", "")
+        self.text_view.setExtraSelections([])
         self.text_view.setPlainText(tr("Loading…"))
         self.stack.setCurrentWidget(self.text_view)
+        self._load(path, citation, None)
 
-        def load(state) -> tuple[str, int, int]:
-            hit = kb.get_chunk(chunk_id) if chunk_id else None
-            if hit is None:
-                text = getattr(citation, "text", "") or ""
-                return text, 0, len(text)
-            neighbours = [
-                h for h in kb.chunks_of(hit.doc_id) if abs(h.chunk_index - hit.chunk_index) <= CONTEXT_CHUNKS
-            ]
-            neighbours.sort(key=lambda h: h.chunk_index)
-            parts, start, end = [], 0, 0
-            pos = 0
+    def _load(self, path: Path, citation: Any, find: Any) -> None:
+        """Off the UI thread: the cited chunk (a Citation keeps only its first 500 characters), its
+        neighbours for a text file, whether the file changed since the answer, and where the
+        passage is on a PDF page (``find``)."""
+        kb = self.ctx.kb
+        generation = self._generation
+        stored = getattr(citation, "text", "") or ""
+        chunk_id = getattr(citation, "chunk_id", "")
+        source = citation.source
+        sha256 = getattr(citation, "sha256", "")  # a Hit (search results) has none
+
+        def load(_state: object) -> _Loaded:
+            changed = kb is not None and changed_since_answer(sha256, path, kb.manifest.get(source))
+            hit = kb.get_chunk(chunk_id) if kb is not None and chunk_id else None
+            # After a change the chunk of that id holds the new text: find what the answer read.
+            passage = stored if hit is None or (changed and stored) else hit.text
+            if find is not None:
+                return _Loaded(passage, changed, span=find(passage))
+            if hit is None or changed:
+                return _Loaded(passage, changed, context=passage, end=len(passage))
+            neighbours = sorted(
+                (
+                    h
+                    for h in kb.chunks_of(hit.doc_id)
+                    if abs(h.chunk_index - hit.chunk_index) <= CONTEXT_CHUNKS
+                ),
+                key=lambda h: h.chunk_index,
+            )
+            parts, start, end, pos = [], 0, len(hit.text), 0
             for h in neighbours:
                 if h.chunk_id == hit.chunk_id:
                     start, end = pos, pos + len(h.text)
                 parts.append(h.text)
                 pos += len(h.text) + 2
-            if not parts:
-                return hit.text, 0, len(hit.text)
-            return "\n\n".join(parts), start, end
+            return _Loaded(passage, changed, context="\n\n".join(parts) or hit.text, start=start, end=end)
 
-        self.ctx.runner.run(JobKind.VIEWER, load, on_success=self._show_text, on_failure=self._show_message)
+        def done(result: _Loaded) -> None:
+            if generation == self._generation:  # a later click wins
+                self._show_loaded(result)
 
-    def _show_text(self, result: tuple[str, int, int]) -> None:
-        text, start, end = result
+        def failed(message: str) -> None:
+            if generation == self._generation:
+                self._show_message(message)
+
+        self.ctx.runner.run(JobKind.VIEWER, load, on_success=done, on_failure=failed)
+
+    def _show_loaded(self, loaded: _Loaded) -> None:
+        self.changed = loaded.changed
+        self.banner.setVisible(loaded.changed)
+        if self.mode == "pdf":
+            self._highlight_pdf(loaded.span)
+        else:
+            self._show_text(loaded.context, loaded.start, loaded.end)
+
+    def _highlight_pdf(self, span: tuple[int, int] | None) -> None:
+        page = self.pdf_view.page()
+        if span is None:  # not on this page's text layer (a scanned page, a moved passage)
+            return
+        text = self.pdf.getAllText(page).text()
+        start, end = utf16_index(text, span[0]), utf16_index(text, span[1])
+        selection = self.pdf.getSelectionAtIndex(page, start, end - start)
+        self.highlight_rects = line_rects(list(selection.bounds())) if selection.isValid() else []
+        self.highlighted = bool(self.highlight_rects)
+        self.highlighted_text = text[span[0] : span[1]]
+        self.pdf_view.set_highlights(page, self.highlight_rects)
+
+    def _show_text(self, text: str, start: int, end: int) -> None:
         self.text_view.setPlainText(text)
         cursor = QTextCursor(self.text_view.document())
         cursor.setPosition(start)
@@ -226,15 +285,15 @@ class SourceViewer(QWidget):
 
     # -- page navigation -----------------------------------------------------------------------
     def current_page(self) -> int | None:
-        """1-based page shown in the PDF view, or None when no PDF is open."""
-        if self.mode != "pdf" or not HAVE_QTPDF:
+        """1-based page shown in the PDF view, or None when no PDF is shown."""
+        if self.mode != "pdf" or not HAVE_QTPDF or self.stack.currentWidget() is not self.pdf_view:
             return None
-        return self.pdf_view.pageNavigator().currentPage() + 1
+        return self.pdf_view.page() + 1
 
     def _step(self, delta: int) -> None:
         page = (self.current_page() or 1) - 1 + delta
         if HAVE_QTPDF and 0 <= page < self.pdf.pageCount():
-            self.pdf_view.pageNavigator().jump(page, QPointF(), 0)
+            self.pdf_view.show_page(page)
 
     def _page_changed(self, _page: int) -> None:
         self._update_page_label()
@@ -242,8 +301,10 @@ class SourceViewer(QWidget):
     def _update_page_label(self) -> None:
         if self.mode == "pdf" and HAVE_QTPDF:
             self.page_label.setText(
-                tr("Page {page} of {count}").format(page=self.current_page(), count=self.pdf.pageCount())
+                tr("Page {page} of {count}").format(page=self.pdf_view.page() + 1, count=self.pdf.pageCount())
             )
+            self.prev_button.setEnabled(self.pdf_view.page() > 0)
+            self.next_button.setEnabled(self.pdf_view.page() + 1 < self.pdf.pageCount())
 
     def _close(self) -> None:
         self.hide()

@@ -64,16 +64,16 @@ def test_a_changed_file_is_told_apart_from_an_unchanged_or_removed_one(tmp_path:
     entry = _entry(path, "notes.md")
     cite = Citation(1, "notes.md", None, "n-0", "Kakapo eat rimu fruit.", sha256=entry.sha256)
     assert current_sha256(path, entry) == entry.sha256
-    assert not changed_since_answer(cite, path, entry)
+    assert not changed_since_answer(cite.sha256, path, entry)
     # Edited on disk, not synced yet: the manifest still has the old hash; the file is read.
     path.write_text("Kakapo eat rimu fruit and seeds.", encoding="utf-8")
-    assert changed_since_answer(cite, path, entry)
+    assert changed_since_answer(cite.sha256, path, entry)
     # Synced: the manifest has the new hash.
-    assert changed_since_answer(cite, path, _entry(path, "notes.md"))
+    assert changed_since_answer(cite.sha256, path, _entry(path, "notes.md"))
     # No hash kept (saved before version 2): nothing is claimed.
-    assert not changed_since_answer(Citation(1, "notes.md", None), path, entry)
+    assert not changed_since_answer("", path, entry)
     path.unlink()  # a removed file is shown as removed, not as changed
-    assert current_sha256(path, entry) is None and not changed_since_answer(cite, path, entry)
+    assert current_sha256(path, entry) is None and not changed_since_answer(cite.sha256, path, entry)
 
 
 def test_the_hash_is_saved_and_an_old_conversations_file_still_opens(tmp_path: Path) -> None:

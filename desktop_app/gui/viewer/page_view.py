@@ -1,0 +1,146 @@
+"""One PDF page at a time, fitted to the width, with the cited lines painted over it.
+
+QPdfView cannot paint arbitrary regions and keeps its page geometry private, so the page is
+rendered here (``QPdfDocument.render``) and the highlight drawn in the same page coordinates the
+text selection gives (points)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPalette, QPolygonF, QResizeEvent
+from PySide6.QtWidgets import QScrollArea, QWidget
+
+if TYPE_CHECKING:
+    from PySide6.QtPdf import QPdfDocument
+
+HIGHLIGHT = QColor(255, 196, 0, 90)  # translucent: the text stays readable under it
+MARGIN = 8  # pixels on each side of the page
+RERENDER_MS = 80  # a small resize re-renders the page once it settles (the old image is scaled meanwhile)
+
+
+def line_rects(bounds: list[QPolygonF]) -> list[QRectF]:
+    """The word boxes of a text selection merged into one rectangle per line (per column on a
+    multi-column page), in reading order."""
+    lines: list[QRectF] = []
+    for polygon in bounds:
+        box = polygon.boundingRect()
+        if box.isEmpty():
+            continue
+        last = lines[-1] if lines else None
+        if last is not None:
+            overlap = min(last.bottom(), box.bottom()) - max(last.top(), box.top())
+            same_line = overlap >= 0.5 * min(last.height(), box.height())
+            near = -box.height() <= box.left() - last.right() <= 3 * max(box.height(), last.height())
+            if same_line and (near or last.intersects(box)):
+                lines[-1] = last.united(box)
+                continue
+        lines.append(QRectF(box))
+    return [r.adjusted(-1.5, -1.0, 1.5, 1.0) for r in lines]
+
+
+class _Canvas(QWidget):
+    def __init__(self, view: PdfPageView) -> None:
+        super().__init__()
+        self.view = view
+        self.image: QImage | None = None
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), Qt.white)
+        if self.image is not None:
+            painter.setRenderHint(QPainter.SmoothPixmapTransform)
+            painter.drawImage(QRectF(self.rect()), self.image)
+        scale = self.view.scale()
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(HIGHLIGHT)
+        for r in self.view.highlights_of(self.view.page()):
+            painter.drawRoundedRect(
+                QRectF(r.x() * scale, r.y() * scale, r.width() * scale, r.height() * scale), 2, 2
+            )
+        painter.end()
+
+
+class PdfPageView(QScrollArea):
+    """Shows page ``page()`` of ``document``; ``set_highlights`` marks regions of any page."""
+
+    page_changed = Signal(int)  # 0-based
+
+    def __init__(self, document: QPdfDocument, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self._page = 0
+        self._highlights: dict[int, list[QRectF]] = {}
+        self.canvas = _Canvas(self)
+        self.setWidget(self.canvas)
+        self.setWidgetResizable(False)
+        self.setAlignment(Qt.AlignHCenter | Qt.AlignTop)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # fitted to the width
+        self.setBackgroundRole(QPalette.Dark)
+        self._rerender = QTimer(self, singleShot=True, interval=RERENDER_MS)
+        self._rerender.timeout.connect(self._render)
+
+    def page(self) -> int:
+        return self._page
+
+    def highlights_of(self, page: int) -> list[QRectF]:
+        return self._highlights.get(page, [])
+
+    def clear(self) -> None:
+        self._highlights.clear()
+        self.canvas.image = None
+        self.canvas.update()
+
+    def show_page(self, page: int) -> None:
+        """Render ``page`` (0-based) and scroll to its highlight, or to its top."""
+        self._page = max(0, min(page, self.document.pageCount() - 1))
+        self._layout()
+        self._render()
+        self._reveal()
+        self.page_changed.emit(self._page)
+
+    def set_highlights(self, page: int, rects: list[QRectF]) -> None:
+        self._highlights[page] = rects
+        if page == self._page:
+            self.canvas.update()
+            self._reveal()
+
+    def scale(self) -> float:
+        """Pixels per PDF point at the current width."""
+        width = self.document.pagePointSize(self._page).width()
+        return self.canvas.width() / width if width > 0 else 1.0
+
+    def _layout(self) -> None:
+        size = self.document.pagePointSize(self._page)
+        width = max(self.viewport().width() - 2 * MARGIN, 50)
+        height = round(width * size.height() / size.width()) if size.width() > 0 else width
+        self.canvas.setFixedSize(width, height)
+
+    def _render(self) -> None:
+        if self.document.pageCount() == 0:
+            return
+        ratio = self.devicePixelRatioF()
+        target = QSize(round(self.canvas.width() * ratio), round(self.canvas.height() * ratio))
+        image = self.document.render(self._page, target)
+        image.setDevicePixelRatio(ratio)
+        self.canvas.image = image
+        self.canvas.update()
+
+    def _reveal(self) -> None:
+        rects = self.highlights_of(self._page)
+        if not rects:
+            self.verticalScrollBar().setValue(0)
+            return
+        top = min(r.top() for r in rects) * self.scale()
+        self.verticalScrollBar().setValue(max(0, round(top - self.viewport().height() / 5)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self.document.pageCount() and event.size().width() != event.oldSize().width():
+            self._layout()
+            image = self.canvas.image
+            if image is None or image.width() < 0.8 * self.canvas.width() * self.devicePixelRatioF():
+                self._render()  # much wider (the viewer just opened): a blurred page would show
+            else:
+                self._rerender.start()
