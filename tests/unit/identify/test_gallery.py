@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,3 +224,27 @@ def test_leave_one_out_gallery_hides_every_view_of_the_query_photo(shared_data):
     assert all(s.source != str(photos[0][1]) for s in scores) and scores[0].similarity < 0.99
     assert scores[0].label == "ara_macao" and scores[0].photos == 2
     assert [m.source for m in mem.nearest(query, k=10)].count(str(photos[0][1])) == 0
+
+
+def test_candidates_and_the_decision_carry_the_chinese_name_their_notes_give(tmp_path, shared_data):
+    from desktop_app.core.events import Classified, Decision
+    from desktop_app.core.identify.flow import Identifier
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    src = shared_data / "images" / "parrots"
+    notes = Path(__file__).resolve().parents[3] / "knowledge" / "parrots"
+    with KnowledgeBase(tmp_path / "data", embedder=HashEmbedder()) as kb:
+        for folder in ("ara_macao", "jako_grey"):
+            (kb.knowledge_dir / "parrots" / "photos" / folder).mkdir(parents=True)
+            for i in (1, 2):
+                shutil.copy(src / folder / f"{i}.jpg", kb.knowledge_dir / "parrots" / "photos" / folder)
+        for note in ("scarlet-macaw.md", "african-grey-parrot.md"):  # "Gallery label: ara_macao" ...
+            shutil.copy(notes / note, kb.knowledge_dir / "parrots" / note)
+        kb.sync()
+        events = list(Identifier(kb).run(src / "ara_macao" / "3.jpg"))
+    candidates = next(e for e in events if isinstance(e, Classified)).candidates
+    zh = {c.name: c.zh for c in candidates}
+    assert zh["ara_macao"] == "绯红金刚鹦鹉" and zh["jako_grey"] == "非洲灰鹦鹉"
+    assert zh["macaw"] == "金刚鹦鹉"  # no note names ImageNet's "macaw": the classifier's own name
+    decision = next(e for e in events if isinstance(e, Decision))
+    assert decision.final_name == "ara_macao" and decision.zh_names["ara_macao"] == "绯红金刚鹦鹉"

@@ -11,6 +11,8 @@ from desktop_app.core.identify.names import (
     GENERIC,
     MENTION,
     NoteNames,
+    chinese_names,
+    chinese_of,
     link_level,
     name_key,
     note_names,
@@ -110,3 +112,25 @@ def test_latin_is_read_where_notes_put_it_not_from_any_capitalised_pair_of_words
     italic = [_hit("k.md", "# Kakapo *Strigops habroptilus*\n\nGreen.")]
     assert species_title(italic) == "Kakapo"
     assert link_level("Strigops habroptilus", note_names("Kakapo *Strigops habroptilus*")) == EXACT
+
+
+def test_chinese_names_come_from_the_note_named_exactly_after_the_label():
+    notes = [
+        _hit(f"parrots/{f}", (NOTES / f).read_text(encoding="utf-8"))
+        for f in ("scarlet-macaw.md", "african-grey-pale.md", "lovebirds.md", "kakapo.md")
+    ]
+    assert chinese_of(notes[0].text) == "绯红金刚鹦鹉"
+    assert chinese_of("# Kea\n\n中文名：啄羊鹦鹉。\n") == "啄羊鹦鹉"
+    assert chinese_of("# Kea\n\nChinese: none given.\n") == ""  # no Chinese on the line
+    names = chinese_names(
+        ["ara_macao", "Scarlet Macaw", "jako_white", "love", "Kakapo", "macaw", "bee eater", "绯红金刚鹦鹉"],
+        notes,
+    )
+    assert names == {
+        "ara_macao": "绯红金刚鹦鹉",  # its "Gallery label:" line
+        "Scarlet Macaw": "绯红金刚鹦鹉",  # its title
+        "jako_white": "非洲灰鹦鹉（浅灰）",
+        "love": "情侣鹦鹉（爱情鸟）",
+        "Kakapo": "鸮鹦鹉",
+        "绯红金刚鹦鹉": "绯红金刚鹦鹉",  # a Chinese label is its own Chinese name
+    }  # "macaw" names no note here: a genus word is not one species' name
