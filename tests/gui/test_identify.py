@@ -57,3 +57,120 @@ def test_a_photo_of_none_of_your_species_says_so_first_and_guesses_second(qtbot,
         == "Not one of your species (nearest guesses: cokatoo White-tailed Black, Kakapo)"
     )
     assert card.followup.text() == "Please send a sharper photo."
+
+
+def _card_events():
+    """A real flow's texts for a scarlet macaw: candidates, description, queries, vote, answer."""
+    from desktop_app.core.events import Candidate, Classified, FeatureQueries
+    from desktop_app.core.identify.classifier import LabelScore
+    from desktop_app.core.identify.colours import ColourProfile, describe
+    from desktop_app.core.identify.flow import Identifier, _answer
+    from desktop_app.core.identify.vote import evidence_vote
+
+    candidates = [
+        Candidate("ara_macao", 0.34, "gallery", zh="绯红金刚鹦鹉"),
+        Candidate("ara_ararauna", 0.33, "gallery", zh="蓝黄金刚鹦鹉"),
+        Candidate("macaw", 0.86, "imagenet", zh="金刚鹦鹉"),
+        Candidate("bee eater", 0.06, "imagenet", zh="蜂虎"),
+    ]
+    profile = ColourProfile({"red": 0.5, "yellow": 0.3, "blue": 0.2}, "pale")
+    labels = [
+        LabelScore("macaw", 0.86, 88, "金刚鹦鹉", "parrot"),
+        LabelScore("bee eater", 0.06, 92, "蜂虎", "bird"),
+    ]
+    description = describe(profile, labels)
+    queries = Identifier.feature_queries([c.name for c in candidates], description, "ara_macao")
+    decision = evidence_vote(candidates, profile, [])  # a near tie: a name and a request for a photo
+    decision.zh_names = {"ara_macao": "绯红金刚鹦鹉", "ara_ararauna": "蓝黄金刚鹦鹉"}
+    return [
+        Classified(candidates, "Low", True),
+        FeatureQueries(queries, description),
+        decision,
+        _answer(decision, [], by="vote"),
+    ]
+
+
+def test_the_card_speaks_the_windows_language_with_the_notes_chinese_names(qtbot, shared_data):
+    import re
+
+    from desktop_app.gui.i18n import set_language
+    from desktop_app.gui.identify.card import IdentifyCard
+
+    card = IdentifyCard(shared_data / "images" / "coral" / "parrot.jpg")
+    qtbot.addWidget(card)
+    for event in _card_events():
+        card.handle_event(event)
+    english = {w: w.text() for w in (card.decision_name, card.reasoning, card.followup, card.queries_label)}
+    assert card.decision_name.text() == "ara macao"
+    assert card.reasoning.text().startswith(
+        "Observed red, yellow, blue. The reference photos point to ara macao"
+    )
+    assert card.queries_label.text().startswith("Seen: a bird with red, yellow and blue plumage, pale face;")
+    try:
+        set_language("zh_CN")
+        assert card.decision_name.text() == "绯红金刚鹦鹉" and "ara macao" in card.decision_name.toolTip()
+        assert [label.text() for label, _ in card._names] == [
+            "绯红金刚鹦鹉",
+            "蓝黄金刚鹦鹉",
+            "金刚鹦鹉",
+            "蜂虎",
+        ]
+        assert card.reasoning.text().startswith(
+            "观察到的颜色：红、黄、蓝。参考照片指向绯红金刚鹦鹉（34%；其次是蓝黄金刚鹦鹉 33%）。"
+        )
+        assert "绯红金刚鹦鹉与蓝黄金刚鹦鹉几乎不分上下。" in card.reasoning.text()
+        assert "区分绯红金刚鹦鹉与蓝黄金刚鹦鹉的特征" in card.followup.text()
+        assert card.queries_label.text().splitlines() == [
+            "观察到：一只红、黄和蓝色羽毛、浅色脸部的鸟；分类器认为可能是金刚鹦鹉 (86%)、蜂虎 (6%)",
+            "• 绯红金刚鹦鹉 / 蓝黄金刚鹦鹉 / 金刚鹦鹉：区别与识别要点",
+            "• 一只红、黄和蓝色羽毛、浅色脸部的鸟；分类器认为可能是金刚鹦鹉 (86%)、蜂虎 (6%)",
+            "• 绯红金刚鹦鹉：外观、颜色与识别特征",
+        ]
+        assert card.summary.toPlainText().startswith("这看起来是绯红金刚鹦鹉。观察到的颜色")
+        for widget in (card.decision_name, card.reasoning, card.followup, card.queries_label, card.summary):
+            text = widget.toPlainText() if hasattr(widget, "toPlainText") else widget.text()
+            assert not re.search(r"[A-Za-z]{3,}", text), text  # nothing English is left
+        set_language("en")
+        assert {w: w.text() for w in english} == english  # and back, word for word
+    finally:
+        set_language("en")
+
+
+def test_a_card_saved_before_one_sentence_a_line_is_translated_sentence_by_sentence(qtbot, shared_data):
+    from desktop_app.core.events import Decision
+    from desktop_app.gui.i18n import set_language
+    from desktop_app.gui.identify.card import IdentifyCard
+
+    card = IdentifyCard(shared_data / "images" / "coral" / "parrot.jpg")
+    qtbot.addWidget(card)
+    old = (
+        "Observed red, blue. The reference photos point to Scarlet Macaw (34%; next Kakapo 2%)."
+        " The model's own words [1]."
+    )
+    card.handle_event(Decision("Scarlet Macaw", old, False, ""))  # a conversation saved by an older release
+    try:
+        set_language("zh_CN")
+        assert (
+            card.reasoning.text()
+            == "观察到的颜色：红、蓝。参考照片指向Scarlet Macaw（34%；其次是Kakapo 2%）。The model's own words [1]."
+        )
+    finally:
+        set_language("en")
+    assert card.reasoning.text() == old
+
+
+def test_every_identify_message_has_a_chinese_template_with_the_same_fields():
+    import string
+
+    from desktop_app.core.identify import texts  # noqa: F401 - defines the messages
+    from desktop_app.core.messages import CATALOGUE
+    from desktop_app.gui.i18n_zh import ZH_CN
+
+    def fields(template: str) -> list[tuple[str, str]]:
+        return sorted((n, spec) for _, n, spec, _ in string.Formatter().parse(template) if n is not None)
+
+    identify = {code: t for code, t in CATALOGUE.items() if code.startswith("identify.")}
+    assert len(identify) > 30
+    for template in identify.values():
+        assert template in ZH_CN, template
+        assert fields(ZH_CN[template]) == fields(template), template

@@ -7,30 +7,125 @@ Filled event by event from ``Assistant.identify``: ``Classified`` -> candidates 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QImageReader, QPixmap
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QProgressBar,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop_app.core import events as ev
-from desktop_app.core.identify.names import pretty_name
+from desktop_app.core.identify import texts as _texts  # noqa: F401 - its messages parse the card's texts
+from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit, page_label
-from desktop_app.gui.chat.markdown import plain_tooltip
+from desktop_app.core.messages import Message, parse, render_text
+from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
-from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_label
+from desktop_app.gui.widgets import AutoHeightBrowser, CiteChip, FlowLayout, citation_label, plain_label
 
 LEVEL_COLORS = {"High": "#2e7d32", "Medium": "#ef6c00", "Low": "#c62828"}
+# Where a candidate comes from (its bar's tooltip), translated when shown.
+SOURCES = {"gallery": "From your reference photos", "imagenet": "From the built-in ImageNet classifier"}
+PHOTO_SIZE = 170
+HEAD_MIN_WIDTH = 240  # beside the photo, the candidates' names and bars need at least this
+
+
+_PERCENT = re.compile(r"^(.*?)(\s*\(\d+%\)|\s+\d+%)$")  # "macaw (86%)", "ara macao 30%"
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _colour_words() -> dict[str, str]:
+    """Colour names and the words the flow puts beside them, in the window's language."""
+    names = {
+        "red": tr("red"),
+        "orange": tr("orange"),
+        "yellow": tr("yellow"),
+        "green": tr("green"),
+        "blue": tr("blue"),
+        "purple": tr("purple"),
+        "pink": tr("pink"),
+        "brown": tr("brown"),
+        "black": tr("black"),
+        "grey": tr("grey"),
+        "white": tr("white"),
+        "pale": tr("pale"),
+        "dark": tr("dark"),
+        "none": tr("none"),
+    }
+    return names
+
+
+def _term(piece: str, species: dict[str, str], colours: dict[str, str]) -> str | None:
+    """One name of a list ("ara macao", "macaw (86%)", "red") in Chinese, or None when unknown."""
+    m = _PERCENT.match(piece)
+    core, tail = (m.group(1), m.group(2)) if m else (piece, "")
+    zh = species.get(norm_name(core)) or colours.get(core.strip().lower())
+    return zh + tail if zh else None
+
+
+def localise_term(value: str, species: dict[str, str]) -> str:
+    """A parameter of a flow message in a Chinese window: species (``species``: norm_name -> Chinese
+    name) and colour names, and lists of them, in Chinese; anything else as it was (a file name, a
+    species no note names in Chinese)."""
+    if current_language() != "zh_CN":
+        return value
+    colours = _colour_words()
+    whole = _term(value, species, colours)
+    if whole is not None:
+        return whole
+    sep, zh_sep = (" / ", " / ") if " / " in value else (", ", "、")
+    out = []
+    for piece in value.split(sep):
+        zh = _term(piece, species, colours)
+        if zh is None and " and " in piece:  # "yellow and blue" (a species named so is found above)
+            first, _, second = piece.rpartition(" and ")
+            pair = (_term(first, species, colours), _term(second, species, colours))
+            if None not in pair:
+                zh = tr("{first} and {second}").format(first=pair[0], second=pair[1])
+        out.append(piece if zh is None else zh)
+    return zh_sep.join(out) if out != value.split(sep) else value
+
+
+def _render(msg: Message, species: dict[str, str]) -> str:
+    params = {}
+    for key, value in msg.params.items():
+        inner = parse(value) if isinstance(value, str) else None
+        params[key] = _render(inner, species) if inner is not None else localise_term(str(value), species)
+    return Message(msg.code, params).render(tr)
+
+
+def localise(text: str, species: dict[str, str]) -> str:
+    """A text of the identify flow in the window's language: each line through its catalogue
+    message (core/identify/texts.py), species and colour names in Chinese where known; a line
+    that is no message (the model's own words, a note's sentences) stays as written. A card saved
+    before the flow wrote one sentence per line is split into its sentences first."""
+    out = []
+    for line in text.splitlines():
+        found = parse(line)
+        # A field spanning sentences means several sentences on one line (an old card): split them.
+        if found is not None and not any(_SENTENCE.search(str(v)) for v in found.params.values()):
+            out.append(_render(found, species))
+            continue
+        parts = _SENTENCE.split(line)
+        found_parts = [parse(p) for p in parts]
+        if len(parts) > 1 and any(found_parts):
+            out += [_render(f, species) if f else p for f, p in zip(found_parts, parts)]
+        else:
+            out.append(line)
+    joiner = "" if current_language() == "zh_CN" else " "  # Chinese sentences end in "。"
+    return joiner.join(line.strip() for line in out if line.strip())
 
 
 def load_thumbnail(path: Path, size: int = 160) -> QPixmap:
@@ -57,7 +152,10 @@ class IdentifyCard(QFrame):
         self.level = ""
         self.decision: ev.Decision | None = None
         self.queries: list[str] = []
+        self.visual_description = ""
         self.evidence: list[Hit] = []
+        self._names: list[tuple[QLabel, ev.Candidate]] = []  # the candidates' name labels
+        self._status_text = lambda: tr("Identifying…")  # re-read on a language change
 
         self.photo = QLabel(alignment=Qt.AlignCenter)
         self.photo.setObjectName("photo")
@@ -66,7 +164,7 @@ class IdentifyCard(QFrame):
             self.photo.setPixmap(pix)
         else:
             self.photo.setText(tr("(cannot show this image)"))
-        self.photo.setFixedSize(170, 170)
+        self.photo.setFixedSize(PHOTO_SIZE, PHOTO_SIZE)
 
         self.title = plain_label(object_name="cardTitle")
         self.file_label = plain_label(self.image.name, object_name="muted")
@@ -83,7 +181,8 @@ class IdentifyCard(QFrame):
         self.summary_title = plain_label(object_name="sectionTitle")
         self.summary = AutoHeightBrowser()
         self.summary.citation_clicked.connect(self._cite_number)
-        self.summary_chips = QHBoxLayout()
+        self.summary_chips_box = QWidget()
+        self.summary_chips = FlowLayout(self.summary_chips_box)
         self.answer: ev.Answer | None = None
         self.decision_title = plain_label(object_name="sectionTitle")
         self.decision_name = plain_label(object_name="decisionName")
@@ -102,7 +201,7 @@ class IdentifyCard(QFrame):
         ):
             w.hide()
 
-        head = QVBoxLayout()
+        head = self.head = QVBoxLayout()
         title_row = QHBoxLayout()
         title_row.addWidget(self.title, 1)
         title_row.addWidget(self.level_badge)
@@ -111,12 +210,15 @@ class IdentifyCard(QFrame):
         head.addLayout(self.candidates_box)
         head.addWidget(self.status)
         head.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.photo, 0, Qt.AlignTop)
+        # The photo sits beside the candidates, or above them in a narrow chat column.
+        top = self.top = QBoxLayout(QBoxLayout.LeftToRight)
+        top.addWidget(self.photo, 0, Qt.AlignTop | Qt.AlignLeft)
         top.addLayout(head, 1)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(12, 12, 12, 12)
+        # minimumSizeHint below is the stacked layout's: the side-by-side one must not set it.
+        lay.setSizeConstraint(QLayout.SetNoConstraint)
         lay.addLayout(top)
         lay.addWidget(self.queries_title)
         lay.addWidget(self.queries_label)
@@ -128,10 +230,9 @@ class IdentifyCard(QFrame):
         lay.addWidget(self.followup)
         lay.addWidget(self.summary_title)
         lay.addWidget(self.summary)
-        lay.addLayout(self.summary_chips)
+        lay.addWidget(self.summary_chips_box)
         on_language_changed(self.retranslate)
         self.retranslate()
-        self.status.setText(tr("Identifying…"))
 
     def retranslate(self, *_: object) -> None:
         self.title.setText(tr("Photo identification"))
@@ -141,8 +242,48 @@ class IdentifyCard(QFrame):
         self.summary_title.setText(tr("About it"))
         if self.level:
             self.level_badge.setText(tr("{level} confidence").format(level=tr(self.level)))
+        for label, cand in self._names:
+            self._show_candidate_name(label, cand)
+        if self.queries or self.visual_description:
+            self._show_queries()
         if self.decision is not None:
             self._show_decision(self.decision)
+        if self.answer is not None:
+            self._show_summary()
+        self.status.setText(self._status_text())
+
+    # -- names and texts in the window's language ------------------------------------------------
+    def _species(self) -> dict[str, str]:
+        """norm_name -> Chinese name of every species this card names (candidates, decision)."""
+        names = {norm_name(c.name): c.zh for c in self.candidates if c.zh}
+        if self.decision is not None:
+            names.update({norm_name(k): v for k, v in self.decision.zh_names.items() if v})
+        return names
+
+    def _name(self, label: str) -> str:
+        """A species as shown: its Chinese name in a Chinese window where one is known."""
+        zh = self._species().get(norm_name(label)) if current_language() == "zh_CN" else None
+        return zh or pretty_name(label)
+
+    def _text(self, text: str) -> str:
+        return localise(text, self._species())
+
+    def _set_status(self, text: Callable[[], str]) -> None:
+        self._status_text = text
+        self.status.setText(text())
+
+    def _show_candidate_name(self, label: QLabel, cand: ev.Candidate) -> None:
+        shown = self._name(cand.name) or "?"
+        label.setText(shown)
+        label.setToolTip(plain_tooltip(pretty_name(cand.name)) if shown != pretty_name(cand.name) else "")
+
+    def _show_queries(self) -> None:
+        self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
+        lines = [f"• {self._text(q)}" for q in self.queries]
+        if self.visual_description:
+            seen = self._text(self.visual_description)
+            lines.insert(0, tr("Seen: {description}").format(description=seen))
+        self.queries_label.setText("\n".join(lines))
 
     # -- events --------------------------------------------------------------------------------
     def handle_event(self, event: ev.Event) -> None:
@@ -150,11 +291,8 @@ class IdentifyCard(QFrame):
             self.set_candidates(event.candidates, event.confidence_level)
         elif isinstance(event, ev.FeatureQueries):
             self.queries = list(event.queries)
-            self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
-            lines = [f"• {q}" for q in event.queries]
-            if event.visual_description:
-                lines.insert(0, tr("Seen: {description}").format(description=event.visual_description))
-            self.queries_label.setText("\n".join(lines))
+            self.visual_description = event.visual_description
+            self._show_queries()
             self.queries_title.show()
             self.queries_label.show()
         elif isinstance(event, ev.Retrieved):
@@ -165,7 +303,7 @@ class IdentifyCard(QFrame):
             self.decision = event
             self._show_decision(event)
         elif isinstance(event, ev.Warning):
-            self.status.setText(event.message)
+            self._set_status(lambda text=event.message: self._text(text))
         elif isinstance(event, ev.Error):
             self.show_error(event.message)
 
@@ -176,17 +314,19 @@ class IdentifyCard(QFrame):
             item = self.candidates_box.takeAt(0)
             if item.widget():
                 item.widget().deleteLater()
+        self._names = []
         for row, cand in enumerate(self.candidates[:5]):
             score = float(cand.score)
-            shown = cand.zh if current_language() == "zh_CN" and cand.zh else cand.name
-            name = plain_label(shown or "?", wrap=False)
+            name = plain_label(wrap=False)
+            self._show_candidate_name(name, cand)
+            self._names.append((name, cand))
             bar = QProgressBar(objectName="candidateBar")
             bar.setRange(0, 100)
             bar.setValue(round(max(0.0, min(score, 1.0)) * 100))
             bar.setFormat(f"{score:.0%}")
             bar.setMaximumHeight(16)
-            if cand.source:
-                bar.setToolTip(plain_tooltip(cand.source))
+            if cand.source in SOURCES:
+                bar.setToolTip(tr(SOURCES[cand.source]))
             self.candidates_box.addWidget(name, row, 0)
             self.candidates_box.addWidget(bar, row, 1)
         if self.level:
@@ -196,7 +336,7 @@ class IdentifyCard(QFrame):
             )
             self.level_badge.setText(tr("{level} confidence").format(level=tr(self.level)))
             self.level_badge.show()
-        self.status.setText("")
+        self._set_status(lambda: "")
 
     def add_evidence(self, hits: list[Hit]) -> None:
         if not hits:
@@ -206,38 +346,40 @@ class IdentifyCard(QFrame):
             if any(h.chunk_id == hit.chunk_id for h in self.evidence):
                 continue
             self.evidence.append(hit)
-            snippet = " ".join(hit.text.split())
+            # A one-line snippet has no room for Markdown: its markup is dropped, not shown.
+            snippet = " ".join(markdown_to_plain(hit.text).split())
             snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
             where = Path(hit.source).name + (f" · {page_label(hit.source, hit.page)}" if hit.page else "")
-            row = QHBoxLayout()
-            chip = QPushButton(where, objectName="citeChip")
-            chip.setProperty("source", hit.source)  # a saved card's gone files are marked by it
-            chip.setCursor(Qt.PointingHandCursor)
+            chip = CiteChip(where, hit.source, hit.page, hit.text)  # a gone file is marked by its source
             chip.clicked.connect(lambda _=False, h=hit: self.citation_clicked.emit(h))
-            row.addWidget(chip, 0, Qt.AlignTop)
-            row.addWidget(plain_label(snippet, object_name="snippet"), 1)
-            self.evidence_box.addLayout(row)
+            self.evidence_box.addWidget(chip, 0, Qt.AlignLeft)
+            self.evidence_box.addWidget(plain_label(snippet, object_name="snippet"))
 
     def _show_decision(self, decision: ev.Decision) -> None:
         self.decision_title.show()
         name = decision.final_name or UNCERTAIN
+        english = ""  # the label behind a Chinese name, as its tooltip
         if name == UNCERTAIN and decision.guesses:  # "not one of your species" first, guesses second
-            names = ", ".join(pretty_name(g) for g in decision.guesses)
+            names = ("、" if current_language() == "zh_CN" else ", ").join(map(self._name, decision.guesses))
             self.decision_name.setText(
                 tr("Not one of your species (nearest guesses: {names})").format(names=names)
             )
+        elif name == UNCERTAIN:
+            self.decision_name.setText(tr("uncertain"))
         else:
-            self.decision_name.setText(tr("uncertain") if name == UNCERTAIN else pretty_name(name))
+            self.decision_name.setText(self._name(name))
+            english = pretty_name(name) if self._name(name) != pretty_name(name) else ""
+        self.decision_name.setToolTip(plain_tooltip(english) if english else "")
         self.decision_name.show()
         # Notes-only species ("also possible") are in the answer text below.
-        self.reasoning.setText(decision.reasoning)
+        self.reasoning.setText(self._text(decision.reasoning))
         self.reasoning.setVisible(bool(decision.reasoning))
-        advice = decision.followup
+        advice = self._text(decision.followup)
         if decision.need_more_info and not advice:
             advice = tr("Try a sharper photo that shows the whole bird.")
         self.followup.setText(advice)
         self.followup.setVisible(bool(advice))
-        self.status.setText("")
+        self._set_status(lambda: "")
 
     def show_answer(self, answer: ev.Answer) -> None:
         """The flow's cited summary of the species, rendered as safe Markdown with chips."""
@@ -246,14 +388,35 @@ class IdentifyCard(QFrame):
             return
         self.summary_title.show()
         self.summary.show()
-        self.summary.set_markdown(answer.text, {c.n for c in answer.citations})
+        self._show_summary()
         for citation in answer.citations:
-            chip = QPushButton(citation_label(citation), objectName="citeChip")
-            chip.setProperty("source", citation.source)  # a saved card's gone files are marked by it
-            chip.setCursor(Qt.PointingHandCursor)
+            chip = CiteChip(citation_label(citation), citation.source, citation.page, citation.text or "")
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
             self.summary_chips.addWidget(chip)
-        self.summary_chips.addStretch(1)
+
+    def _show_summary(self) -> None:
+        """The summary: our sentences in the window's language, the notes' quoted as written."""
+        if self.answer is not None and self.answer.text.strip():
+            text = self._text(self.answer.text)
+            self.summary.set_markdown(text, {c.n for c in self.answer.citations})
+
+    # -- layout --------------------------------------------------------------------------------
+    def minimumSizeHint(self) -> QSize:  # noqa: D102 - as narrow as the stacked layout
+        lay = self.layout()
+        m = lay.contentsMargins()
+        widths = [PHOTO_SIZE, self.head.minimumSize().width()]
+        widths += [lay.itemAt(i).minimumSize().width() for i in range(1, lay.count())]
+        width = max(widths) + m.left() + m.right() + 2 * self.frameWidth()
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        m = self.layout().contentsMargins()
+        room = self.width() - m.left() - m.right() - 2 * self.frameWidth()
+        side = PHOTO_SIZE + self.top.spacing() + max(HEAD_MIN_WIDTH, self.head.minimumSize().width())
+        direction = QBoxLayout.LeftToRight if room >= side else QBoxLayout.TopToBottom
+        if self.top.direction() != direction:
+            self.top.setDirection(direction)
 
     def _cite_number(self, n: int) -> None:
         for citation in self.answer.citations if self.answer is not None else []:
@@ -262,11 +425,13 @@ class IdentifyCard(QFrame):
                 return
 
     def show_error(self, message: str) -> None:
-        self.status.setText(tr("Identification failed: {message}").format(message=message))
+        self._set_status(
+            lambda: tr("Identification failed: {message}").format(message=render_text(message, tr))
+        )
 
     def mark_stopped(self) -> None:
-        self.status.setText(tr("Stopped."))
+        self._set_status(lambda: tr("Stopped."))
 
     def finish(self) -> None:
         if self.status.text() == tr("Identifying…"):
-            self.status.setText("")
+            self._set_status(lambda: "")
