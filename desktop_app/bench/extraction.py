@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 
 DEFAULT_DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
@@ -78,15 +79,15 @@ def parse_before(path: Path) -> list[Section]:
     try:
         reader = PdfReader(path, strict=False)
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ParseError("encrypted PDF: a password is required")
+            raise ParseError(reasons.ENCRYPTED, label="PDF")
         pages = [clean_text(page.extract_text() or "") for page in reader.pages]
     except ParseError:
         raise
     except (Exception, RecursionError) as exc:
-        raise ParseError(str(exc)) from exc
+        raise ParseError(reasons.CORRUPT, label="PDF", reason=exc) from exc
     sections = [Section(text=t, page=i + 1) for i, t in enumerate(pages) if t.strip()]
     if not sections:
-        raise ParseError("no text")
+        raise ParseError(reasons.EMPTY)
     return sections
 
 

@@ -9,6 +9,7 @@ manifest, a saved conversation's warnings) are turned back into their message by
 
 from __future__ import annotations
 
+import importlib
 import re
 import string
 from collections.abc import Callable, Mapping
@@ -17,6 +18,27 @@ from typing import Any
 
 CATALOGUE: dict[str, str] = {}  # code -> English template ("{name}" fields, str.format syntax)
 _PATTERNS: dict[str, re.Pattern[str]] = {}
+# The modules that define messages. A stored text is parsed back in a process that may not have
+# imported its module yet (the GUI reads the manifest before any parser runs): ``catalogue()``
+# imports them all first. Each is light (no models, no Qt).
+DEFINERS = (
+    "desktop_app.core.packages",
+    "desktop_app.core.library.reasons",
+    "desktop_app.core.identify.texts",
+    "desktop_app.core.ask.notes",
+    "desktop_app.core.models.status",
+)
+_loaded = False
+
+
+def catalogue() -> dict[str, str]:
+    """Every message of the app (code -> English template), its defining modules imported."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in DEFINERS:
+            importlib.import_module(module)
+    return CATALOGUE
 
 
 def define(code: str, template: str) -> str:
@@ -97,7 +119,7 @@ def parse(text: str) -> Message | None:
     """The message whose English rendering is ``text``, or None. The most specific template
     (the most literal text) wins when several match."""
     best: tuple[int, Message] | None = None
-    for code, template in CATALOGUE.items():
+    for code, template in catalogue().items():
         m = _pattern(code).fullmatch(text)
         if m is None:
             continue

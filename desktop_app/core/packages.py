@@ -13,6 +13,16 @@ import shlex
 import sys
 from types import ModuleType
 
+from desktop_app.core.messages import define, message
+
+MISSING_PACKAGE = define(
+    "package.missing",
+    "{feature} needs the Python package {package}, which is not installed; install it with: {command}",
+)
+REINSTALL = define(
+    "package.reinstall", "reinstall Knowledge Desk (this build is missing a part that ships with it)"
+)
+
 # Import name -> distribution (pip) name, where the two differ or a model role needs it.
 DISTRIBUTIONS = {
     "efficientnet_lite_pytorch": "efficientnet-lite-pytorch",
@@ -38,7 +48,7 @@ def distribution_of(module: str) -> str:
 def pip_command(*packages: str) -> str:
     """The command that installs `packages` into the Python running this app."""
     if getattr(sys, "frozen", False):  # a PyInstaller bundle has no pip: the packages ship inside it
-        return "reinstall Knowledge Desk (this build is missing a part that ships with it)"
+        return str(message(REINSTALL))
     return f"{shlex.quote(sys.executable)} -m pip install " + " ".join(shlex.quote(p) for p in packages)
 
 
@@ -49,11 +59,10 @@ class MissingPackage(ImportError):
         self.feature = feature
         self.package = distribution_of(module)
         self.install_command = pip_command(self.package)
-        super().__init__(
-            f"{feature} needs the Python package {self.package}, which is not installed; "
-            f"install it with: {self.install_command}",
-            name=module,
+        self.message = message(
+            MISSING_PACKAGE, feature=feature, package=self.package, command=self.install_command
         )
+        super().__init__(str(self.message), name=module)
 
 
 def require(module: str, feature: str) -> ModuleType:

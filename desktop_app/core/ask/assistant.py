@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from desktop_app.core.ask import notes
 from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
 from desktop_app.core.ask.citations import (
@@ -49,6 +50,7 @@ from desktop_app.core.events import (
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
 from desktop_app.core.library.languages import multilingual_family, text_lang
+from desktop_app.core.messages import message
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
@@ -140,7 +142,7 @@ class Assistant:
         conv = conversation if conversation is not None else self.conversation
         question = question.strip()
         if not question:
-            yield Error("the question is empty")
+            yield Error(str(message(notes.EMPTY_QUESTION)))
             return
         self._scope = conv.scope
         if self.kb is not None and self.kb.is_empty():
@@ -181,7 +183,7 @@ class Assistant:
                 conv.last_query = self.subject_of(route.search_query)
             yield from self.answer_from_hits(question, hits, conv, route, cancel)
         except Cancelled:
-            yield Warning("stopped")
+            yield Warning(str(message(notes.STOPPED)))
 
     @property
     def identifier(self) -> Identifier:
@@ -218,7 +220,7 @@ class Assistant:
                     self._stamp(event)
                 yield event
         except Cancelled:
-            yield Warning("stopped")
+            yield Warning(str(message(notes.STOPPED)))
             return
         if final and final != UNCERTAIN:
             conv.last_subject = pretty_name(final)
@@ -233,7 +235,7 @@ class Assistant:
             return list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=scope)), None
         except Exception as exc:  # the index may be missing, locked or mid-rebuild
             log.warning("search failed: %s", exc)
-            return [], Warning(f"search failed: {exc}")
+            return [], Warning(str(message(notes.SEARCH_FAILED, error=exc)))
 
     def answer_from_hits(
         self,
@@ -285,14 +287,14 @@ class Assistant:
                 parts.append(piece)
                 yield Token(piece)
             if not "".join(parts).strip():
-                raise LLMError("the language model returned an empty answer", "bad_output")
+                raise LLMError(str(message(notes.EMPTY_ANSWER)), "bad_output")
             if not CITATION_MARK.sub("", "".join(parts)).strip(" \t\n.,;:。，；："):
                 # "[1]" alone: a small model pointing at a passage instead of answering from it.
-                raise LLMError("the language model answered with a citation only", "bad_output")
+                raise LLMError(str(message(notes.CITATION_ONLY)), "bad_output")
         except Cancelled:
             text = "".join(parts)
             conv.add_turn(question, text)
-            yield Warning("stopped")
+            yield Warning(str(message(notes.STOPPED)))
             yield Answer(text, citations_for(parse_citations(text, blocks)[0], blocks))
             return
         except LLMError as exc:
@@ -320,8 +322,8 @@ class Assistant:
     ) -> Iterator[Event]:
         """A Warning and an extractive answer in place of the LLM's (``partial``: what it had said)."""
         lang = lang_of(question)
-        when = "mid-answer" if partial else "before answering"
-        yield Warning(f"{exc} ({when}); showing the most relevant passages instead")
+        when = message(notes.MID_ANSWER if partial else notes.BEFORE_ANSWERING)
+        yield Warning(str(message(notes.FALLBACK, error=exc, when=when)))
         if not use_rag:  # the router said no documents; passages are still better than nothing
             hits, warning = self.retrieve(question, conv.scope)
             if warning:

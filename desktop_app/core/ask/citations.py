@@ -9,8 +9,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop_app.core.ask import notes
 from desktop_app.core.ask.budget import ContextBlock
 from desktop_app.core.events import Answer, Citation, Warning
+from desktop_app.core.messages import message
 from desktop_app.core.paths import sha256_file
 
 if TYPE_CHECKING:
@@ -64,10 +66,8 @@ def check_citations(text: str, blocks: Sequence[ContextBlock]) -> tuple[str, lis
     cited, bad = parse_citations(text, blocks)
     if not bad:
         return text, citations_for(cited, blocks), None
-    warning = Warning(
-        f"the answer cited {', '.join(f'[{n}]' for n in bad)} but only {len(blocks)} "
-        f"source block(s) were given; those citations were dropped"
-    )
+    markers = ", ".join(f"[{n}]" for n in bad)
+    warning = Warning(str(message(notes.CITATIONS_DROPPED, markers=markers, count=len(blocks))))
     return strip_citations(text, bad), citations_for(cited, blocks), warning
 
 

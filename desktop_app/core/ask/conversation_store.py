@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop_app.core import messages
+from desktop_app.core.ask import notes
 from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.events import (
     Answer,
@@ -568,5 +570,5 @@ class ConversationStore:
             self.append(conv, turn.message(pair), title=title)
         except sqlite3.Error as exc:
             log.error("conversation %s not saved: %s", conv.id, exc)
-            return f"the conversation could not be saved: {exc}"
+            return str(messages.message(notes.NOT_SAVED, error=exc))
         return ""

@@ -10,9 +10,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from desktop_app.core.messages import UserError
 
-class ParseError(Exception):
-    """A document could not be read; the message is shown to the user as is."""
+
+class ParseError(UserError):
+    """A document could not be read: ``ParseError(code, **params)``, a reason of
+    ``library/reasons.py``; its English text is what the manifest stores and the CLI prints."""
 
 
 @dataclass

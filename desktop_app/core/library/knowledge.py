@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
+from desktop_app.core.library import reasons
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
 from desktop_app.core.library.datafolder import WriterLock
@@ -33,6 +34,7 @@ from desktop_app.core.library.store import (
     collection_name,
 )
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
+from desktop_app.core.messages import message
 from desktop_app.core.models.embeddings import Embedder, make_embedder
 from desktop_app.core.tasks import NullTask, TaskState
 
@@ -46,10 +48,7 @@ __all__ = ["DocumentHandler", "KnowledgeBase", "SyncReport", "chunk_from_hit"]
 
 log = logging.getLogger(__name__)
 
-EMPTY_LIBRARY = (
-    "Your library has no documents yet, so there is nothing to search. Add files (drop them on the "
-    "window, or `kdesk add PATH`) and ask again."
-)
+EMPTY_LIBRARY = str(message(reasons.EMPTY_LIBRARY))
 
 
 class KnowledgeBase:

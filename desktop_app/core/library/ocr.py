@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.tasks import NullTask, TaskState, check
 
@@ -203,10 +204,7 @@ class OcrJob:
 
     def check_pages(self, count: int) -> None:
         if self.max_pages > 0 and count > self.max_pages:
-            raise ParseError(
-                f"too many scanned pages: {count} pages without a text layer > limit {self.max_pages} "
-                "(index.ocr_max_pages); split the file or raise the limit"
-            )
+            raise ParseError(reasons.OCR_TOO_MANY_PAGES, count=count, limit=self.max_pages)
 
 
 def render_pdf_pages(path: Path, numbers: list[int]) -> Iterator[tuple[int, Image.Image | str]]:
@@ -219,7 +217,7 @@ def render_pdf_pages(path: Path, numbers: list[int]) -> Iterator[tuple[int, Imag
         try:
             document = pdfium.PdfDocument(str(path))
         except Exception as exc:  # PdfiumError: damaged beyond what PDFium repairs
-            raise ParseError(f"scanned pages cannot be rendered for OCR: {exc}") from exc
+            raise ParseError(reasons.OCR_CANNOT_RENDER, reason=exc) from exc
     try:
         for number in numbers:
             with _render_lock:

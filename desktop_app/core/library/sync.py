@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from desktop_app.core.config import IndexConfig
+from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock
 from desktop_app.core.library.documents import Chunk, Hit, ParseError
 from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
 from desktop_app.core.library.languages import text_lang
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, now_iso
 from desktop_app.core.library.scopes import scope_of
+from desktop_app.core.messages import message
 from desktop_app.core.paths import sha256_file
 from desktop_app.core.tasks import TaskState, check
 
@@ -244,7 +246,7 @@ def find_changes(
         try:
             st = path.stat()
         except OSError as exc:
-            report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
+            report.failed.append((rel, str(message(reasons.CANNOT_READ, reason=exc.strerror or exc))))
             continue
         old = entries.get(rel)
         done = not force and old is not None and old.status in (INDEXED, FAILED) and not _before_ocr(old)
@@ -254,7 +256,7 @@ def find_changes(
         try:
             digest = sha256_file(path)
         except OSError as exc:
-            report.failed.append((rel, f"cannot read: {exc.strerror or exc}"))
+            report.failed.append((rel, str(message(reasons.CANNOT_READ, reason=exc.strerror or exc))))
             continue
         if done and old.sha256 == digest:  # touched, same content: only the stat shortcut is new
             kb.manifest.put(replace(old, size=st.st_size, mtime_ns=st.st_mtime_ns))
@@ -275,7 +277,7 @@ def _before_ocr(entry: Entry) -> bool:
 def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:
     report.unchanged.append(rel)
     if old.status == FAILED:
-        report.failed.append((rel, old.error or "failed"))
+        report.failed.append((rel, old.error or str(message(reasons.FAILED))))
 
 
 def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: SyncReport) -> None:
@@ -322,7 +324,7 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
                 continue
             except Exception as exc:  # a parser bug must not stop the batch
                 log.error("failed to index %s", rel, exc_info=exc)
-                msg = f"could not read: {type(exc).__name__}: {exc}"
+                msg = str(message(reasons.PARSER_BUG, error_type=type(exc).__name__, error=exc))
                 kb.manifest.put(replace(entry, status=FAILED, error=msg))
                 report.failed.append((rel, msg))
                 continue
@@ -339,9 +341,7 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
 def _index_image(kb: KnowledgeBase, entry: Entry, path: Path) -> int:
     handler = kb.handler_for(path.suffix.lower())
     if handler is None:
-        raise ParseError(
-            "image support is not installed (reference photos need torch and the classifier packages)"
-        )
+        raise ParseError(reasons.NO_IMAGE_SUPPORT)
     return handler.index(entry.doc_id, path, entry.name, entry.scope)
 
 
@@ -441,7 +441,7 @@ class _Reader:
         suffix = change.path.suffix.lower()
         image = suffix in IMAGE_SUFFIXES
         if not image and suffix not in SUPPORTED_SUFFIXES:
-            raise ParseError(f"unsupported file type: {suffix or '(no extension)'}")
+            raise ParseError(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_EXTENSION)))
         cfg, size, doc_id = self.chunking
         job = OcrJob(change.rel, cfg.ocr_max_pages, self.task, number, len(self.changes))
         try:
@@ -512,16 +512,13 @@ def chunk_file(
         scope=scope_of(rel),
     )
     if not chunks:
-        raise ParseError("empty document: no text")
+        raise ParseError(reasons.EMPTY)
     return chunks
 
 
 def _check_size(nbytes: int, limit_mb: float) -> None:
     if nbytes / 1e6 > limit_mb:
-        raise ParseError(
-            f"too large: {nbytes / 1e6:.1f} MB of text > limit {limit_mb:g} MB (index.max_document_mb); "
-            "split the file or raise the limit"
-        )
+        raise ParseError(reasons.TOO_LARGE_TEXT, mb=nbytes / 1e6, limit_mb=limit_mb)
 
 
 class _Batch:

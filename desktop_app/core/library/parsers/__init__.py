@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers.text import TEXT_SUFFIXES
+from desktop_app.core.messages import message
 
 PDF_SUFFIXES = frozenset({".pdf"})
 DOCX_SUFFIXES = frozenset({".docx"})
@@ -42,11 +44,11 @@ def parse_file(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in IMAGE_SUFFIXES and ocr is None:
-        raise ParseError(f"image file: {suffix} is handled as a reference photo, not a text document")
+        raise ParseError(reasons.IMAGE_IS_PHOTO, suffix=suffix)
     if suffix not in SUPPORTED_SUFFIXES | IMAGE_SUFFIXES:
-        raise ParseError(f"unsupported file type: {suffix or '(no suffix)'}")
+        raise ParseError(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_SUFFIX)))
     if not path.is_file():
-        raise ParseError("not a file" if path.exists() else "file not found")
+        raise ParseError(reasons.NOT_A_FILE if path.exists() else reasons.NOT_FOUND)
 
     if ocr is not None and suffix in IMAGE_SUFFIXES:  # a document only if it holds text (image.py)
         from desktop_app.core.library.parsers.image import parse_image
@@ -81,5 +83,5 @@ def parse_file(path: Path, ocr: OcrJob | None = None) -> list[Section]:
 
         sections = parse_text_file(path)
     if not sections:
-        raise ParseError("empty document: no text")
+        raise ParseError(reasons.EMPTY)
     return sections

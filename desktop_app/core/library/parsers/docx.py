@@ -24,10 +24,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers.package import ZIP_READ_ERRORS, open_zip, read_head, zip_reason
 from desktop_app.core.library.parsers.pdf import clean_text
 from desktop_app.core.library.parsers.tables import markdown_table
+from desktop_app.core.messages import message
 
 _W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -75,12 +77,13 @@ _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
 _DOCX_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
 _OTHER_MAIN = {
-    "application/vnd.ms-word.document.macroEnabled.main+xml": "a macro-enabled Word document (.docm)",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": (
-        "a Word template (.dotx)"
+    "application/vnd.ms-word.document.macroEnabled.main+xml": str(message(reasons.DOCM)),
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": str(
+        message(reasons.DOTX)
     ),
-    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": "a macro-enabled Word template (.dotm)",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": str(message(reasons.DOTM)),
 }
+_KIND = str(message(reasons.WORD))
 
 Element = ET.Element
 Block = tuple[str, int | None]  # text and heading level; None for body text, tables, notes, shapes
@@ -128,8 +131,7 @@ class _Package:
         size = self._zf.getinfo(actual).file_size
         if size > MAX_PART_BYTES:  # a decompression bomb, or far more text than any real document
             raise ParseError(
-                f"corrupt DOCX: {name} unpacks to {size / 1e6:.1f} MB, more than the "
-                f"{MAX_PART_BYTES / 1e6:g} MB a Word document's part can hold"
+                reasons.DOCX_PART_TOO_LARGE, part=name, mb=size / 1e6, limit_mb=MAX_PART_BYTES / 1e6
             )
         try:
             data = self._zf.read(actual)
@@ -137,7 +139,7 @@ class _Package:
             if not required:
                 return None
             raise ParseError(
-                f"corrupt DOCX: {name} cannot be unpacked from the ZIP archive ({zip_reason(exc)})"
+                reasons.PART_CANNOT_UNPACK, label="DOCX", part=name, reason=zip_reason(exc)
             ) from exc
         try:
             root = _parse_xml(data)
@@ -146,7 +148,7 @@ class _Package:
                 return None
             line, column = exc.position
             raise ParseError(
-                f"corrupt DOCX: {name} is not well-formed XML (line {line}, column {column + 1})"
+                reasons.PART_NOT_WELL_FORMED, label="DOCX", part=name, line=line, column=column + 1
             ) from exc
         if _STRICT_PREFIX.encode() in data:
             _to_transitional(root)
@@ -178,10 +180,7 @@ class _Package:
         targets = [t for kind, t in self.rels("").values() if kind == "officeDocument"]
         main = next((t for t in targets if t.lower() in self._names), "word/document.xml")
         if main.lower() not in self._names:
-            raise ParseError(
-                "corrupt DOCX: the file is a ZIP archive but not a Word document "
-                "(it has no word/document.xml)"
-            )
+            raise ParseError(reasons.ZIP_NOT_KIND, label="DOCX", kind=_KIND, part="word/document.xml")
         types = self.xml("[Content_Types].xml")
         for override in [] if types is None else types.iter(_CT_OVERRIDE):
             content_type = override.get("ContentType") or _DOCX_MAIN
@@ -189,10 +188,10 @@ class _Package:
                 content_type != _DOCX_MAIN
                 and (override.get("PartName") or "").lstrip("/").lower() == main.lower()
             ):
-                kind = _OTHER_MAIN.get(content_type, f"a package of type {content_type}")
-                raise ParseError(
-                    f"corrupt DOCX: the file is {kind}, not a Word document (.docx); save it as .docx"
+                kind = _OTHER_MAIN.get(
+                    content_type, str(message(reasons.OTHER_PACKAGE, content_type=content_type))
                 )
+                raise ParseError(reasons.DOCX_OTHER_PACKAGE, kind=kind)
         return main
 
 
@@ -299,7 +298,7 @@ class _Reader:
         document = self._load(main, required=True)
         self.body = document.find(f"{_W}body")
         if self.body is None:
-            raise ParseError(f"corrupt DOCX: {main} has no document body (no w:body element)")
+            raise ParseError(reasons.DOCX_NO_BODY, part=main)
         self._main_rels = package.rels(main)
         first = {kind: target for kind, target in reversed(list(self._main_rels.values()))}
         self._styles = _Styles(self._load(first["styles"]) if "styles" in first else None)
@@ -490,7 +489,7 @@ class _Reader:
 
 def _read(path: Path, head: bytes) -> tuple[list[Block], list[Block], list[Block]]:
     """(header, body, footer) blocks of a DOCX."""
-    with open_zip(path, head, "DOCX", ".docx", "a Word document") as zf:
+    with open_zip(path, head, "DOCX", ".docx", _KIND) as zf:
         reader = _Reader(_Package(zf))
         headers, footers = reader.page_furniture()
         return headers, reader.blocks(reader.body, headings=True), footers
@@ -499,12 +498,12 @@ def _read(path: Path, head: bytes) -> tuple[list[Block], list[Block], list[Block
 def parse_docx(path: Path) -> list[Section]:
     """Sections of a DOCX split at Title/Heading 1..9 paragraphs, each with its heading path."""
     try:
-        head = read_head(path, "DOCX", ".docx", "a Word document")
+        head = read_head(path, "DOCX", ".docx", _KIND)
         headers, body, footers = _read(path, head)
     except OSError as exc:  # also a disk error or the file vanishing while the zip is read
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
     except RecursionError as exc:  # the walk recurses per XML level, and expat sets no depth limit
-        raise ParseError("corrupt DOCX: its XML is nested too deeply to be read") from exc
+        raise ParseError(reasons.DOCX_TOO_DEEP) from exc
 
     # (heading_path, blocks, has_body) per section; the first has no heading and opens with the headers.
     sections: list[tuple[list[str], list[str], bool]] = [([], [text for text, _ in headers], bool(headers))]
@@ -530,5 +529,5 @@ def parse_docx(path: Path) -> list[Section]:
     with_body = [s for s in sections if s[2]]
     kept = with_body or [s for s in sections if s[1]]
     if not kept:
-        raise ParseError("empty document: no text")
+        raise ParseError(reasons.EMPTY)
     return [Section(text="\n\n".join(blocks), heading_path=path_) for path_, blocks, _ in kept]

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 from urllib.parse import unquote
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers.package import (
     OFFICE_FAMILIES,
@@ -26,8 +27,9 @@ from desktop_app.core.library.parsers.package import (
     zip_reason,
 )
 from desktop_app.core.library.parsers.text import decode_bytes, html_sections
+from desktop_app.core.messages import message
 
-_KIND = "an EPUB book"
+_KIND = str(message(reasons.EPUB_BOOK))
 MAX_UNPACKED_BYTES = 10**9  # the whole archive, pictures included
 MAX_PART_BYTES = 64 * 10**6  # one chapter or package document; a long novel's chapters are a few hundred kB
 _CONTAINER = "META-INF/container.xml"
@@ -54,18 +56,17 @@ class _Book:
 
     def read(self, name: str, what: str) -> bytes:
         if name not in self._names:
-            raise ParseError(f"corrupt EPUB: {what} {name} is not in the archive")
+            raise ParseError(reasons.EPUB_MISSING[what], part=name)
         size = self._zf.getinfo(name).file_size
         if size > MAX_PART_BYTES:
             raise ParseError(
-                f"too large: {name} unpacks to {size / 1e6:.1f} MB, more than the "
-                f"{MAX_PART_BYTES / 1e6:g} MB one part of a book can hold"
+                reasons.EPUB_PART_TOO_LARGE, part=name, mb=size / 1e6, limit_mb=MAX_PART_BYTES / 1e6
             )
         try:
             return self._zf.read(name)
         except ZIP_READ_ERRORS as exc:
             raise ParseError(
-                f"corrupt EPUB: {name} cannot be unpacked from the ZIP archive ({zip_reason(exc)})"
+                reasons.PART_CANNOT_UNPACK, label="EPUB", part=name, reason=zip_reason(exc)
             ) from exc
 
     def xml(self, name: str, what: str) -> ET.Element:
@@ -74,21 +75,21 @@ class _Book:
         except ET.ParseError as exc:
             line, column = exc.position
             raise ParseError(
-                f"corrupt EPUB: {name} is not well-formed XML (line {line}, column {column + 1})"
+                reasons.PART_NOT_WELL_FORMED, label="EPUB", part=name, line=line, column=column + 1
             ) from exc
 
     def package_document(self) -> str:
         if _CONTAINER not in self._names:
             family = office_family(self._zf)
             if family in OFFICE_FAMILIES:
-                raise ParseError(f"corrupt EPUB: the file is {OFFICE_FAMILIES[family]}, not {_KIND}")
-            raise ParseError(
-                f"corrupt EPUB: the file is a ZIP archive but not {_KIND} (it has no {_CONTAINER})"
-            )
+                raise ParseError(
+                    reasons.OTHER_FORMAT, label="EPUB", found=OFFICE_FAMILIES[family], kind=_KIND
+                )
+            raise ParseError(reasons.ZIP_NOT_KIND, label="EPUB", kind=_KIND, part=_CONTAINER)
         for element in self.xml(_CONTAINER, "its container file").iter():
             if _local(element.tag) == "rootfile" and (element.get("full-path") or "").strip():
                 return unquote(element.get("full-path", "").strip()).lstrip("/")
-        raise ParseError(f"corrupt EPUB: {_CONTAINER} names no package document (no rootfile)")
+        raise ParseError(reasons.EPUB_NO_ROOTFILE, part=_CONTAINER)
 
     def refuse_drm(self, documents: list[str]) -> None:
         """A book whose chapters are listed in encryption.xml is DRM-protected; fonts do not count."""
@@ -113,9 +114,7 @@ class _Book:
                 if _local(e.tag) == "CipherReference"
             }
         if encrypted & set(documents):
-            raise ParseError(
-                "encrypted EPUB: the book is protected by DRM (copy protection), so its text cannot be read"
-            )
+            raise ParseError(reasons.EPUB_DRM)
 
     def titles(self, manifest: dict[str, tuple[str, str, str]], toc_id: str) -> dict[str, str]:
         """Each document's first title in the table of contents: the EPUB 3 navigation document,
@@ -159,7 +158,7 @@ class _Book:
                 spine.append(element.get("idref", ""))
         documents = [manifest[i][0] for i in spine if i in manifest and manifest[i][1] in _DOCUMENT_TYPES]
         if not documents:
-            raise ParseError(f"corrupt EPUB: {opf} lists no chapters in its spine")
+            raise ParseError(reasons.EPUB_NO_SPINE, part=opf)
         self.refuse_drm(documents)
         titles = self.titles(manifest, toc_id)
 
@@ -169,7 +168,7 @@ class _Book:
             try:
                 text, _ = decode_bytes(data, declared=True)
             except ParseError as exc:
-                raise ParseError(f"corrupt EPUB: the chapter {document} is not text") from exc
+                raise ParseError(reasons.EPUB_CHAPTER_NOT_TEXT, part=document) from exc
             title = titles.get(document)
             for section in html_sections(text):
                 if title and not section.heading_path:
@@ -217,4 +216,4 @@ def parse_epub(path: Path) -> list[Section]:
             check_unpacked_size(zf, "EPUB", MAX_UNPACKED_BYTES)
             return _Book(zf).sections()
     except OSError as exc:
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 
 if TYPE_CHECKING:
@@ -46,7 +47,5 @@ def parse_image(path: Path, ocr: OcrJob) -> list[Section]:
     ocr.page(1, 1)
     page = engine().read(image)
     if page.text_weight < MIN_TEXT_WEIGHT:
-        raise ParseError(
-            f"image file: too little text in it ({page.text_weight} < {MIN_TEXT_WEIGHT}): a photo"
-        )
+        raise ParseError(reasons.IMAGE_TOO_LITTLE_TEXT, weight=page.text_weight, minimum=MIN_TEXT_WEIGHT)
     return [Section(text=normalize_text(page.text), ocr=True)]

@@ -14,24 +14,26 @@ import zlib
 from pathlib import Path
 from types import ModuleType
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
+from desktop_app.core.messages import message
 from desktop_app.core.packages import MissingPackage, require
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")
 # The stream that marks each old binary format, and what it is called.
 _OLE_FORMATS = (
-    ("WordDocument", ".docx", "an old binary Word (.doc) file"),
-    ("PowerPoint Document", ".pptx", "an old binary PowerPoint (.ppt) file"),
-    ("Workbook", ".xlsx", "an old binary Excel (.xls) file"),
-    ("Book", ".xlsx", "an old binary Excel (.xls) file"),  # Excel 5/95
+    ("WordDocument", ".docx", str(message(reasons.OLD_WORD))),
+    ("PowerPoint Document", ".pptx", str(message(reasons.OLD_POWERPOINT))),
+    ("Workbook", ".xlsx", str(message(reasons.OLD_EXCEL))),
+    ("Book", ".xlsx", str(message(reasons.OLD_EXCEL))),  # Excel 5/95
 )
 # The main part's folder in an Office package (its root officeDocument relationship), and the
 # name of the format it makes.
 OFFICE_FAMILIES = {
-    "word": "a Word document (.docx)",
-    "ppt": "a PowerPoint presentation (.pptx)",
-    "xl": "an Excel workbook (.xlsx)",
+    "word": str(message(reasons.WORD_DOCX)),
+    "ppt": str(message(reasons.POWERPOINT_PPTX)),
+    "xl": str(message(reasons.EXCEL_XLSX)),
 }
 _PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 
@@ -50,30 +52,30 @@ def read_head(path: Path, label: str, suffix: str, kind: str) -> bytes:
             return head
         directory = fh.read()
     if _OLE_ENCRYPTED in directory:
-        raise ParseError(f"encrypted {label}: a password is required")
+        raise ParseError(reasons.ENCRYPTED, label=label)
     for stream, modern, old in _OLE_FORMATS:
         if stream.encode("utf-16-le") + b"\x00\x00" in directory:  # names end with a NUL
             if modern == suffix:
-                raise ParseError(f"corrupt {label}: this is {old}; save it as {suffix}")
-            raise ParseError(f"corrupt {label}: this is {old}, not {kind}")
-    raise ParseError(f"corrupt {label}: this is an OLE compound file (an old Office format), not {kind}")
+                raise ParseError(reasons.OLD_FORMAT_SAVE_AS, label=label, old=old, suffix=suffix)
+            raise ParseError(reasons.OLD_FORMAT, label=label, old=old, kind=kind)
+    raise ParseError(reasons.OLE_FILE, label=label, kind=kind)
 
 
 def zip_reason(exc: BaseException) -> str:
     """zipfile's and zlib's errors in words: their messages are cryptic or embed a ZipInfo repr."""
     text = " ".join(str(exc).split())
     if isinstance(exc, NotImplementedError):  # before RuntimeError, its base class
-        return f"it uses a ZIP feature that cannot be read here: {text}"
+        return str(message(reasons.ZIP_FEATURE, error=text))
     if isinstance(exc, RuntimeError):
-        return "it is password-protected inside the archive"
+        return str(message(reasons.ZIP_PASSWORD))
     if isinstance(exc, EOFError):
-        return "its compressed data ends early"
+        return str(message(reasons.ZIP_ENDS_EARLY))
     if isinstance(exc, zlib.error):
-        return f"its compressed data is damaged: {text}"
+        return str(message(reasons.ZIP_DATA_DAMAGED, error=text))
     if isinstance(exc, UnicodeDecodeError):
-        return "a file name in it is not valid UTF-8"
+        return str(message(reasons.ZIP_NAME_NOT_UTF8))
     if text.startswith("Bad CRC-32"):
-        return "its checksum does not match, so its data is damaged"
+        return str(message(reasons.ZIP_BAD_CRC))
     return text or type(exc).__name__
 
 
@@ -83,18 +85,12 @@ def open_zip(path: Path, head: bytes, label: str, suffix: str, kind: str) -> zip
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, NotImplementedError, EOFError, ValueError) as exc:
         if not head:
-            raise ParseError(f"corrupt {label}: the file is empty") from exc
+            raise ParseError(reasons.ZIP_EMPTY, label=label) from exc
         if not head.startswith(b"PK"):
-            raise ParseError(
-                f"corrupt {label}: the file is not a ZIP archive, so it is not {kind} "
-                f"(it may be another format renamed {suffix}, or badly damaged)"
-            ) from exc
+            raise ParseError(reasons.NOT_ZIP, label=label, kind=kind, suffix=suffix) from exc
         if str(exc) == "File is not a zip file":  # a ZIP start but no directory at the end
-            raise ParseError(
-                f"corrupt {label}: the ZIP archive has no directory at its end, so the file is probably "
-                "truncated (an incomplete download or copy)"
-            ) from exc
-        raise ParseError(f"corrupt {label}: the ZIP archive is damaged ({zip_reason(exc)})") from exc
+            raise ParseError(reasons.ZIP_TRUNCATED, label=label) from exc
+        raise ParseError(reasons.ZIP_DAMAGED, label=label, reason=zip_reason(exc)) from exc
 
 
 def check_unpacked_size(zf: zipfile.ZipFile, label: str, limit: int) -> None:
@@ -102,10 +98,7 @@ def check_unpacked_size(zf: zipfile.ZipFile, label: str, limit: int) -> None:
     a decompression bomb, or far more than a document of its kind holds."""
     total = sum(info.file_size for info in zf.infolist())
     if total > limit:
-        raise ParseError(
-            f"too large: the {label} unpacks to {total / 1e6:.1f} MB, more than the {limit / 1e6:g} MB "
-            "that can be read; split it into smaller files"
-        )
+        raise ParseError(reasons.UNPACKS_TOO_LARGE, label=label, mb=total / 1e6, limit_mb=limit / 1e6)
 
 
 def office_family(zf: zipfile.ZipFile) -> str | None:
@@ -127,8 +120,8 @@ def check_office_family(zf: zipfile.ZipFile, family: str, label: str, kind: str,
     if found == family:
         return
     if found in OFFICE_FAMILIES:
-        raise ParseError(f"corrupt {label}: the file is {OFFICE_FAMILIES[found]}, not {kind}")
-    raise ParseError(f"corrupt {label}: the file is a ZIP archive but not {kind} (it has no {main_part})")
+        raise ParseError(reasons.OTHER_FORMAT, label=label, found=OFFICE_FAMILIES[found], kind=kind)
+    raise ParseError(reasons.ZIP_NOT_KIND, label=label, kind=kind, part=main_part)
 
 
 def damaged_reason(exc: BaseException) -> str:
@@ -136,16 +129,16 @@ def damaged_reason(exc: BaseException) -> str:
     (KeyError), XML that is not well-formed (lxml's and ElementTree's errors are SyntaxErrors) or
     not shaped as it should be, a value of the wrong type, a member that cannot be unpacked, or the library's own message."""
     if isinstance(exc, SyntaxError):
-        return f"a part is not well-formed XML ({' '.join(str(exc).split())})"
+        return str(message(reasons.PART_NOT_XML, error=" ".join(str(exc).split())))
     if isinstance(exc, KeyError):
-        return f"a part it refers to is missing ({exc.args[0] if exc.args else exc})"
+        return str(message(reasons.PART_MISSING, part=exc.args[0] if exc.args else exc))
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, AttributeError):  # python-pptx picks element classes by tag: a damaged tag
-        return "a part's XML does not have the structure it should"
+        return str(message(reasons.PART_STRUCTURE))
     if isinstance(exc, ValueError | TypeError):  # openpyxl's typed attributes: "expected <class 'int'>"
-        return f"a part holds a value that cannot be read ({text})"
+        return str(message(reasons.PART_VALUE, error=text))
     if isinstance(exc, ZIP_READ_ERRORS):
-        return f"a part cannot be unpacked from the ZIP archive ({zip_reason(exc)})"
+        return str(message(reasons.PART_UNPACK, reason=zip_reason(exc)))
     return text
 
 
@@ -155,4 +148,4 @@ def reader_library(module: str, feature: str) -> ModuleType:
     try:
         return require(module, feature)
     except MissingPackage as exc:
-        raise ParseError(str(exc)) from exc
+        raise ParseError(exc.message.code, **exc.message.params) from exc

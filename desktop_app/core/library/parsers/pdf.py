@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 
 if TYPE_CHECKING:
@@ -360,7 +361,7 @@ def _read_scanned(
     try:
         reader = engine()
     except MissingPackage as exc:
-        raise ParseError(f"no text layer: scanned pages need OCR, which is not installed ({exc})") from exc
+        raise ParseError(reasons.PDF_NO_OCR, reason=exc) from exc
     texts: dict[int, str] = {}
     for i, (number, image) in enumerate(render_pdf_pages(path, numbers), 1):
         job.page(i, len(numbers))
@@ -383,27 +384,27 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     try:
         reader = PdfReader(path, strict=False)
     except OSError as exc:
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
     except (Exception, RecursionError) as exc:
-        raise ParseError(f"corrupt PDF: {_short(exc)}") from exc
+        raise ParseError(reasons.CORRUPT, label="PDF", reason=_short(exc)) from exc
 
     if reader.is_encrypted:
         try:
             result = reader.decrypt("")
         except DependencyError as exc:
-            raise ParseError("encrypted PDF: the 'cryptography' package is needed to open it") from exc
+            raise ParseError(reasons.PDF_NEEDS_CRYPTOGRAPHY) from exc
         except (Exception, RecursionError) as exc:
             # Unsupported or damaged encryption dictionaries end here too.
-            raise ParseError(f"encrypted PDF: cannot decrypt ({_short(exc)})") from exc
+            raise ParseError(reasons.PDF_CANNOT_DECRYPT, reason=_short(exc)) from exc
         if result == PasswordType.NOT_DECRYPTED:
-            raise ParseError("encrypted PDF: a password is required")
+            raise ParseError(reasons.ENCRYPTED, label="PDF")
 
     try:
         page_count = len(reader.pages)
     except (Exception, RecursionError) as exc:
-        raise ParseError(f"corrupt PDF: {_short(exc)}") from exc
+        raise ParseError(reasons.CORRUPT, label="PDF", reason=_short(exc)) from exc
     if page_count == 0:
-        raise ParseError("empty document: the PDF has no pages")
+        raise ParseError(reasons.PDF_NO_PAGES)
 
     pages: list[tuple[int, str]] = []  # (0-based index, normalised text)
     without_text: list[int] = []
@@ -431,20 +432,18 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
 
     if not pages:
         if page_errors and not without_text:
-            raise ParseError(f"corrupt PDF: no page could be read ({page_errors[0]['error']})")
+            raise ParseError(reasons.PDF_NO_PAGE_READ, reason=page_errors[0]["error"])
         if scanned and ocr is not None:
-            raise ParseError(
-                f"empty document: OCR found no text on its {len(scanned)} scanned page{'s' * (len(scanned) > 1)}"
-            )
+            if len(scanned) == 1:
+                raise ParseError(reasons.PDF_OCR_NO_TEXT_1)
+            raise ParseError(reasons.PDF_OCR_NO_TEXT, count=len(scanned))
         if scanned:
-            raise ParseError(
-                f"no text layer: scanned pages need OCR ({page_count} page{'s' * (page_count > 1)})"
-            )
+            if page_count == 1:
+                raise ParseError(reasons.PDF_NEEDS_OCR_1)
+            raise ParseError(reasons.PDF_NEEDS_OCR, count=page_count)
         if page_count == 1:
-            raise ParseError("empty document: page 1 has no text (it is blank or a vector drawing)")
-        raise ParseError(
-            f"empty document: the PDF has no text (its {page_count} pages are blank or vector drawings)"
-        )
+            raise ParseError(reasons.PDF_BLANK_PAGE)
+        raise ParseError(reasons.PDF_BLANK, count=page_count)
 
     vocab = Vocabulary.of([text for _, text in pages])
     headings = _outline(reader)

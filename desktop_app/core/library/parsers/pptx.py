@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
@@ -22,8 +23,9 @@ from desktop_app.core.library.parsers.package import (
     reader_library,
 )
 from desktop_app.core.library.parsers.tables import markdown_table
+from desktop_app.core.messages import message
 
-_KIND = "a PowerPoint presentation"
+_KIND = str(message(reasons.POWERPOINT))
 # python-pptx loads every part (pictures and videos too) into memory when it opens a file.
 MAX_UNPACKED_BYTES = 10**9
 
@@ -44,9 +46,9 @@ def parse_pptx(path: Path) -> list[Section]:
                 sections.append(Section(text=text, page=number, heading_path=[heading]))
         return sections
     except OSError as exc:
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
     except RecursionError as exc:  # group shapes are read recursively (before RuntimeError, its base)
-        raise ParseError("corrupt PPTX: its shapes are nested too deeply to be read") from exc
+        raise ParseError(reasons.PPTX_TOO_DEEP) from exc
     # python-pptx on a damaged package: missing parts (KeyError), XML that is not well-formed (lxml's
     # XMLSyntaxError is a SyntaxError), an element of the wrong kind where one is expected
     # (AttributeError: its element classes are chosen by tag), values it cannot read (ValueError,
@@ -59,7 +61,7 @@ def parse_pptx(path: Path) -> list[Section]:
         pptx.exc.PythonPptxError,
         *ZIP_READ_ERRORS,
     ) as exc:
-        raise ParseError(f"corrupt PPTX: {damaged_reason(exc)}") from exc
+        raise ParseError(reasons.CORRUPT, label="PPTX", reason=damaged_reason(exc)) from exc
 
 
 def _slide(number: int, slide) -> tuple[str, str] | None:

@@ -16,6 +16,7 @@ import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
@@ -28,6 +29,7 @@ from desktop_app.core.library.parsers.package import (
 )
 from desktop_app.core.library.parsers.tables import markdown_row, separator
 from desktop_app.core.library.parsers.text import decode_bytes
+from desktop_app.core.messages import message
 
 # One chunk at the default chunk size (1000 characters), and within what MiniLM reads (256 tokens):
 # tables of names and numbers run about 2.5 characters a token, not prose's 4.
@@ -37,7 +39,7 @@ SECTION_CHARS = 600
 # is 20 by default).
 MAX_CELLS = 1_000_000
 MAX_UNPACKED_BYTES = 10**9  # the workbook's parts, before openpyxl opens it
-_KIND = "an Excel workbook"
+_KIND = str(message(reasons.EXCEL))
 _CSV_DELIMITERS = ",;\t|"
 
 Row = tuple[int, list[str]]  # the row's number in the sheet (1-based) and its cells' text
@@ -110,10 +112,7 @@ class _CellBudget:
     def take(self, n: int) -> None:
         self.used += n
         if self.used > MAX_CELLS:
-            raise ParseError(
-                f"too large: the {self.label} has more than {MAX_CELLS:,} cells, more than can be "
-                "indexed; split it into smaller files"
-            )
+            raise ParseError(reasons.TOO_MANY_CELLS, label=self.label, cells=MAX_CELLS)
 
 
 # --------------------------------------------------------------------------- XLSX
@@ -139,11 +138,11 @@ def parse_xlsx(path: Path) -> list[Section]:
         finally:
             workbook.close()  # read-only mode keeps the file open
     except OSError as exc:
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
     # openpyxl on a damaged package: missing parts (KeyError), XML that is not well-formed (lxml's
     # and ElementTree's errors are SyntaxErrors), values it cannot convert (ValueError, TypeError).
     except (KeyError, SyntaxError, TypeError, *ZIP_READ_ERRORS) as exc:
-        raise ParseError(f"corrupt XLSX: {damaged_reason(exc)}") from exc
+        raise ParseError(reasons.CORRUPT, label="XLSX", reason=damaged_reason(exc)) from exc
 
 
 def _xlsx_rows(sheet, budget: _CellBudget) -> Iterator[Row]:
@@ -160,11 +159,11 @@ def parse_csv(path: Path) -> list[Section]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
     text, encoding = decode_bytes(data)
     del data
     if not text.strip():
-        raise ParseError("empty document: no text")
+        raise ParseError(reasons.EMPTY)
     label = path.suffix.lstrip(".").upper()
     budget = _CellBudget(label)
     dialect: type[csv.Dialect] = csv.excel_tab
@@ -180,7 +179,7 @@ def parse_csv(path: Path) -> list[Section]:
                 budget.take(len(cells))
                 yield number, _trimmed(cells)
         except csv.Error as exc:  # a field over csv's size limit, a NUL byte
-            raise ParseError(f"corrupt {label}: {exc}") from exc
+            raise ParseError(reasons.CORRUPT, label=label, reason=exc) from exc
 
     sections = _sheet_sections("", rows(), path.name)
     if sections:

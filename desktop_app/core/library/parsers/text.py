@@ -17,6 +17,7 @@ from pathlib import Path
 
 import charset_normalizer
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 
 TEXT_SUFFIXES = frozenset(
@@ -58,7 +59,7 @@ _DECLARED_CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?\s*([A-Za-z0
 def decode_bytes(data: bytes, *, declared: bool = False) -> tuple[str, str]:
     """Decode a text file's bytes; returns ``(text, encoding)``.
 
-    Raises ``ParseError("binary file: not text")`` for data that is not text. With ``declared``
+    Raises ``ParseError(reasons.BINARY)`` for data that is not text. With ``declared``
     a ``charset=``/``encoding=`` declaration near the start (HTML, XML) is tried first.
     """
     for bom, encoding in _BOMS:
@@ -76,10 +77,10 @@ def decode_bytes(data: bytes, *, declared: bool = False) -> tuple[str, str]:
             # 16-bit binary data (small integers) also has a NUL in every other byte.
             head = text[:8192]
             if sum(1 for ch in head if ord(ch) in _CONTROL_BYTES) > 0.05 * len(head):
-                raise ParseError("binary file: not text")
+                raise ParseError(reasons.BINARY)
             return text, utf16
     if _looks_binary(sample):
-        raise ParseError("binary file: not text")
+        raise ParseError(reasons.BINARY)
 
     if declared:
         match = _DECLARED_CHARSET.search(data[:4096])
@@ -201,12 +202,12 @@ def parse_text_file(path: Path) -> list[Section]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ParseError(f"unreadable file: {exc.strerror or exc}") from exc
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
     text, encoding = decode_bytes(data, declared=suffix in HTML_SUFFIXES or suffix == ".xml")
     del data  # the bytes are not needed any more: keep peak memory to about one copy
     text = _normalize_newlines(text)
     if not text.strip():
-        raise ParseError("empty document: no text")
+        raise ParseError(reasons.EMPTY)
 
     if suffix in MARKDOWN_SUFFIXES:
         sections = split_markdown(text)
@@ -216,7 +217,7 @@ def parse_text_file(path: Path) -> list[Section]:
         sections = [Section(text=text)]
     sections = [s for s in sections if s.text.strip()]
     if not sections:
-        raise ParseError("empty document: no text")
+        raise ParseError(reasons.EMPTY)
     sections[0].metadata["encoding"] = encoding
     return sections
 
@@ -392,7 +393,7 @@ def html_sections(html: str) -> list[Section]:
         parser.feed(html)
         parser.close()
     except Exception as exc:  # html.parser is lenient; this is a last line of defence
-        raise ParseError(f"corrupt HTML: {exc}") from exc
+        raise ParseError(reasons.CORRUPT, label="HTML", reason=exc) from exc
     sections: list[Section] = []
     for path, blocks in parser.sections:
         # A heading with nothing under it is kept only when the page has nothing else.

@@ -1,0 +1,186 @@
+"""Why a file could not be indexed: every reason as a catalogue message (``core/messages.py``).
+
+The parsers, the OCR and the sync raise ``ParseError(CODE, **params)``; its English rendering is
+what the manifest stores, ``kdesk list`` prints and the README quotes, so these texts are kept
+exactly as they were. The GUI parses the stored text back and shows it in its language. The small
+phrases that go inside a reason (a format's name, zipfile's trouble in words) are messages too:
+a reason's parameter that is one of them is translated with it.
+"""
+
+from __future__ import annotations
+
+from desktop_app.core.messages import define
+
+# Asked or listed before any document was added (kdesk list, the assistant's note).
+EMPTY_LIBRARY = define(
+    "library.empty",
+    "Your library has no documents yet, so there is nothing to search. Add files (drop them on the "
+    "window, or `kdesk add PATH`) and ask again.",
+)
+
+# What a file is, and what else it may be (the parameters of the reasons below).
+NO_EXTENSION = define("doc.no_extension", "(no extension)")
+NO_SUFFIX = define("doc.no_suffix", "(no suffix)")
+WORD = define("doc.kind.word", "a Word document")
+POWERPOINT = define("doc.kind.powerpoint", "a PowerPoint presentation")
+EXCEL = define("doc.kind.excel", "an Excel workbook")
+EPUB_BOOK = define("doc.kind.epub", "an EPUB book")
+WORD_DOCX = define("doc.kind.word_docx", "a Word document (.docx)")
+POWERPOINT_PPTX = define("doc.kind.powerpoint_pptx", "a PowerPoint presentation (.pptx)")
+EXCEL_XLSX = define("doc.kind.excel_xlsx", "an Excel workbook (.xlsx)")
+OLD_WORD = define("doc.kind.old_word", "an old binary Word (.doc) file")
+OLD_POWERPOINT = define("doc.kind.old_powerpoint", "an old binary PowerPoint (.ppt) file")
+OLD_EXCEL = define("doc.kind.old_excel", "an old binary Excel (.xls) file")
+DOCM = define("doc.kind.docm", "a macro-enabled Word document (.docm)")
+DOTX = define("doc.kind.dotx", "a Word template (.dotx)")
+DOTM = define("doc.kind.dotm", "a macro-enabled Word template (.dotm)")
+OTHER_PACKAGE = define("doc.kind.package", "a package of type {content_type}")
+
+# zipfile's and zlib's errors in words (package.zip_reason).
+ZIP_FEATURE = define("doc.zip.feature", "it uses a ZIP feature that cannot be read here: {error}")
+ZIP_PASSWORD = define("doc.zip.password", "it is password-protected inside the archive")
+ZIP_ENDS_EARLY = define("doc.zip.ends_early", "its compressed data ends early")
+ZIP_DATA_DAMAGED = define("doc.zip.data_damaged", "its compressed data is damaged: {error}")
+ZIP_NAME_NOT_UTF8 = define("doc.zip.name_not_utf8", "a file name in it is not valid UTF-8")
+ZIP_BAD_CRC = define("doc.zip.bad_crc", "its checksum does not match, so its data is damaged")
+# A library's failure to read a package in words (package.damaged_reason).
+PART_NOT_XML = define("doc.part.not_xml", "a part is not well-formed XML ({error})")
+PART_MISSING = define("doc.part.missing", "a part it refers to is missing ({part})")
+PART_STRUCTURE = define("doc.part.structure", "a part's XML does not have the structure it should")
+PART_VALUE = define("doc.part.value", "a part holds a value that cannot be read ({error})")
+PART_UNPACK = define("doc.part.unpack", "a part cannot be unpacked from the ZIP archive ({reason})")
+
+# Any file.
+UNSUPPORTED = define("doc.unsupported", "unsupported file type: {suffix}")
+NOT_A_FILE = define("doc.not_a_file", "not a file")
+NOT_FOUND = define("doc.not_found", "file not found")
+UNREADABLE = define("doc.unreadable", "unreadable file: {reason}")
+CANNOT_READ = define("doc.cannot_read", "cannot read: {reason}")
+PARSER_BUG = define("doc.parser_bug", "could not read: {error_type}: {error}")
+FAILED = define("doc.failed", "failed")
+EMPTY = define("doc.empty", "empty document: no text")
+BINARY = define("doc.binary", "binary file: not text")
+TOO_LARGE_TEXT = define(
+    "doc.too_large_text",
+    "too large: {mb:.1f} MB of text > limit {limit_mb:g} MB (index.max_document_mb); "
+    "split the file or raise the limit",
+)
+ENCRYPTED = define("doc.encrypted", "encrypted {label}: a password is required")
+CORRUPT = define("doc.corrupt", "corrupt {label}: {reason}")
+
+# Office packages (DOCX, PPTX, XLSX) and EPUB books: ZIP archives.
+OLD_FORMAT_SAVE_AS = define("doc.old_format_save_as", "corrupt {label}: this is {old}; save it as {suffix}")
+OLD_FORMAT = define("doc.old_format", "corrupt {label}: this is {old}, not {kind}")
+OLE_FILE = define(
+    "doc.ole_file", "corrupt {label}: this is an OLE compound file (an old Office format), not {kind}"
+)
+ZIP_EMPTY = define("doc.zip_empty", "corrupt {label}: the file is empty")
+NOT_ZIP = define(
+    "doc.not_zip",
+    "corrupt {label}: the file is not a ZIP archive, so it is not {kind} "
+    "(it may be another format renamed {suffix}, or badly damaged)",
+)
+ZIP_TRUNCATED = define(
+    "doc.zip_truncated",
+    "corrupt {label}: the ZIP archive has no directory at its end, so the file is probably "
+    "truncated (an incomplete download or copy)",
+)
+ZIP_DAMAGED = define("doc.zip_damaged", "corrupt {label}: the ZIP archive is damaged ({reason})")
+UNPACKS_TOO_LARGE = define(
+    "doc.unpacks_too_large",
+    "too large: the {label} unpacks to {mb:.1f} MB, more than the {limit_mb:g} MB "
+    "that can be read; split it into smaller files",
+)
+OTHER_FORMAT = define("doc.other_format", "corrupt {label}: the file is {found}, not {kind}")
+ZIP_NOT_KIND = define(
+    "doc.zip_not_kind", "corrupt {label}: the file is a ZIP archive but not {kind} (it has no {part})"
+)
+PART_CANNOT_UNPACK = define(
+    "doc.part_cannot_unpack", "corrupt {label}: {part} cannot be unpacked from the ZIP archive ({reason})"
+)
+PART_NOT_WELL_FORMED = define(
+    "doc.part_not_well_formed",
+    "corrupt {label}: {part} is not well-formed XML (line {line}, column {column})",
+)
+DOCX_PART_TOO_LARGE = define(
+    "doc.docx_part_too_large",
+    "corrupt DOCX: {part} unpacks to {mb:.1f} MB, more than the {limit_mb:g} MB a Word document's part can hold",
+)
+DOCX_OTHER_PACKAGE = define(
+    "doc.docx_other_package",
+    "corrupt DOCX: the file is {kind}, not a Word document (.docx); save it as .docx",
+)
+DOCX_NO_BODY = define("doc.docx_no_body", "corrupt DOCX: {part} has no document body (no w:body element)")
+DOCX_TOO_DEEP = define("doc.docx_too_deep", "corrupt DOCX: its XML is nested too deeply to be read")
+PPTX_TOO_DEEP = define("doc.pptx_too_deep", "corrupt PPTX: its shapes are nested too deeply to be read")
+TOO_MANY_CELLS = define(
+    "doc.too_many_cells",
+    "too large: the {label} has more than {cells:,} cells, more than can be indexed; split it into smaller files",
+)
+# A part of a book that is not in its archive, by what it is (one message each: a translation
+# may put the words in another order).
+EPUB_MISSING = {
+    what: define(f"doc.epub_missing.{key}", f"corrupt EPUB: {what} {{part}} is not in the archive")
+    for key, what in (
+        ("container", "its container file"),
+        ("encryption", "its encryption list"),
+        ("toc", "its table of contents"),
+        ("package", "its package document"),
+        ("chapter", "the chapter"),
+    )
+}
+EPUB_PART_TOO_LARGE = define(
+    "doc.epub_part_too_large",
+    "too large: {part} unpacks to {mb:.1f} MB, more than the {limit_mb:g} MB one part of a book can hold",
+)
+EPUB_NO_ROOTFILE = define(
+    "doc.epub_no_rootfile", "corrupt EPUB: {part} names no package document (no rootfile)"
+)
+EPUB_DRM = define(
+    "doc.epub_drm",
+    "encrypted EPUB: the book is protected by DRM (copy protection), so its text cannot be read",
+)
+EPUB_NO_SPINE = define("doc.epub_no_spine", "corrupt EPUB: {part} lists no chapters in its spine")
+EPUB_CHAPTER_NOT_TEXT = define("doc.epub_chapter_not_text", "corrupt EPUB: the chapter {part} is not text")
+
+# PDF and scanned pages.
+PDF_NEEDS_CRYPTOGRAPHY = define(
+    "doc.pdf_needs_cryptography", "encrypted PDF: the 'cryptography' package is needed to open it"
+)
+PDF_CANNOT_DECRYPT = define("doc.pdf_cannot_decrypt", "encrypted PDF: cannot decrypt ({reason})")
+PDF_NO_PAGES = define("doc.pdf_no_pages", "empty document: the PDF has no pages")
+PDF_NO_PAGE_READ = define("doc.pdf_no_page_read", "corrupt PDF: no page could be read ({reason})")
+PDF_OCR_NO_TEXT_1 = define("doc.pdf_ocr_no_text_1", "empty document: OCR found no text on its 1 scanned page")
+PDF_OCR_NO_TEXT = define(
+    "doc.pdf_ocr_no_text", "empty document: OCR found no text on its {count} scanned pages"
+)
+PDF_NEEDS_OCR_1 = define("doc.pdf_needs_ocr_1", "no text layer: scanned pages need OCR (1 page)")
+PDF_NEEDS_OCR = define("doc.pdf_needs_ocr", "no text layer: scanned pages need OCR ({count} pages)")
+PDF_NO_OCR = define(
+    "doc.pdf_no_ocr", "no text layer: scanned pages need OCR, which is not installed ({reason})"
+)
+PDF_BLANK_PAGE = define(
+    "doc.pdf_blank_page", "empty document: page 1 has no text (it is blank or a vector drawing)"
+)
+PDF_BLANK = define(
+    "doc.pdf_blank", "empty document: the PDF has no text (its {count} pages are blank or vector drawings)"
+)
+OCR_TOO_MANY_PAGES = define(
+    "doc.ocr_too_many_pages",
+    "too many scanned pages: {count} pages without a text layer > limit {limit} "
+    "(index.ocr_max_pages); split the file or raise the limit",
+)
+OCR_CANNOT_RENDER = define("doc.ocr_cannot_render", "scanned pages cannot be rendered for OCR: {reason}")
+
+# Images: a picture of text is read by OCR, a photo becomes a reference photo.
+IMAGE_IS_PHOTO = define(
+    "doc.image_is_photo", "image file: {suffix} is handled as a reference photo, not a text document"
+)
+IMAGE_TOO_LITTLE_TEXT = define(
+    "doc.image_too_little_text", "image file: too little text in it ({weight} < {minimum}): a photo"
+)
+NO_IMAGE_SUPPORT = define(
+    "doc.no_image_support",
+    "image support is not installed (reference photos need torch and the classifier packages)",
+)
+# The reasons a photo cannot be opened are in core/identify/texts.py.
