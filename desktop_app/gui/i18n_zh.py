@@ -89,6 +89,12 @@ ZH_CN: dict[str, str] = {
     "The assistant is not available; showing the best passages.": "助手不可用；以下是最相关的段落。",
     "Choose a photo": "选择照片",
     "Images": "图片",
+    # chat: actions on a message (Copy, Regenerate) and on a citation chip
+    "Copy": "复制",
+    "Copy the answer and its citations": "复制回答及其引用",
+    "Regenerate": "重新生成",
+    "Ask the same question again": "再问一次同样的问题",
+    "Copy citation": "复制引用",
     # saved conversations
     "Conversations": "对话",
     "Search titles…": "按标题搜索…",

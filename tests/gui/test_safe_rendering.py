@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QLabel
 
 from desktop_app.core import events as ev
-from desktop_app.gui.chat.markdown import SafeTextBrowser, anchors_of, has_images
+from desktop_app.gui.chat.markdown import SafeTextBrowser, anchors_of, has_images, markdown_to_plain
 from desktop_app.gui.chat.messages import AnswerMessage
 
 HOSTILE = """# Parrot care
@@ -94,3 +96,63 @@ def test_hostile_document_through_the_whole_app_stays_text(make_window, qtbot, d
         qtbot.mouseClick(answer.chips[0], Qt.LeftButton)
     qtbot.waitUntil(lambda: "<script>" in window.viewer.text_view.toPlainText(), timeout=10_000)
     assert "file:///etc/passwd" in window.viewer.text_view.toPlainText()
+
+
+def _line_heights(browser: SafeTextBrowser) -> list[float]:
+    """The height of each block's first line, laid out at the browser's width."""
+    doc = browser.document()
+    doc.setTextWidth(400)
+    doc.documentLayout().documentSize()  # lays the document out
+    heights = []
+    block = doc.begin()
+    while block.isValid():
+        if block.text().strip():
+            heights.append(block.layout().lineAt(0).height())
+        block = block.next()
+    return heights
+
+
+def test_headings_in_an_answer_are_bold_body_text_never_larger(qtbot):
+    """An extractive answer quoting a note's "# Title" must not open with a giant line."""
+    browser = SafeTextBrowser()
+    qtbot.addWidget(browser)
+    browser.set_markdown(
+        "# Red-shouldered Macaw (Diopsittaca nobilis)\n\n## Colours\n\nGreen with a red shoulder [1].", {1}
+    )
+    heights = _line_heights(browser)
+    assert len(heights) == 3 and max(heights) == heights[-1]  # no heading line taller than body text
+    block = browser.document().begin()
+    assert block.text() == "Red-shouldered Macaw (Diopsittaca nobilis)"  # no "#" shown
+    assert block.blockFormat().headingLevel() == 0
+    assert block.begin().fragment().charFormat().fontWeight() == QFont.Bold
+    assert anchors_of(browser.document()) == ["cite:1"]
+    # Hostile HTML inside a heading stays text.
+    browser.set_markdown("# <img src=http://127.0.0.1:9/x.png> Title <script>x()</script>")
+    assert "<script>x()</script>" in browser.toPlainText() and not has_images(browser.document())
+    assert browser.resource_requests == []
+
+
+def test_evidence_snippets_drop_markdown_markup_and_keep_html_as_text(qtbot, shared_data):
+    """The identification card's evidence: a note's "# Title" and "**Colours:**" show as words."""
+    from desktop_app.core.library.documents import Hit
+    from desktop_app.gui.identify.card import IdentifyCard
+
+    card = IdentifyCard(shared_data / "images" / "coral" / "parrot.jpg")
+    qtbot.addWidget(card)
+    text = (
+        "# African Grey Parrot (Psittacus erithacus)\n\n**Colours:** Grey body; *bright* red tail.\n\n"
+        "<b>loud</b> [a link](http://127.0.0.1:9/) ![pixel](http://127.0.0.1:9/p.gif)"
+    )
+    card.handle_event(
+        ev.Retrieved([Hit("g-0", "g", text, "parrots/african-grey-parrot.md", None, 0, 1, 0.5)])
+    )
+    snippet = next(label for label in card.findChildren(QLabel, "snippet"))
+    shown = snippet.text()
+    assert shown.startswith("African Grey Parrot (Psittacus erithacus) Colours: Grey body; bright red tail.")
+    assert "*" not in shown and "#" not in shown
+    assert "<b>loud</b>" in shown and "a link" in shown  # HTML is text; a link is its words
+    assert snippet.textFormat() == Qt.PlainText
+
+
+def test_markdown_to_plain_keeps_html_and_drops_markup(qtbot):
+    assert markdown_to_plain("## Diet\n**Seeds** and _fruit_ <i>x</i>") == "Diet\nSeeds and fruit <i>x</i>"

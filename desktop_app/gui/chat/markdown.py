@@ -4,6 +4,8 @@ Rules: raw HTML is shown as text (Qt's ``MarkdownNoHTML``), image syntax becomes
 every link whose scheme is not our own ``cite:`` is turned back into plain text, and the browser
 never loads a resource (``loadResource`` returns nothing and records the request for tests).
 Citation markers ``[n]`` become ``cite:n`` anchors; clicks are handled by the chat, never by Qt.
+Headings are demoted to bold body text: an answer quoting a note's ``# Title`` must not open
+with a giant line.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import html
 import re
 
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import QFont, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QTextBrowser
 
 CITE_SCHEME = "cite"
@@ -43,6 +45,34 @@ def set_safe_markdown(doc: QTextDocument, text: str, citations: set[int] | None 
     text = link_citations(text, citations)
     doc.setMarkdown(text, MARKDOWN_FEATURES)
     strip_foreign_links(doc)
+    demote_headings(doc)
+
+
+def demote_headings(doc: QTextDocument) -> None:
+    """Render every heading as a bold paragraph of body size."""
+    cursor = QTextCursor(doc)
+    block = doc.begin()
+    while block.isValid():
+        if block.blockFormat().headingLevel() > 0:
+            cursor.setPosition(block.position())
+            fmt = QTextBlockFormat(block.blockFormat())
+            fmt.setHeadingLevel(0)
+            cursor.setBlockFormat(fmt)
+            cursor.setPosition(block.position() + block.length() - 1, QTextCursor.KeepAnchor)
+            body = QTextCharFormat()
+            body.setProperty(QTextFormat.FontSizeAdjustment, 0)
+            body.setFontWeight(QFont.Bold)
+            cursor.mergeCharFormat(body)
+            cursor.mergeBlockCharFormat(body)
+        block = block.next()
+
+
+def markdown_to_plain(text: str) -> str:
+    """The text of untrusted Markdown without its markup (``**x**`` -> x, ``# T`` -> T); raw
+    HTML stays as its characters. For one-line snippets, where Markdown has no room to render."""
+    doc = QTextDocument()
+    doc.setMarkdown(_IMAGE_RE.sub("\\!\\[", text), MARKDOWN_FEATURES)
+    return doc.toPlainText()
 
 
 def strip_foreign_links(doc: QTextDocument) -> None:

@@ -1,16 +1,29 @@
-"""Message widgets of the chat: the user's question and the assistant's streamed, cited answer."""
+"""Message widgets of the chat: the user's question and the assistant's streamed, cited answer.
+
+Both wrap to the chat column at any width (citation chips flow onto more rows, long words break).
+An answer offers Copy (its text, then one "[n] file, page N" line per citation) and Regenerate
+(the same question again, as a new turn of the conversation).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
-from desktop_app.gui.chat.markdown import plain_tooltip
-from desktop_app.gui.i18n import on_language_changed, tr
-from desktop_app.gui.widgets import AutoHeightBrowser, citation_label, plain_label
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core
+from desktop_app.gui.widgets import (
+    AutoHeightBrowser,
+    CiteChip,
+    FlowLayout,
+    citation_label,
+    citation_reference,
+    plain_label,
+)
 
 RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
 
@@ -33,12 +46,12 @@ class UserMessage(QWidget):
         self.text = text
         self.bubble = QFrame(objectName="userMessage")
         self.bubble.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Preferred)
-        label = plain_label(text, wrap=len(text) > 60)  # short questions stay on one line
+        label = plain_label(text)  # one line when it fits (the label's hint), wrapped when not
         inner = QHBoxLayout(self.bubble)
         inner.setContentsMargins(12, 8, 12, 8)
         inner.addWidget(label)
         lay = QHBoxLayout(self)
-        lay.setContentsMargins(80, 0, 0, 0)
+        lay.setContentsMargins(40, 0, 0, 0)
         lay.addStretch(1)
         lay.addWidget(self.bubble)
 
@@ -47,10 +60,12 @@ class AnswerMessage(QFrame):
     """The assistant's answer: route note, streamed Markdown, citation chips, warnings."""
 
     citation_clicked = Signal(object)  # events.Citation
+    regenerate_requested = Signal(str)  # the question, to be asked again
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent=None, question: str = "") -> None:
         super().__init__(parent)
         self.setObjectName("answerMessage")
+        self.question = question
         self.text = ""
         self.tokens: list[str] = []
         self.citations: list[Any] = []
@@ -64,12 +79,25 @@ class AnswerMessage(QFrame):
         self.route_label.hide()
         self.body = AutoHeightBrowser()
         self.body.citation_clicked.connect(self._cite_number)
-        self.chips_row = QHBoxLayout()
-        self.chips_row.setSpacing(6)
+        self.chips_box = QWidget()
+        self.chips_row = FlowLayout(self.chips_box)
+        self.chips_box.hide()
         self.chips: list[QWidget] = []
         self.notes = plain_label(object_name="warning")
         self.notes.hide()
+        self._notes: list[Callable[[], str]] = []  # each note's text in the current language
         self.typing = plain_label(tr("Thinking…"), object_name="muted")
+        self.copy_button = QPushButton(objectName="messageAction")
+        self.copy_button.clicked.connect(self.copy)
+        self.regenerate_button = QPushButton(objectName="messageAction")
+        self.regenerate_button.clicked.connect(self.regenerate)
+        self.actions_box = QWidget()
+        actions = QHBoxLayout(self.actions_box)
+        actions.setContentsMargins(0, 0, 0, 0)
+        actions.addWidget(self.copy_button)
+        actions.addWidget(self.regenerate_button)
+        actions.addStretch(1)
+        self.actions_box.hide()  # shown once the answer is complete
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(12, 8, 12, 8)
@@ -77,8 +105,9 @@ class AnswerMessage(QFrame):
         lay.addWidget(self.route_label)
         lay.addWidget(self.typing)
         lay.addWidget(self.body)
-        lay.addLayout(self.chips_row)
+        lay.addWidget(self.chips_box)
         lay.addWidget(self.notes)
+        lay.addWidget(self.actions_box)
         self.body.hide()
 
         self._render_timer = QTimer(self)
@@ -86,12 +115,19 @@ class AnswerMessage(QFrame):
         self._render_timer.setInterval(RENDER_INTERVAL_MS)
         self._render_timer.timeout.connect(self._render)
         on_language_changed(self.retranslate)
+        self.retranslate()
 
     def retranslate(self, *_: object) -> None:
+        self.copy_button.setText(tr("Copy"))
+        self.copy_button.setToolTip(tr("Copy the answer and its citations"))
+        self.regenerate_button.setText(tr("Regenerate"))
+        self.regenerate_button.setToolTip(tr("Ask the same question again"))
         if self.route is not None:
             self._show_route(self.route)
         if not self.finished:
             self.typing.setText(tr("Thinking…"))
+        if self._notes:
+            self._show_notes()
 
     # -- events --------------------------------------------------------------------------------
     def handle_event(self, event: Any) -> None:
@@ -115,9 +151,9 @@ class AnswerMessage(QFrame):
             self._render()
             self._show_chips()
         elif isinstance(event, ev.Warning):
-            self.add_note(event.message)
+            self.add_note(lambda m=event.message: tr_core(m))
         elif isinstance(event, ev.Error):
-            self.add_note(tr("Error: {message}").format(message=event.message))
+            self.add_note(lambda m=event.message: tr("Error: {message}").format(message=tr_core(m)))
 
     def _show_route(self, route: Any) -> None:
         if route.use_rag:
@@ -142,16 +178,11 @@ class AnswerMessage(QFrame):
             self.chips_row.addWidget(label)
             self.chips.append(label)
         for citation in self.citations:
-            chip = QPushButton(citation_label(citation), objectName="citeChip")
-            chip.setProperty("source", citation.source)  # mark_gone finds it by its file
-            chip.setCursor(Qt.PointingHandCursor)
-            chip.setToolTip(
-                plain_tooltip(" ".join(citation.text.split())[:300] if citation.text else citation.source)
-            )
+            chip = CiteChip(citation_label(citation), citation.source, citation.page, citation.text or "")
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
             self.chips_row.addWidget(chip)
             self.chips.append(chip)
-        self.chips_row.addStretch(1)
+        self.chips_box.setVisible(bool(self.chips))
 
     def _cite_number(self, n: int) -> None:
         for citation in self.citations:
@@ -159,9 +190,14 @@ class AnswerMessage(QFrame):
                 self.citation_clicked.emit(citation)
                 return
 
-    def add_note(self, text: str) -> None:
-        current = self.notes.text()
-        self.notes.setText(f"{current}\n{text}" if current else text)
+    def add_note(self, text: str | Callable[[], str]) -> None:
+        """A note under the answer: a text, or a function giving it in the current language (a
+        core message, re-rendered when the language changes)."""
+        self._notes.append(text if callable(text) else lambda: text)
+        self._show_notes()
+
+    def _show_notes(self) -> None:
+        self.notes.setText("\n".join(note() for note in self._notes))
         self.notes.show()
 
     def finish(self) -> None:
@@ -171,7 +207,23 @@ class AnswerMessage(QFrame):
             self._render_timer.stop()
             self._render()
         if not self.text and not self.notes.text():
-            self.add_note(tr("No answer."))
+            self.add_note(lambda: tr("No answer."))
+        self.copy_button.setVisible(bool(self.text))
+        self.regenerate_button.setVisible(bool(self.question))
+        self.actions_box.setVisible(bool(self.text or self.question))
+
+    # -- actions -------------------------------------------------------------------------------
+    def copy_text(self) -> str:
+        """The answer as shown, then its citations as "[n] file, page N" lines."""
+        lines = [f"[{c.n}] {citation_reference(c.source, c.page)}" for c in self.citations]
+        return self.text.strip() + ("\n\n" + "\n".join(lines) if lines else "")
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.copy_text())
+
+    def regenerate(self) -> None:
+        if self.question:
+            self.regenerate_requested.emit(self.question)
 
     def mark_stopped(self) -> None:
-        self.add_note(tr("Stopped."))
+        self.add_note(lambda: tr("Stopped."))

@@ -132,8 +132,9 @@ class ChatPanel(QWidget):
 
     def ask(self, question: str) -> AnswerMessage:
         self._add(UserMessage(question))
-        answer = AnswerMessage()
+        answer = AnswerMessage(question=question)
         answer.citation_clicked.connect(self.citation_activated)
+        answer.regenerate_requested.connect(self.ask)  # a new turn, saved like any other
         self._add(answer)
         if self.ctx.kb is None:
             answer.add_note(tr("Waiting for the knowledge base to open…"))
@@ -237,7 +238,8 @@ class ChatPanel(QWidget):
             widget = IdentifyCard(Path(message.image or ""))
         else:
             shown.append(UserMessage(message.question))
-            widget = AnswerMessage()
+            widget = AnswerMessage(question=message.question)
+            widget.regenerate_requested.connect(self.ask)
         widget.citation_clicked.connect(self.citation_activated)
         shown.append(widget)
         for event in message.events():
