@@ -48,7 +48,9 @@ class ConversationList(QWidget):
         self.search.textChanged.connect(lambda _text: self.refresh())
         self.list = QListWidget(objectName="chatList")
         self.list.setEditTriggers(QListWidget.EditKeyPressed | QListWidget.DoubleClicked)
-        self.list.setTextElideMode(Qt.ElideRight)  # long titles end in "…"; the tooltip has them whole
+        # Long titles lose their middle ("…"), so titles that start alike stay apart; the tooltip
+        # has them whole.
+        self.list.setTextElideMode(Qt.ElideMiddle)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._current_changed)
         self.list.itemClicked.connect(lambda item: self._current_changed(item, None))  # already current

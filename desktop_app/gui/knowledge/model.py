@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -36,9 +37,10 @@ def human_size(n: int) -> str:
 
 
 class DocumentsModel(QAbstractTableModel):
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent=None, root: Path | None = None) -> None:
         super().__init__(parent)
         self.rows: list[Any] = []  # DocumentInfo
+        self.root = root  # the knowledge folder: tooltips name a document by its full path
 
     def set_documents(self, docs: list[Any]) -> None:
         self.beginResetModel()
@@ -90,7 +92,11 @@ class DocumentsModel(QAbstractTableModel):
             if col == 4:
                 return doc.error or ""
         if role == _TOOLTIP:
-            return plain_tooltip(doc.error or doc.name)
+            # The view elides long names in the middle; the tooltip has the whole path, and the
+            # whole reason on the error column.
+            if col == 4 and doc.error:
+                return plain_tooltip(doc.error)
+            return plain_tooltip(str(self.root / doc.name) if self.root is not None else doc.name)
         if role == _ALIGN and col in (2, 3):
             return _RIGHT
         if role == _FOREGROUND and doc.status == "failed" and col in (1, 4):

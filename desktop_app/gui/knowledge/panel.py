@@ -81,7 +81,7 @@ class KnowledgePanel(QWidget):
         self.new_scope_button.clicked.connect(self._new_scope)
         self.drop_zone = DropZone()
 
-        self.model = DocumentsModel(self)
+        self.model = DocumentsModel(self, root=ctx.knowledge_dir)
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
@@ -91,6 +91,8 @@ class KnowledgePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setShowGrid(False)
         self.table.setWordWrap(False)
+        # "parrots/african-grey-pa…" could not tell similar files apart: keep both ends.
+        self.table.setTextElideMode(Qt.ElideMiddle)
         header = self.table.horizontalHeader()
         # Fixed widths, not ResizeToContents: that re-measures every row on each refresh, which
         # stalls the UI once the library has thousands of documents.
