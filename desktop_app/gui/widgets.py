@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QTextOption
+from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySequence, QTextOption
 from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QMenu, QPushButton, QSizePolicy, QWidget
 
 from desktop_app.core.library.documents import page_label
@@ -20,8 +20,9 @@ from desktop_app.gui.chat.markdown import SafeTextBrowser, plain_tooltip
 from desktop_app.gui.i18n import tr
 
 # QLabel breaks lines only between words: a run this long with no space (a URL, a path) gets
-# invisible break opportunities, or it would set the label's minimum width.
-_LONG_RUN = re.compile(r"\S{25,}")
+# invisible break opportunities, or it would set the label's minimum width. Chinese and Japanese
+# text breaks between any two characters already.
+_LONG_RUN = re.compile(r"[^\s\u2e80-\uffff]{25,}")
 _BREAK_EVERY = 20
 ZWSP = "\u200b"
 
@@ -54,6 +55,23 @@ class PlainLabel(QLabel):
 
     def text(self) -> str:  # noqa: D102
         return self._text
+
+    def _copy_selection(self) -> None:
+        QGuiApplication.clipboard().setText(self.selectedText().replace(ZWSP, ""))
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - copies without the break points
+        if event.matches(QKeySequence.Copy) and self.hasSelectedText() and ZWSP in super().text():
+            self._copy_selection()
+            return
+        super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        if not (self.hasSelectedText() and ZWSP in super().text()):
+            super().contextMenuEvent(event)
+            return
+        menu = QMenu(self)
+        menu.addAction(tr("Copy"), self._copy_selection)
+        menu.exec(event.globalPos())
 
     def sizeHint(self) -> QSize:  # noqa: D102
         # A wrapping QLabel hints at half or a quarter of its text's width for short texts (a
@@ -245,12 +263,6 @@ class AutoHeightBrowser(SafeTextBrowser):
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._fit()
-
-    def ideal_width(self) -> int:
-        """The width of the content on unwrapped lines (a short text asks for no more)."""
-        doc = self.document().clone()
-        doc.setTextWidth(-1)
-        return int(doc.idealWidth()) + 2 * self.frameWidth() + 2
 
     def sizeHint(self) -> QSize:  # noqa: D102
         return QSize(400, int(self.document().size().height()) + 6)

@@ -80,3 +80,31 @@ def test_regenerate_asks_again_as_a_new_saved_turn_of_the_conversation(make_wind
     reopened = window.chat.messages[-1]
     assert isinstance(reopened, AnswerMessage) and reopened.question == question
     assert reopened.regenerate_button.isVisibleTo(reopened)
+
+
+def test_a_long_url_in_a_question_wraps_but_copies_whole(qtbot):
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtWidgets import QLabel
+
+    from desktop_app.gui.chat.messages import UserMessage
+    from desktop_app.gui.widgets import ZWSP, PlainLabel
+
+    url = "https://example.org/" + "a" * 280
+    message = UserMessage(f"Is this about parrots? {url}")
+    qtbot.addWidget(message)
+    message.resize(300, 400)
+    message.show()
+    label = message.findChild(PlainLabel)
+    assert label.minimumSizeHint().width() < 300  # the URL breaks inside...
+    assert label.text() == f"Is this about parrots? {url}"  # ...at display-only break points
+    label.setFocus()
+    shown = QLabel.text(label)  # what Qt lays out: the text with its break points
+    assert ZWSP in shown
+    label.setSelection(0, len(shown))
+    QGuiApplication.clipboard().clear()
+    qtbot.keySequence(label, QKeySequence.Copy)
+    assert QGuiApplication.clipboard().text() == f"Is this about parrots? {url}"
+    # Chinese breaks between characters by itself: no break points are added to it.
+    zh = PlainLabel("非洲灰鹦鹉的尾巴是红色的，脸是白色的，嘴是黑色的，眼睛是淡黄色的。")
+    qtbot.addWidget(zh)
+    assert QLabel.text(zh) == zh.text()
