@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -255,6 +256,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--files", type=positive_int, default=1000, help="how many small files to index (default 1000)"
     )
     p.add_argument("--interval-ms", type=positive_int, default=10, help="heartbeat interval (default 10)")
+    p.add_argument(
+        "--screenshots",
+        type=Path,
+        metavar="DIR",
+        help="instead: write PNGs of the window's main states in English and Chinese into DIR "
+        "(a fresh temporary library; sample documents and photos from --sample-data)",
+    )
+    p.add_argument(
+        "--sample-data",
+        type=Path,
+        metavar="DIR",
+        help="the shared test data for --screenshots (default: ../shared/data beside the repository)",
+    )
     p.set_defaults(func=cmd_bench_ui)
 
     b = bench.add_parser(
@@ -529,6 +543,20 @@ def cmd_bench_keyword(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_ui(args: argparse.Namespace) -> int:
+    if args.screenshots is not None:
+        from desktop_app.bench.screenshots import take_screenshots
+
+        started = time.perf_counter()
+        written = take_screenshots(args.screenshots, sample_data=args.sample_data)
+        if args.json:
+            emit_json(
+                {"files": [str(p) for p in written], "seconds": round(time.perf_counter() - started, 1)}
+            )
+        else:
+            for path in written:
+                print(f"{path}  {path.stat().st_size // 1024} KB")
+            print(f"{len(written)} screenshots in {time.perf_counter() - started:.0f} s")
+        return 0
     from desktop_app.bench.ui import format_result, run_ui_bench
 
     config = load_cfg(args) if args.data_dir else None
@@ -565,7 +593,9 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     from desktop_app.bench.latency import run_latency_bench
 
     with open_desk_with_llm(args, warn=False) as desk:
-        report = run_latency_bench(desk, args.questions, runs=args.runs, modes=tuple(args.modes or ("always", "auto")))
+        report = run_latency_bench(
+            desk, args.questions, runs=args.runs, modes=tuple(args.modes or ("always", "auto"))
+        )
         report["model"] = desk.chat.name or None
     if args.json:
         emit_json(report)
