@@ -122,6 +122,7 @@ def test_each_click_shows_that_citation_even_while_the_last_one_loads(window, qt
     qtbot.wait(50)
     assert (viewer.source, viewer.mode, viewer.current_page()) == (VICKSBURG, "pdf", 3)
     assert "Cannister" in viewer.highlighted_text
+    assert viewer.pdf_view.highlights_of(5) == []  # page 6's earlier highlight is gone
     window.chat.citation_activated.emit(page6)
     window.chat.citation_activated.emit(kakapo)
     window.ctx.runner.wait_idle(10_000)

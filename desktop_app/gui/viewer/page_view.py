@@ -88,8 +88,12 @@ class PdfPageView(QScrollArea):
         return self._highlights.get(page, [])
 
     def clear(self) -> None:
-        self._highlights.clear()
+        """Forget the page image and the highlights (another document is loading)."""
+        self.clear_highlights()
         self.canvas.image = None
+
+    def clear_highlights(self) -> None:
+        self._highlights.clear()
         self.canvas.update()
 
     def show_page(self, page: int) -> None:

@@ -178,7 +178,7 @@ class SourceViewer(QWidget):
                 return
             self._loaded_pdf = key
         page = min(max((citation.page or 1) - 1, 0), self.pdf.pageCount() - 1)
-        self.pdf_view.set_highlights(page, [])
+        self.pdf_view.clear_highlights()  # only this citation's passage is marked
         self.stack.setCurrentWidget(self.pdf_view)
         self.pdf_view.show_page(page)
         page_text = self.pdf.getAllText(page).text()  # one page: a few ms
