@@ -26,7 +26,7 @@ DEFINERS = (
     "desktop_app.core.library.reasons",
     "desktop_app.core.identify.texts",
     "desktop_app.core.ask.notes",
-    "desktop_app.core.models.status",
+    "desktop_app.core.models.reasons",
 )
 _loaded = False
 

@@ -18,6 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
 from desktop_app.core.paths import models_dirs
 
 log = logging.getLogger(__name__)
@@ -101,31 +103,27 @@ def find_reranker(setting: str = "auto", data_dir: Path | None = None) -> tuple[
     models folders), "none", or a folder name / absolute path."""
     setting = (setting or "auto").strip()
     if setting.lower() in ("none", "off", "false", ""):
-        return None, "reranker disabled in config (retrieval.reranker = none)"
+        return None, str(message(reasons.RERANKER_OFF))
     dirs = models_dirs(data_dir)
     if setting.lower() != "auto":
         p = Path(setting).expanduser()
         candidates = [p] if p.is_absolute() else [d / setting for d in dirs]
         for c in candidates:
             if is_cross_encoder(c):
-                return c, f"using {c}"
+                return c, str(message(reasons.RERANKER_USING, path=c))
         where = ", ".join(str(c) for c in candidates)
-        return None, f"reranker '{setting}' not found or not a cross-encoder (looked in {where})"
+        return None, str(message(reasons.RERANKER_NOT_CROSS_ENCODER, name=setting, where=where))
     for name in PREFERRED:
         for d in dirs:
             if is_cross_encoder(d / name):
-                return d / name, f"using {d / name}"
+                return d / name, str(message(reasons.RERANKER_USING, path=d / name))
     for d in dirs:
         if not d.is_dir():
             continue
         for sub in sorted(d.iterdir()):
             if is_cross_encoder(sub):
-                return sub, f"using {sub}"
-    return None, (
-        "no reranker installed: the fine stage is skipped (install BAAI/bge-reranker-base with "
-        "`kdesk models fetch reranker`, or put a cross-encoder folder in "
-        f"{dirs[-1] if dirs else 'models/'})"
-    )
+                return sub, str(message(reasons.RERANKER_USING, path=sub))
+    return None, str(message(reasons.NO_RERANKER, folder=dirs[-1] if dirs else "models/"))
 
 
 _cache: dict[tuple[str, str], CrossEncoderReranker] = {}

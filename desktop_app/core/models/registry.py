@@ -15,6 +15,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
 from desktop_app.core.packages import distribution_of, pip_command
 from desktop_app.core.paths import REPO_ROOT, find_model, models_dirs
 
@@ -152,13 +154,13 @@ def package_dir(module: str) -> Path | None:
 def check_folder(folder: Path, spec: ModelSpec) -> str:
     """'' if `folder` holds every manifest file at its published size, else why not."""
     if not folder.is_dir():
-        return f"{folder} is not a folder"
+        return str(message(reasons.NOT_A_FOLDER, folder=folder))
     for f in spec.files:
         p = folder / f.path
         if not p.is_file():
-            return f"{f.path} is missing in {folder}"
+            return str(message(reasons.FILE_MISSING, file=f.path, folder=folder))
         if f.size is not None and p.stat().st_size != f.size:
-            return f"{f.path} is {p.stat().st_size:,} bytes, expected {f.size:,} (incomplete or a different revision)"
+            return str(message(reasons.FILE_SIZE, file=f.path, size=p.stat().st_size, expected=f.size))
     return ""
 
 
@@ -187,12 +189,12 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
     if spec.source == "pypi":
         pkg = package_dir(spec.module)
         if pkg is None:
-            reason = f"the Python package {spec.package} is not installed"
+            reason = str(message(reasons.PACKAGE_NOT_INSTALLED, package=spec.package))
         else:
             path = pkg / spec.folder
             for f in spec.files:
                 if not (pkg / f.path).is_file():
-                    reason = f"{spec.package} is installed but {f.path} is missing from it"
+                    reason = str(message(reasons.PACKAGE_FILE_MISSING, package=spec.package, file=f.path))
                     break
             verified = not reason
     else:
@@ -200,7 +202,7 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
         found = find_model(spec.folder, data_dir)
         if found is None:
             dirs = ", ".join(str(d) for d in searched)
-            reason = f"not downloaded (looked for {spec.folder}/ in {dirs})"
+            reason = str(message(reasons.NOT_DOWNLOADED, folder=spec.folder, dirs=dirs))
         else:
             path = found
             reason = check_folder(found, spec)
@@ -213,7 +215,8 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
     if not reason:
         missing = [distribution_of(m) for m in spec.requires if not module_installed(m)]
         if missing:
-            reason = f"needs the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)}, not installed"
+            needs = reasons.NEEDS_PACKAGES if len(missing) > 1 else reasons.NEEDS_PACKAGE
+            reason = str(message(needs, packages=", ".join(missing)))
             install_command = pip_command(*missing)
     return Availability(
         id=spec.id,

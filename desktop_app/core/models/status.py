@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.config import Config
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
 from desktop_app.core.models.registry import (
     ROLES,
     Availability,
@@ -60,7 +62,14 @@ def _named_status(
     found = find_model(chosen, data_dir)
     if found is not None:
         return RoleStatus(
-            role, f"{chosen} (local folder)", chosen, str(found), "not in the manifest", None, "", avails
+            role,
+            str(message(reasons.LOCAL_FOLDER, name=chosen)),
+            chosen,
+            str(found),
+            str(message(reasons.NOT_IN_MANIFEST)),
+            None,
+            "",
+            avails,
         )
     return RoleStatus(role, None, None, None, not_found, not_found_command, "", avails)
 
@@ -87,10 +96,16 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
     if chosen.startswith("openai:"):
         return RoleStatus(
             "embedding",
-            f"{chosen[7:]} on an OpenAI-compatible server ({cfg.embedding.url or 'no url set'})",
+            str(
+                message(
+                    reasons.ON_SERVER,
+                    name=chosen[7:],
+                    url=cfg.embedding.url or str(message(reasons.NO_URL_SET)),
+                )
+            ),
             f"server:{cfg.embedding.url}",
             None,
-            "embedding.model selects a remote server",
+            str(message(reasons.REMOTE_EMBEDDER)),
             None,
             models=avails,
         )
@@ -99,7 +114,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
         hint = ""
         if downloadable and downloadable.installed:
             spec = next(s for s in specs if s.id == downloadable.id)
-            hint = f"{downloadable.id} is installed; to use it set {spec.enable}"
+            hint = str(message(reasons.INSTALLED_HINT, name=downloadable.id, setting=spec.enable))
         if bundled and bundled.installed:
             from desktop_app.core.models.embeddings.default import FP32_MODEL_ID, default_model_id
             from desktop_app.core.models.embeddings.minilm_onnx import ONNX_MODULE, package_dir
@@ -111,7 +126,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
                 path = None
             return RoleStatus(
                 "embedding",
-                f"{variant.lower()} (bundled, English)",
+                str(message(reasons.BUNDLED_ENGLISH, name=variant.lower())),
                 bundled.id,
                 path,
                 'embedding.model = "default"',
@@ -124,7 +139,12 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
             None,
             None,
             None,
-            f"the bundled model is unusable: {bundled.reason if bundled else 'not in the manifest'}",
+            str(
+                message(
+                    reasons.BUNDLED_UNUSABLE,
+                    reason=bundled.reason if bundled else str(message(reasons.NOT_IN_MANIFEST)),
+                )
+            ),
             bundled.install_command if bundled else None,
             hint,
             avails,
@@ -136,8 +156,10 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
         specs,
         avails,
         data_dir,
-        missing=lambda why: f'embedding.model = "{chosen}": {why}',
-        not_found=f'embedding.model = "{chosen}" is not in any models folder ({", ".join(map(str, models_dirs(data_dir)))})',
+        missing=lambda why: str(message(reasons.EMBEDDER_MISSING, name=chosen, reason=why)),
+        not_found=str(
+            message(reasons.EMBEDDER_NOT_FOUND, name=chosen, dirs=", ".join(map(str, models_dirs(data_dir))))
+        ),
         not_found_command=fetch_cmd,
     )
 
@@ -161,7 +183,14 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     spec = _by_folder_or_id(specs, path.name)
     if spec is None:
         return RoleStatus(
-            "reranker", f"{path.name} (local folder)", path.name, str(path), why, None, "", avails
+            "reranker",
+            str(message(reasons.LOCAL_FOLDER, name=path.name)),
+            path.name,
+            str(path),
+            why,
+            None,
+            "",
+            avails,
         )
     problem = check_folder(path, spec)
     if problem:  # the loader will try it, but it is not the published model
@@ -170,7 +199,7 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
             spec.id,
             spec.id,
             str(path),
-            f"{why}; warning: {problem}",
+            str(message(reasons.WITH_WARNING, reason=why, problem=problem)),
             spec.install_command,
             "",
             avails,
@@ -187,7 +216,7 @@ def _reranker_from_manifest(
     first = _first(avails)
     if chosen == "none":
         return RoleStatus(
-            "reranker", None, None, None, 'disabled: retrieval.reranker = "none"', None, "", avails
+            "reranker", None, None, None, str(message(reasons.RERANKER_DISABLED)), None, "", avails
         )
     if chosen == "auto":
         for a in avails:
@@ -195,13 +224,13 @@ def _reranker_from_manifest(
                 return RoleStatus(
                     "reranker", a.id, a.id, a.path, 'retrieval.reranker = "auto"', None, "", avails
                 )
-        why = first.reason if first else "no reranker in the manifest"
+        why = first.reason if first else str(message(reasons.NO_RERANKER_IN_MANIFEST))
         return RoleStatus(
             "reranker",
             None,
             None,
             None,
-            f"{why}; the rerank stage is skipped",
+            str(message(reasons.RERANK_SKIPPED, reason=why)),
             first.install_command if first else None,
             "",
             avails,
@@ -213,8 +242,8 @@ def _reranker_from_manifest(
         specs,
         avails,
         data_dir,
-        missing=lambda why: f"{why}; the rerank stage is skipped",
-        not_found=f'retrieval.reranker = "{chosen}" not found; the stage is skipped',
+        missing=lambda why: str(message(reasons.RERANK_SKIPPED, reason=why)),
+        not_found=str(message(reasons.RERANKER_NOT_FOUND, name=chosen)),
         not_found_command=None,
     )
 
@@ -237,13 +266,27 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
         fetch = pip_command("xllamacpp")
     hint = ""
     if gguf and gguf.installed and gguf_spec:
-        hint = f"{gguf.id} is installed; to use it set {gguf_spec.enable}"
+        hint = str(message(reasons.INSTALLED_HINT, name=gguf.id, setting=gguf_spec.enable))
     if backend in ("", "none"):
         return RoleStatus(
-            "chat", "extractive answers (no LLM)", "extractive", None, choice.reason, fetch, hint, avails
+            "chat",
+            str(message(reasons.EXTRACTIVE)),
+            "extractive",
+            None,
+            choice.reason,
+            fetch,
+            hint,
+            avails,
         )
     return RoleStatus(
-        "chat", None, None, None, f"{choice.reason}; answers are extractive", fetch, hint, avails
+        "chat",
+        None,
+        None,
+        None,
+        str(message(reasons.ANSWERS_EXTRACTIVE, reason=choice.reason)),
+        fetch,
+        hint,
+        avails,
     )
 
 
@@ -251,7 +294,14 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
     for a in avails:
         if a.installed:
             return RoleStatus(
-                "classifier", f"{a.id} (bundled)", a.id, a.path, "bundled with the app", None, "", avails
+                "classifier",
+                str(message(reasons.BUNDLED, name=a.id)),
+                a.id,
+                a.path,
+                str(message(reasons.BUNDLED_WITH_APP)),
+                None,
+                "",
+                avails,
             )
     first = _first(avails)
     return RoleStatus(
@@ -259,14 +309,19 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
         None,
         None,
         None,
-        f"{first.reason if first else 'no classifier in the manifest'}; photo identification is unavailable",
+        str(
+            message(
+                reasons.NO_PHOTO_ID,
+                reason=first.reason if first else str(message(reasons.NO_CLASSIFIER_IN_MANIFEST)),
+            )
+        ),
         first.install_command if first else None,
         "",
         avails,
     )
 
 
-IMAGE_FALLBACK = "bundled EfficientNet-Lite0 features"
+IMAGE_FALLBACK = str(message(reasons.IMAGE_FALLBACK))
 # transformers dual encoders whose get_image_features and get_text_features share one space.
 IMAGE_TEXT_TYPES = frozenset({"clip", "siglip", "siglip2", "chinese_clip", "altclip", "metaclip_2"})
 _WEIGHTS = (
@@ -307,30 +362,42 @@ def choose_image_model(
     manifest id / folder name / path of a CLIP-like transformers folder."""
     setting = setting.strip() or "auto"
     if setting.lower() in ("none", "off", "false"):
-        return ImageModelChoice(None, None, f'disabled: identify.image_model = "{setting}"; {IMAGE_FALLBACK}')
+        why = str(message(reasons.IMAGE_DISABLED, setting=setting, fallback=IMAGE_FALLBACK))
+        return ImageModelChoice(None, None, why)
     if setting.lower() == "auto":
         for a in avails:
             if a.installed and a.path:
                 return ImageModelChoice(Path(a.path), a.id, 'identify.image_model = "auto"')
         fetch = avails[0].install_command if avails else None
-        return ImageModelChoice(None, None, f"no image-text model installed; {IMAGE_FALLBACK}", fetch)
+        return ImageModelChoice(
+            None, None, str(message(reasons.NO_IMAGE_MODEL, fallback=IMAGE_FALLBACK)), fetch
+        )
     spec = _by_folder_or_id(specs, setting)
     listed = next((a for a in avails if spec and a.id == spec.id), None)
     if listed and listed.installed and listed.path:
         return ImageModelChoice(Path(listed.path), listed.id, f'identify.image_model = "{setting}"')
     found = find_model(setting, data_dir)
     if found is not None and is_image_text_folder(found):  # named on purpose: used even if not as published
-        note = f"; warning: {listed.reason}" if listed else " (not in the manifest)"
-        return ImageModelChoice(found, None, f'identify.image_model = "{setting}"{note}')
+        why = (
+            str(
+                message(
+                    reasons.WITH_WARNING, reason=f'identify.image_model = "{setting}"', problem=listed.reason
+                )
+            )
+            if listed
+            else str(message(reasons.IMAGE_NOT_LISTED, setting=setting))
+        )
+        return ImageModelChoice(found, None, why)
     if listed:
-        why = f'identify.image_model = "{setting}": {listed.reason}; {IMAGE_FALLBACK}'
+        why = str(
+            message(reasons.IMAGE_MISSING, setting=setting, reason=listed.reason, fallback=IMAGE_FALLBACK)
+        )
         return ImageModelChoice(None, None, why, listed.install_command)
     dirs = ", ".join(map(str, models_dirs(data_dir)))
     return ImageModelChoice(
         None,
         None,
-        f'identify.image_model = "{setting}" is not a CLIP-like model folder (config.json and weights)'
-        f" in {dirs}; {IMAGE_FALLBACK}",
+        str(message(reasons.IMAGE_NOT_FOUND, setting=setting, dirs=dirs, fallback=IMAGE_FALLBACK)),
     )
 
 
@@ -347,7 +414,7 @@ def _image(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data
     c = choose_image_model(cfg.identify.image_model, specs, avails, data_dir)
     if c.path is None:
         return RoleStatus("image", None, None, None, c.reason, c.install_command, "", avails)
-    active = c.model_id or f"{c.path.name} (local folder)"
+    active = c.model_id or str(message(reasons.LOCAL_FOLDER, name=c.path.name))
     return RoleStatus("image", active, c.model_id or c.path.name, str(c.path), c.reason, None, "", avails)
 
 

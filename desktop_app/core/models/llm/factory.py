@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core.config import Config
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import ChatModel
 from desktop_app.core.paths import find_model, models_dirs
 
@@ -72,7 +74,7 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
     backend = (llm.backend or "none").strip().lower()
     if backend in OPENAI_BACKENDS:
         if not llm.url.strip():
-            return ChatModelChoice("none", "", f"llm.backend is {llm.backend!r} but llm.url is empty")
+            return ChatModelChoice("none", "", str(message(reasons.LLM_NO_URL, backend=repr(llm.backend))))
 
         def openai() -> ChatModel:
             from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
@@ -83,7 +85,7 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
         return ChatModelChoice(
             "openai",
             f"{llm.model or 'default'} @ {base}",
-            f"OpenAI-compatible server at {base}",
+            str(message(reasons.LLM_SERVER, url=base)),
             where=base,
             build=openai,
         )
@@ -91,16 +93,17 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
         from desktop_app.core.models.llm.gguf import xllamacpp_available
 
         if not llm.gguf.strip():
-            return ChatModelChoice("none", "", "llm.backend is 'gguf' but llm.gguf names no file")
+            return ChatModelChoice("none", "", str(message(reasons.LLM_NO_GGUF)))
         path = _find_gguf(llm.gguf, data_dir)
         if path is None:
             where = ", ".join(str(d) for d in models_dirs(data_dir))
-            return ChatModelChoice("none", llm.gguf, f"GGUF model {llm.gguf!r} not found (looked in {where})")
+            why = str(message(reasons.LLM_GGUF_NOT_FOUND, name=repr(llm.gguf), dirs=where))
+            return ChatModelChoice("none", llm.gguf, why)
         if not xllamacpp_available():
             return ChatModelChoice(
                 "none",
                 path.name,
-                "a GGUF model is configured but xllamacpp is not installed",
+                str(message(reasons.LLM_NO_XLLAMACPP)),
                 where=str(path),
             )
 
@@ -112,15 +115,14 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
         return ChatModelChoice(
             "gguf",
             path.name,
-            f"local GGUF {path} served in-process by xllamacpp",
+            str(message(reasons.LLM_GGUF, path=path)),
             where=str(path),
             build=gguf,
         )
     if backend not in ("none", ""):
-        return ChatModelChoice("none", "", f"unknown llm.backend {llm.backend!r}; extractive answers")
-    return ChatModelChoice(
-        "none", "", "no language model configured: answers are extractive (cited passages)"
-    )
+        why = str(message(reasons.LLM_UNKNOWN_BACKEND, backend=repr(llm.backend)))
+        return ChatModelChoice("none", "", why)
+    return ChatModelChoice("none", "", str(message(reasons.LLM_NONE)))
 
 
 def make_chat_model(config: Config, data_dir: Path | None = None) -> ChatModel | None:

@@ -1,0 +1,92 @@
+"""Why each model role is what it is (``kdesk models``, the status bar, the model manager) as
+catalogue messages (``core/messages.py``). Model ids, settings, paths and commands are parameters;
+the English texts are what ``kdesk models`` always printed. A reason made of a reason and a
+consequence ("{reason}; the rerank stage is skipped") nests the inner message, so both translate.
+"""
+
+from __future__ import annotations
+
+from desktop_app.core.messages import define
+
+# The name shown for an active model.
+LOCAL_FOLDER = define("model.local_folder", "{name} (local folder)")
+BUNDLED = define("model.bundled", "{name} (bundled)")
+BUNDLED_ENGLISH = define("model.bundled_english", "{name} (bundled, English)")
+ON_SERVER = define("model.on_server", "{name} on an OpenAI-compatible server ({url})")
+NO_URL_SET = define("model.no_url_set", "no url set")
+EXTRACTIVE = define("model.extractive", "extractive answers (no LLM)")
+
+# Why a role is what it is.
+NOT_IN_MANIFEST = define("model.not_in_manifest", "not in the manifest")
+REMOTE_EMBEDDER = define("model.remote_embedder", "embedding.model selects a remote server")
+INSTALLED_HINT = define("model.installed_hint", "{name} is installed; to use it set {setting}")
+BUNDLED_UNUSABLE = define("model.bundled_unusable", "the bundled model is unusable: {reason}")
+EMBEDDER_MISSING = define("model.embedder_missing", 'embedding.model = "{name}": {reason}')
+EMBEDDER_NOT_FOUND = define(
+    "model.embedder_not_found", 'embedding.model = "{name}" is not in any models folder ({dirs})'
+)
+WITH_WARNING = define("model.with_warning", "{reason}; warning: {problem}")
+RERANKER_DISABLED = define("model.reranker_disabled", 'disabled: retrieval.reranker = "none"')
+NO_RERANKER_IN_MANIFEST = define("model.no_reranker_in_manifest", "no reranker in the manifest")
+RERANK_SKIPPED = define("model.rerank_skipped", "{reason}; the rerank stage is skipped")
+RERANKER_NOT_FOUND = define(
+    "model.reranker_not_found", 'retrieval.reranker = "{name}" not found; the stage is skipped'
+)
+ANSWERS_EXTRACTIVE = define("model.answers_extractive", "{reason}; answers are extractive")
+BUNDLED_WITH_APP = define("model.bundled_with_app", "bundled with the app")
+NO_CLASSIFIER_IN_MANIFEST = define("model.no_classifier_in_manifest", "no classifier in the manifest")
+NO_PHOTO_ID = define("model.no_photo_id", "{reason}; photo identification is unavailable")
+
+# The image-text model (identify.image_model).
+IMAGE_FALLBACK = define("model.image_fallback", "bundled EfficientNet-Lite0 features")
+IMAGE_DISABLED = define("model.image_disabled", 'disabled: identify.image_model = "{setting}"; {fallback}')
+NO_IMAGE_MODEL = define("model.no_image_model", "no image-text model installed; {fallback}")
+IMAGE_NOT_LISTED = define(
+    "model.image_not_listed", 'identify.image_model = "{setting}" (not in the manifest)'
+)
+IMAGE_MISSING = define("model.image_missing", 'identify.image_model = "{setting}": {reason}; {fallback}')
+IMAGE_NOT_FOUND = define(
+    "model.image_not_found",
+    'identify.image_model = "{setting}" is not a CLIP-like model folder (config.json and weights)'
+    " in {dirs}; {fallback}",
+)
+
+# Is a manifest model on disk (registry.availability, registry.check_folder)?
+PACKAGE_NOT_INSTALLED = define("model.package_not_installed", "the Python package {package} is not installed")
+PACKAGE_FILE_MISSING = define(
+    "model.package_file_missing", "{package} is installed but {file} is missing from it"
+)
+NOT_DOWNLOADED = define("model.not_downloaded", "not downloaded (looked for {folder}/ in {dirs})")
+NEEDS_PACKAGE = define("model.needs_package", "needs the Python package {packages}, not installed")
+NEEDS_PACKAGES = define("model.needs_packages", "needs the Python packages {packages}, not installed")
+NOT_A_FOLDER = define("model.not_a_folder", "{folder} is not a folder")
+FILE_MISSING = define("model.file_missing", "{file} is missing in {folder}")
+FILE_SIZE = define(
+    "model.file_size",
+    "{file} is {size:,} bytes, expected {expected:,} (incomplete or a different revision)",
+)
+
+# The chat model (llm.factory.resolve_chat_model).
+LLM_NO_URL = define("model.llm_no_url", "llm.backend is {backend} but llm.url is empty")
+LLM_SERVER = define("model.llm_server", "OpenAI-compatible server at {url}")
+LLM_NO_GGUF = define("model.llm_no_gguf", "llm.backend is 'gguf' but llm.gguf names no file")
+LLM_GGUF_NOT_FOUND = define("model.llm_gguf_not_found", "GGUF model {name} not found (looked in {dirs})")
+LLM_NO_XLLAMACPP = define(
+    "model.llm_no_xllamacpp", "a GGUF model is configured but xllamacpp is not installed"
+)
+LLM_GGUF = define("model.llm_gguf", "local GGUF {path} served in-process by xllamacpp")
+LLM_UNKNOWN_BACKEND = define("model.llm_unknown_backend", "unknown llm.backend {backend}; extractive answers")
+LLM_NONE = define("model.llm_none", "no language model configured: answers are extractive (cited passages)")
+
+# The reranker's folder (library.rerank.find_reranker).
+RERANKER_OFF = define("model.reranker_off", "reranker disabled in config (retrieval.reranker = none)")
+RERANKER_USING = define("model.reranker_using", "using {path}")
+RERANKER_NOT_CROSS_ENCODER = define(
+    "model.reranker_not_cross_encoder",
+    "reranker '{name}' not found or not a cross-encoder (looked in {where})",
+)
+NO_RERANKER = define(
+    "model.no_reranker",
+    "no reranker installed: the fine stage is skipped (install BAAI/bge-reranker-base with "
+    "`kdesk models fetch reranker`, or put a cross-encoder folder in {folder})",
+)
