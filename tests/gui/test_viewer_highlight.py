@@ -170,3 +170,31 @@ def test_the_banner_says_when_the_cited_file_changed_since_the_answer(window, qt
     window.chat.citation_activated.emit(pdf)
     _settled(qtbot, window)
     assert viewer.banner.isHidden() and viewer.title.text() == f"{VICKSBURG} · 第 3 页"
+
+
+def test_locate_finds_the_passage_across_hyphenation_headers_and_page_breaks():
+    from desktop_app.gui.viewer.locate import locate, utf16_index
+
+    page = (
+        "THE SIEGE OF VICKSBURG. 53\r\nWe are doing all we can to expedite the glorious victory\r\n"
+        "awaiting us here, yet there are grumblers in the North who are\r\ncomplaining of our slow "
+        "pro\ufffegress, and treasonable articles are\r\npublished in some papers that come to us."
+    )
+    # The parser joined the hyphenated word, and the chunk runs on to the next page's header.
+    chunk = (
+        "yet there are grumblers in the North who are complaining of our slow progress, and "
+        "treasonable articles are published in some papers that come to us. 54 THE SIEGE OF "
+        "VICKSBURG. a good housekeeper, she can easily be accommodated"
+    )
+    start, end = locate(chunk, page)
+    assert page[start:end].startswith("yet there are grumblers")
+    assert page[start:end].endswith("come to us")
+    # A chunk that starts with the running header, then skips a line: header and passage both on the page.
+    start, end = locate("THE SIEGE OF VICKSBURG. 53 We are doing all we can to expedite", page)
+    assert (start, page[start:end].endswith("expedite")) == (0, True)
+    # Chinese: each character is a word; a passage from another page is not found.
+    zh = "第一章\n金刚鹦鹉是大型鹦鹉，\n羽色鲜艳，以坚果为食。\n其他内容。"
+    start, end = locate("金刚鹦鹉是大型鹦鹉，羽色鲜艳，以坚果为食。", zh)
+    assert zh[start:end] == "金刚鹦鹉是大型鹦鹉，\n羽色鲜艳，以坚果为食"
+    assert locate("Kakapo feed on rimu fruit at night", page) is None
+    assert utf16_index("a😀b", 2) == 3  # Qt counts an astral character as two
