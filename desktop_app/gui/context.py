@@ -1,9 +1,9 @@
 """What every panel shares: the Desk (config, knowledge base, assistant, identifier), the runner.
 
 The knowledge base and models load in the background (``start_loading``) so the window shows at
-once; a piece that fails to load becomes a readable reason in the status bar, never a crash. After
-an operation changes the knowledge base, ``knowledge_changed`` tells views to refresh themselves
-(Anki's operation hook).
+once, saying which step runs (``loading_step``); a piece that fails to load becomes a readable
+reason in the status bar, never a crash. After an operation changes the knowledge base,
+``knowledge_changed`` tells views to refresh themselves (Anki's operation hook).
 """
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ from desktop_app.gui.tasks import QtTaskState, TaskRunner, readable_error
 
 log = logging.getLogger(__name__)
 
+# The loading steps, in English: a step is shown as tr(step) on the UI thread, so a language switch
+# while loading renders it again (test_i18n does not see these as tr() literals: the loading test
+# checks their translations).
+OPENING = "Opening the knowledge base"
+LOADING_EMBEDDER = "Loading the embedding model"
+LOADING_ASSISTANT = "Loading the assistant"
+LOAD_STEPS = (OPENING, LOADING_EMBEDDER, LOADING_ASSISTANT)
+
 
 @dataclass
 class ComponentStatus:
@@ -49,7 +57,8 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
         for row in desk.model_status():
             role = {"reranker": "reranker", "classifier": "classifier"}.get(row.role)
             if role:
-                reason = row.reason + (f" ({row.install_command})" if row.install_command else "")
+                # The command on a line of its own: the reason above it is shown translated.
+                reason = row.reason + (f"\n{row.install_command}" if row.install_command else "")
                 out[role] = ComponentStatus(role, row.active, "" if row.active else reason)
     except Exception as exc:  # noqa: BLE001 - a broken manifest: the status bar says so
         for role in ("reranker", "classifier"):
@@ -61,6 +70,9 @@ class AppContext(QObject):
     kb_ready = Signal()
     load_failed = Signal(str)
     status_changed = Signal()
+    # ``loading_step`` changed. Also emitted on the loading thread: connect methods of widgets (the
+    # call is queued to their thread), not lambdas.
+    loading_changed = Signal()
     knowledge_changed = Signal(object)  # operations.KnowledgeChange: what an operation changed
     config_changed = Signal()
 
@@ -81,6 +93,9 @@ class AppContext(QObject):
         self.runner = runner or TaskRunner(parent=self)
         self.ready = False  # the knowledge base is open and the models loaded
         self.load_error = ""
+        # The step under way while models load (at start or after a settings change), "" when idle.
+        # Written by the loading thread; read on the UI thread after ``loading_changed``.
+        self.loading_step = ""
         self.status: dict[str, ComponentStatus] = {
             role: ComponentStatus(role, None, tr("loading…"))
             for role in ("embedder", "reranker", "llm", "classifier")
@@ -104,12 +119,34 @@ class AppContext(QObject):
     def knowledge_dir(self) -> Path:
         return self.desk.knowledge_dir
 
+    @property
+    def loading(self) -> bool:
+        """Models are loading: at start (``ready`` is False then) or after a settings change."""
+        return bool(self.loading_step)
+
     def start_loading(self) -> None:
         """Open the knowledge base and load models on the pool; the UI stays responsive."""
+        self._step(OPENING)  # said from the first paint, before the pool thread starts
         # Under KB_LOCK: a settings change made while loading is applied after the load.
         self.runner.run(
-            JobKind.LOAD, self._load, on_success=self._loaded, on_failure=self._load_failed, lock=KB_LOCK
+            JobKind.LOAD,
+            self._load,
+            on_success=self._loaded,
+            on_failure=self._load_failed,
+            on_finished=self._loading_done,
+            lock=KB_LOCK,
         )
+
+    def _step(self, step: str) -> None:
+        """Say which loading step runs. A signal of its own, not ``state.progress``: that one is
+        throttled, and a quick step would hide the slow one after it (the embedding model)."""
+        self.loading_step = step
+        self.loading_changed.emit()
+
+    def _loading_done(self) -> None:
+        """A load ended (loaded, failed or cancelled): idle unless another one still runs."""
+        if not any(self.runner.is_working(kind) for kind in (JobKind.LOAD, JobKind.APPLY_SETTINGS)):
+            self._step("")
 
     def close(self) -> None:
         """Stop background work, then close the Desk (flushes the index, stops Chroma's process).
@@ -118,7 +155,7 @@ class AppContext(QObject):
         self.ready = False
         self.desk.close()
 
-    def _load(self, state: QtTaskState) -> dict[str, ComponentStatus]:
+    def _load(self, _state: QtTaskState) -> dict[str, ComponentStatus]:
         # A garbage collection walks the tracked objects with the GIL held: with torch and
         # transformers loaded that is ~500k objects, 100-350 ms of frozen window per full pass.
         # So nothing is collected while the models load, and what they built (modules, weights:
@@ -126,16 +163,16 @@ class AppContext(QObject):
         # Without the freeze, the first collection after gc.enable() scanned it all (~700 ms).
         gc.disable()
         try:
-            return self._load_models(state)
+            return self._load_models()
         finally:
             gc.freeze()
             gc.enable()
 
-    def _load_models(self, state: QtTaskState) -> dict[str, ComponentStatus]:
-        state.progress(0, 3, tr("Opening the knowledge base"))
+    def _load_models(self) -> dict[str, ComponentStatus]:
+        self._step(OPENING)
         kb = self.desk.kb
         status: dict[str, ComponentStatus] = {}
-        state.progress(1, 3, tr("Loading the embedding model"))
+        self._step(LOADING_EMBEDDER)
         try:
             embedder = kb.embedder
             embedder.embed_queries(["warm up"])  # the weights load now, not on the first search
@@ -146,13 +183,13 @@ class AppContext(QObject):
             kb.store, kb.keyword, kb.dense  # noqa: B018 - open the indexes in the background too
         except Exception as exc:  # noqa: BLE001 - the first operation reports it again
             log.warning("index not opened at start: %s", exc)
-        state.progress(2, 3, tr("Loading the assistant"))
+        self._step(LOADING_ASSISTANT)
         self.desk.assistant  # noqa: B018 - built here, off the UI thread
         status.update(role_statuses(self.desk))
-        state.progress(3, 3, "")
         return status
 
     def _loaded(self, status: dict[str, ComponentStatus]) -> None:
+        self._loading_done()  # before kb_ready: views see a finished load
         self.ready = True
         self.status.update(status)
         self.load_error = ""
@@ -160,6 +197,7 @@ class AppContext(QObject):
         self.kb_ready.emit()
 
     def _load_failed(self, message: str) -> None:
+        self._loading_done()
         self.load_error = message
         for role in self.status:
             self.status[role] = ComponentStatus(role, None, message)
@@ -205,14 +243,19 @@ class AppContext(QObject):
 
         self.runner.run(JobKind.SAVE_SETTINGS, save, on_failure=self.load_failed.emit, exclusive=False)
 
-        def apply(state: QtTaskState) -> dict[str, ComponentStatus]:
+        def apply(_state: QtTaskState) -> dict[str, ComponentStatus]:
             self.desk.apply_config(config)
-            return self._load_models(state)  # what changed loads now; the rest is already warm
+            return self._load_models()  # what changed loads now; the rest is already warm
 
         def applied(status: dict[str, ComponentStatus]) -> None:
             self._loaded(status)
             self.config_changed.emit()  # views read ctx.config: the new settings from here on
 
         self.runner.run(
-            JobKind.APPLY_SETTINGS, apply, on_success=applied, on_failure=self._load_failed, lock=KB_LOCK
+            JobKind.APPLY_SETTINGS,
+            apply,
+            on_success=applied,
+            on_failure=self._load_failed,
+            on_finished=self._loading_done,
+            lock=KB_LOCK,
         )

@@ -7,14 +7,15 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
 
 from desktop_app.core.ask.conversation_store import StoredChat
+from desktop_app.core.messages import render_text
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, set_language, tr
+from desktop_app.gui.i18n import on_language_changed, set_language, tr, tr_core
 from desktop_app.gui.knowledge.panel import KnowledgePanel
 from desktop_app.gui.operations import CHATS_LOCK, JobKind
 from desktop_app.gui.settings.dialog import SettingsDialog
@@ -69,6 +70,17 @@ class MainWindow(QMainWindow):
         self.conversations.new_requested.connect(self.new_conversation)
         self.conversations.deleted.connect(self._conversation_deleted)
 
+        self.chat.placeholder.manage_models.connect(self.open_model_manager)
+
+        # While models load: a busy bar and the step under way; if loading fails, why.
+        self.loading_bar = QProgressBar(objectName="loadingBar")
+        self.loading_bar.setRange(0, 0)  # busy: a step's length is not known
+        self.loading_bar.setTextVisible(False)
+        self.loading_bar.setFixedSize(80, 12)
+        self.loading_label = QLabel(objectName="loadingLabel")
+        self.loading_label.setTextFormat(Qt.PlainText)
+        self.statusBar().addWidget(self.loading_bar)
+        self.statusBar().addWidget(self.loading_label, 1)
         self.status_labels: dict[str, QLabel] = {}
         for role in ROLE_TITLES:
             label = QLabel(objectName="statusItem")
@@ -76,6 +88,7 @@ class MainWindow(QMainWindow):
             self.status_labels[role] = label
             self.statusBar().addPermanentWidget(label)
         ctx.status_changed.connect(self.update_status)
+        ctx.loading_changed.connect(self.update_loading)
         ctx.load_failed.connect(self._load_failed)
         ctx.config_changed.connect(self._config_changed)
 
@@ -92,7 +105,6 @@ class MainWindow(QMainWindow):
 
         on_language_changed(self.retranslate)
         self.retranslate()
-        self.update_status()
         self.restore_last_conversation()
 
     def retranslate(self, *_: object) -> None:
@@ -100,19 +112,38 @@ class MainWindow(QMainWindow):
         self.file_menu.setTitle(tr("&File"))
         self.settings_action.setText(tr("Settings…"))
         self.quit_action.setText(tr("Quit"))
+        self.update_loading()
+
+    def update_loading(self) -> None:
+        """The loading indicator: the step under way, or why loading failed; hidden once loaded."""
+        step, error = self.ctx.loading_step, self.ctx.load_error
+        self.loading_bar.setVisible(bool(step))
+        if step:
+            self.loading_label.setText(f"{tr(step)}…")
+            self.loading_label.setToolTip(tr("Saved conversations can be read meanwhile."))
+        elif error:
+            error = render_text(error, tr)
+            self.loading_label.setText(tr("Could not open the knowledge base: {error}").format(error=error))
+            self.loading_label.setToolTip(plain_tooltip(error))
+        self.loading_label.setVisible(bool(step or error))
         self.update_status()
 
     def update_status(self) -> None:
+        loading = not self.ctx.ready and self.ctx.loading
         for role, label in self.status_labels.items():
             status = self.ctx.status[role]
             title = tr(ROLE_TITLES[role])
             if status.name:
-                label.setText(f"● {title}: {status.name}")
-                label.setToolTip(plain_tooltip(status.name))
+                label.setText(f"● {title}: {tr_core(status.name)}")
+                label.setToolTip(plain_tooltip(tr_core(status.name)))
                 label.setProperty("missing", False)
+            elif loading:
+                label.setText(f"◌ {title}: {tr('loading…')}")
+                label.setToolTip(f"{tr(self.ctx.loading_step)}…")
+                label.setProperty("missing", True)
             else:
                 label.setText(f"○ {title}: {tr('none')}")
-                label.setToolTip(plain_tooltip(status.reason or tr("not loaded")))
+                label.setToolTip(plain_tooltip(tr_core(status.reason) if status.reason else tr("not loaded")))
                 label.setProperty("missing", True)
             label.style().unpolish(label)
             label.style().polish(label)
@@ -183,12 +214,23 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
+    def open_model_manager(self) -> SettingsDialog:
+        """Settings, on its model manager page (the empty chat's "Manage models…")."""
+        dialog = self.open_settings()
+        dialog.show_models()
+        return dialog
+
     def _config_changed(self) -> None:
         set_language(self.ctx.config.ui.language)
 
     def _load_failed(self, message: str) -> None:
         self.knowledge.retranslate()
-        self.statusBar().showMessage(tr("Could not open the knowledge base: {error}").format(error=message))
+        if message == self.ctx.load_error:  # the loading indicator says it, in the current language
+            self.update_loading()
+        else:  # the settings could not be saved
+            self.statusBar().showMessage(
+                tr("Could not open the knowledge base: {error}").format(error=message)
+            )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         if self.ctx.runner.is_working(JobKind.ADD) or self.ctx.runner.is_working(JobKind.REINDEX):

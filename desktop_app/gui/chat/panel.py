@@ -16,7 +16,6 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QScrollArea,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.ask.assistant import Conversation
 from desktop_app.core.ask.conversation_store import StoredChat, StoredMessage
 from desktop_app.core.library.parsers import IMAGE_SUFFIXES
+from desktop_app.gui.chat.empty_state import EmptyState
 from desktop_app.gui.chat.messages import AnswerMessage, UserMessage, mark_gone
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
@@ -64,8 +64,7 @@ class ChatPanel(QWidget):
         self._follow_bottom = True  # new content scrolls into view (not while reading earlier ones)
         self._queued: list[tuple[JobKind, Any]] = []  # work waiting for the KB to open
 
-        self.placeholder = QLabel(alignment=Qt.AlignCenter, objectName="placeholder")
-        self.placeholder.setWordWrap(True)
+        self.placeholder = EmptyState(ctx)  # until the first message
         self.list_widget = QWidget(objectName="messageList")
         self.list_layout = QVBoxLayout(self.list_widget)
         self.list_layout.setContentsMargins(12, 12, 12, 12)
@@ -112,9 +111,6 @@ class ChatPanel(QWidget):
         self.retranslate()
 
     def retranslate(self, *_: object) -> None:
-        self.placeholder.setText(
-            tr("Ask a question about your documents, or drop a photo here to identify it.")
-        )
         self.input.setPlaceholderText(tr("Ask a question…"))
         self.attach_button.setText(tr("Photo…"))
         self.attach_button.setToolTip(tr("Attach a photo to identify"))

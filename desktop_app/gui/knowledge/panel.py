@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.library.knowledge import SyncReport
+from desktop_app.core.messages import render_text
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.knowledge.model import DocumentsModel
@@ -103,6 +104,14 @@ class KnowledgePanel(QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+        # An empty table says what to do; the hint lets clicks and drops through.
+        self.empty_hint = QLabel(alignment=Qt.AlignCenter, objectName="emptyTable")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setStyleSheet("color: palette(placeholder-text); padding: 12px;")
+        self.empty_hint.setAttribute(Qt.WA_TransparentForMouseEvents)
+        QVBoxLayout(self.table.viewport()).addWidget(self.empty_hint)
+        for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
+            changed.connect(self._update_empty_hint)
 
         self.add_button = QPushButton()
         self.add_folder_button = QPushButton()
@@ -161,7 +170,6 @@ class KnowledgePanel(QWidget):
         ctx.runner.job_finished.connect(self._job_finished)
         on_language_changed(self.retranslate)
         self.retranslate()
-        self._update_buttons()
 
     # -- text --------------------------------------------------------------------------------
     def retranslate(self, *_: object) -> None:
@@ -187,6 +195,8 @@ class KnowledgePanel(QWidget):
         self.model.retranslate()
         if self.last_report is not None:
             self._show_report(self.last_report)
+        self._update_buttons()
+        self._update_empty_hint()
 
     def _fill_scopes(self) -> None:
         current = self.current_scope()
@@ -405,13 +415,37 @@ class KnowledgePanel(QWidget):
 
     def _update_buttons(self, *_: object) -> None:
         ready = self.ctx.kb is not None
+        selected = self.table.selectionModel().hasSelection()
         for b in (self.add_button, self.add_folder_button, self.reindex_button):
             b.setEnabled(ready)
-        self.remove_button.setEnabled(ready and self.table.selectionModel().hasSelection())
+        self.remove_button.setEnabled(ready and selected)
+        # A button that waits says why (Qt shows tooltips on disabled buttons too).
+        if ready:
+            why = ""
+        elif self.ctx.load_error:
+            error = render_text(self.ctx.load_error, tr)
+            why = tr("The knowledge base could not be opened: {error}").format(error=error)
+        else:
+            why = tr("Available once the knowledge base has opened")
+        for b in (self.add_button, self.add_folder_button, self.reindex_button):
+            b.setToolTip(why)
+        self.remove_button.setToolTip(
+            why or ("" if selected else tr("Select documents in the list to remove them"))
+        )
+
+    def _update_empty_hint(self, *_: object) -> None:
+        self.empty_hint.setText(
+            tr("No documents yet. Drop files or folders here, or click “Add files…”.")
+            if self.ctx.kb is not None
+            else tr("Your documents are listed here once the knowledge base has opened.")
+        )
+        # After a failed load the drop zone says why; the hint would only repeat "not yet".
+        self.empty_hint.setVisible(self.model.rowCount() == 0 and not self.ctx.load_error)
 
     def _kb_ready(self) -> None:
         self.watcher.watch(self.ctx.knowledge_dir)
         self._update_buttons()
+        self._update_empty_hint()
         self.refresh()
         pending, self._pending = self._pending, []
         for paths, scope in pending:
