@@ -109,7 +109,7 @@ def test_the_card_speaks_the_windows_language_with_the_notes_chinese_names(qtbot
     try:
         set_language("zh_CN")
         assert card.decision_name.text() == "绯红金刚鹦鹉" and "ara macao" in card.decision_name.toolTip()
-        assert [label.text() for label, _ in card._names] == [
+        assert [label.text() for label, _, _ in card._names] == [
             "绯红金刚鹦鹉",
             "蓝黄金刚鹦鹉",
             "金刚鹦鹉",

@@ -154,7 +154,7 @@ class IdentifyCard(QFrame):
         self.queries: list[str] = []
         self.visual_description = ""
         self.evidence: list[Hit] = []
-        self._names: list[tuple[QLabel, ev.Candidate]] = []  # the candidates' name labels
+        self._names: list[tuple[QLabel, QProgressBar, ev.Candidate]] = []  # the candidates' rows
         self._status_text = lambda: tr("Identifying…")  # re-read on a language change
 
         self.photo = QLabel(alignment=Qt.AlignCenter)
@@ -242,8 +242,8 @@ class IdentifyCard(QFrame):
         self.summary_title.setText(tr("About it"))
         if self.level:
             self.level_badge.setText(tr("{level} confidence").format(level=tr(self.level)))
-        for label, cand in self._names:
-            self._show_candidate_name(label, cand)
+        for label, bar, cand in self._names:
+            self._show_candidate(label, bar, cand)
         if self.queries or self.visual_description:
             self._show_queries()
         if self.decision is not None:
@@ -272,10 +272,11 @@ class IdentifyCard(QFrame):
         self._status_text = text
         self.status.setText(text())
 
-    def _show_candidate_name(self, label: QLabel, cand: ev.Candidate) -> None:
+    def _show_candidate(self, label: QLabel, bar: QProgressBar, cand: ev.Candidate) -> None:
         shown = self._name(cand.name) or "?"
         label.setText(shown)
         label.setToolTip(plain_tooltip(pretty_name(cand.name)) if shown != pretty_name(cand.name) else "")
+        bar.setToolTip(tr(SOURCES[cand.source]) if cand.source in SOURCES else "")
 
     def _show_queries(self) -> None:
         self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
@@ -318,15 +319,13 @@ class IdentifyCard(QFrame):
         for row, cand in enumerate(self.candidates[:5]):
             score = float(cand.score)
             name = plain_label(wrap=False)
-            self._show_candidate_name(name, cand)
-            self._names.append((name, cand))
             bar = QProgressBar(objectName="candidateBar")
             bar.setRange(0, 100)
             bar.setValue(round(max(0.0, min(score, 1.0)) * 100))
             bar.setFormat(f"{score:.0%}")
             bar.setMaximumHeight(16)
-            if cand.source in SOURCES:
-                bar.setToolTip(tr(SOURCES[cand.source]))
+            self._show_candidate(name, bar, cand)
+            self._names.append((name, bar, cand))
             self.candidates_box.addWidget(name, row, 0)
             self.candidates_box.addWidget(bar, row, 1)
         if self.level:
