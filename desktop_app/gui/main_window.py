@@ -10,7 +10,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
 
 from desktop_app.core.ask.conversation_store import StoredChat
-from desktop_app.core.messages import render_text
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.chat.panel import ChatPanel
@@ -122,7 +121,7 @@ class MainWindow(QMainWindow):
             self.loading_label.setText(f"{tr(step)}…")
             self.loading_label.setToolTip(tr("Saved conversations can be read meanwhile."))
         elif error:
-            error = render_text(error, tr)
+            error = tr_core(error)
             self.loading_label.setText(tr("Could not open the knowledge base: {error}").format(error=error))
             self.loading_label.setToolTip(plain_tooltip(error))
         self.loading_label.setVisible(bool(step or error))

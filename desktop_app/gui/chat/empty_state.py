@@ -6,10 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from desktop_app.core.messages import render_text
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 
 ROLES = ("embedder", "reranker", "llm", "classifier")  # keys of ctx.status, in the order shown
 
@@ -142,12 +141,12 @@ class EmptyState(QWidget):
             self.role_labels[role].setText(_role_title(role))
             label = self.model_labels[role]
             if status.name:
-                label.setText(f"● {status.name}")
-                label.setToolTip(plain_tooltip(status.name))
+                label.setText(f"● {tr_core(status.name)}")
+                label.setToolTip(plain_tooltip(tr_core(status.name)))
             else:
                 label.setText(f"○ {tr('loading…') if loading else tr('none')}")
-                reason = render_text(status.reason, tr) if status.reason else ""
-                label.setToolTip(plain_tooltip(reason) if reason and not loading else "")
+                why = tr_core(status.reason) if status.reason and not loading else ""
+                label.setToolTip(plain_tooltip(why) if why else "")
         # What "no language model" means, once that is known (not while loading).
         self.llm_note.setVisible(not loading and not self.ctx.status["llm"].name)
 

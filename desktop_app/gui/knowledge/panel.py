@@ -27,9 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.library.knowledge import SyncReport
-from desktop_app.core.messages import render_text
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.operations import INDEXING, JobKind, KnowledgeChange, index_batch, run_batch
@@ -183,7 +182,9 @@ class KnowledgePanel(QWidget):
         self.drop_zone.label.setText(
             tr("Drop files or folders here to add them to the knowledge base")
             if self.ctx.kb is not None or not self.ctx.load_error
-            else tr("The knowledge base could not be opened: {error}").format(error=self.ctx.load_error)
+            else tr("The knowledge base could not be opened: {error}").format(
+                error=tr_core(self.ctx.load_error)
+            )
         )
         self.add_button.setText(tr("Add files…"))
         self.add_folder_button.setText(tr("Add folder…"))
@@ -377,9 +378,9 @@ class KnowledgePanel(QWidget):
         self.result_label.show()
         self.errors.clear()
         for name, error in report.failed:
-            self.errors.addItem(f"{name}: {error}")
+            self.errors.addItem(f"{name}: {tr_core(error)}")
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
-            self.errors.addItem(f"{tr('skipped')}: {name}: {why}")
+            self.errors.addItem(f"{tr('skipped')}: {name}: {tr_core(why)}")
         # What became of every file that was read: its chunks, the pages OCR read, or a photo.
         failed = {name for name, _ in report.failed}
         for name in [*report.added, *report.updated]:
@@ -423,7 +424,7 @@ class KnowledgePanel(QWidget):
         if ready:
             why = ""
         elif self.ctx.load_error:
-            error = render_text(self.ctx.load_error, tr)
+            error = tr_core(self.ctx.load_error)
             why = tr("The knowledge base could not be opened: {error}").format(error=error)
         else:
             why = tr("Available once the knowledge base has opened")
