@@ -3,10 +3,11 @@ scrollbar, nothing cut off on the right. Long names are elided in the middle, wh
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QApplication, QPushButton, QWidget
+from PySide6.QtWidgets import QPushButton, QWidget
 
 from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.widgets import CiteChip
@@ -34,9 +35,10 @@ def _overflow(window) -> list[str]:
 def _assert_fits(window, qtbot, width: int) -> None:
     window.resize(width, 800)
     qtbot.waitUntil(lambda: window.width() == width, timeout=5_000)
-    qtbot.wait(100)  # the scroll area and the wrapped labels settle over a few layout passes
-    QApplication.processEvents()
     bar = window.chat.scroll.horizontalScrollBar()
+    # The scroll area and the wrapped labels settle over a few layout passes.
+    with contextlib.suppress(qtbot.TimeoutError):
+        qtbot.waitUntil(lambda: bar.maximum() == 0 and not _overflow(window), timeout=3_000)
     assert bar.maximum() == 0 and not bar.isVisible(), f"horizontal scroll at {width} px"
     assert _overflow(window) == [], f"cut off at {width} px"
 
