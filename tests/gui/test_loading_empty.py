@@ -167,6 +167,12 @@ def test_the_empty_chat_shows_what_the_app_does_and_the_models_in_both_languages
     assert empty.llm_note.text() == "没有语言模型：回答是从你的文档中摘录的原句（摘录式）。"
     assert hint.text().startswith("还没有文档")
     screenshot(window, "empty-zh")
+    # It wraps to a narrow chat column: nothing to scroll sideways.
+    window.resize(900, 700)
+    qtbot.waitUntil(lambda: window.chat.scroll.viewport().width() < 500, timeout=5_000)
+    qtbot.wait(50)
+    assert window.chat.scroll.horizontalScrollBar().maximum() == 0
+    assert empty.width() <= window.chat.scroll.viewport().width()
 
     qtbot.mouseClick(empty.manage_button, Qt.LeftButton)
     dialogs = [d for d in window.findChildren(SettingsDialog) if d.isVisible()]
