@@ -39,6 +39,7 @@ NOTES = ("scarlet-macaw.md", "blue-and-yellow-macaw.md", "african-grey-parrot.md
 PHOTO_LABELS = ("ara_macao", "ara_ararauna", "jako_grey", "cokatoo_galah")
 QUESTION = "What do the crazy ones do?"
 REFUSED = "What is Abraham Lincoln's favourite ice cream flavour?"
+QUESTION_ZH = "绯红金刚鹦鹉的翅膀是什么颜色？"
 
 _WORD = re.compile(r"\b(?:[A-Za-z]{2,}|[aAI])\b(?:['’][a-z]+)?")
 _SPLIT = re.compile(r"(?<=[.!?])\s+|[。！？；\n…·|•]+")
@@ -203,7 +204,7 @@ def _library(tmp_path: Path, shared_data: Path) -> Path:
 
 @pytest.mark.slow
 def test_a_chinese_window_with_content_everywhere_has_no_english_sentences(
-    make_window, qtbot, drop, shared_data, tmp_path
+    make_window, qtbot, drop, shared_data, tmp_path, screenshot
 ):
     window = make_window()
     pdfs = shared_data / "docs" / "pypdf" / "resources"
@@ -219,7 +220,10 @@ def test_a_chinese_window_with_content_everywhere_has_no_english_sentences(
         timeout=30_000,
     )
 
-    # An answer, a refusal and an identification card in the chat; the viewer on a citation.
+    # Answers in English and Chinese, a refusal and an identification card in the chat; the viewer
+    # on a citation.
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=120_000):
+        window.chat.ask(QUESTION_ZH)
     with qtbot.waitSignal(window.chat.answer_finished, timeout=120_000) as answered:
         window.chat.ask(QUESTION)
     answer = answered.args[0]
@@ -240,7 +244,7 @@ def test_a_chinese_window_with_content_everywhere_has_no_english_sentences(
     QApplication.processEvents()
 
     kb = window.ctx.kb
-    content = [QUESTION, REFUSED]
+    content = [QUESTION, REFUSED, QUESTION_ZH]
     for doc in kb.list_documents():
         content += [h.text for h in kb.chunks_of(doc.doc_id)]
     names = [d.name for d in kb.list_documents()] + [Path(d.name).name for d in kb.list_documents()]
@@ -255,6 +259,7 @@ def test_a_chinese_window_with_content_everywhere_has_no_english_sentences(
     assert card.decision_name.text() in seen and _CJK.search(card.reasoning.text())
     assert window.viewer.title.text() in seen and "第 1 页" in window.viewer.title.text()
     found = offenders([window], allowed)
+    screenshot(window, "zh-window-with-content")
     tabs = dialog.findChild(QTabBar)
     for i in range(tabs.count()):
         tabs.setCurrentIndex(i)
