@@ -4,6 +4,7 @@ changed since the answer."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,7 @@ def test_each_click_shows_that_citation_even_while_the_last_one_loads(window, qt
     assert viewer.current_page() == 6 and len(_lines(viewer)) > 1
 
 
-def test_the_banner_says_when_the_cited_file_changed_since_the_answer(window, qtbot):
+def test_the_banner_says_when_the_cited_file_changed_since_the_answer(window, qtbot, shared_data):
     viewer = window.viewer
     kakapo = _cite(window, "The kakapo is a flightless nocturnal parrot", "kakapo.md")
     pdf = _cite(window, "Cannister shot is a tin cylinder", VICKSBURG, page=3)
@@ -170,6 +171,14 @@ def test_the_banner_says_when_the_cited_file_changed_since_the_answer(window, qt
     window.chat.citation_activated.emit(pdf)
     _settled(qtbot, window)
     assert viewer.banner.isHidden() and viewer.title.text() == f"{VICKSBURG} · 第 3 页"
+
+    # The PDF replaced under the same name: the new file is shown (not the one loaded before),
+    # at its last page as the cited one is past its end, with the banner.
+    shutil.copy(shared_data / "docs/pypdf/resources/crazyones.pdf", window.ctx.knowledge_dir / VICKSBURG)
+    window.chat.citation_activated.emit(pdf)
+    _settled(qtbot, window)
+    assert (viewer.pdf.pageCount(), viewer.current_page()) == (1, 1)
+    assert viewer.changed is True and viewer.banner.isVisible() and not viewer.highlighted
 
 
 def test_locate_finds_the_passage_across_hyphenation_headers_and_page_breaks():

@@ -47,19 +47,27 @@ def locate(chunk: str, page_text: str, min_words: int = 4) -> tuple[int, int] | 
         return None
     matcher = SequenceMatcher(None, [w for w, _, _ in page], wanted, autojunk=False)
     blocks = [b for b in matcher.get_matching_blocks() if b.size]
-    best: tuple[int, int, int] | None = None  # (matched words, first page word, last page word)
-    group: list[int] = []  # matched words, first page word, end page word of the current run
+    best: list[int] | None = None
+    group: list[int] = []  # matched words, first page word, end page word, longest block of a run
     for b in blocks:
         if group and b.a - group[2] <= MAX_GAP:
-            group[0] += b.size
-            group[2] = b.a + b.size
+            group = [group[0] + b.size, group[1], b.a + b.size, max(group[3], b.size)]
         else:
-            group = [b.size, b.a, b.a + b.size]
+            group = [b.size, b.a, b.a + b.size, b.size]
         if best is None or group[0] > best[0]:
-            best = (group[0], group[1], group[2])
-    if best is None or best[0] < min(min_words, len(wanted)):
+            best = group
+    if best is None:
         return None
-    return page[best[1]][1], page[best[2] - 1][2]
+    matched, first, end, longest = best
+    # Not a passage but chance: common words scattered over the page ("the", "of"), no phrase.
+    if (
+        matched < min(min_words, len(wanted))
+        or matched < 0.1 * len(wanted)
+        or matched < 0.5 * (end - first)
+        or longest < min(3, len(wanted))
+    ):
+        return None
+    return page[first][1], page[end - 1][2]
 
 
 def utf16_index(text: str, index: int) -> int:
