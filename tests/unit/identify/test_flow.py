@@ -468,3 +468,45 @@ def test_assistant_identify_sets_the_conversation_subject(coral):
     assert cls.confidence_level == HIGH
     assert conv.last_subject == "macaw"
     assert conv.history[-1]["role"] == "assistant" and "macaw" in conv.history[-1]["content"]
+
+
+def test_every_sentence_the_flow_writes_is_one_catalogue_message_per_line(coral):
+    """The window translates the flow's texts line by line: each line must parse back to its
+    message (English unchanged), except the notes' own sentences quoted in a confident answer."""
+    from desktop_app.core.messages import parse
+
+    runs = [
+        (
+            FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715), ("Galah", 0.71)]),
+            {},
+            "parrot.jpg",
+        ),
+        (
+            FakeGallery([("Scarlet Macaw", 0.60), ("Hyacinth Macaw", 0.55)]),
+            {"reject_tentative": 0.5},
+            "parrot.jpg",
+        ),
+        (FakeGallery([("Scarlet Macaw", 0.40)]), {}, "owl.jpg"),  # not one of yours, with guesses
+        (FakeGallery([("Scarlet Macaw", 0.99)]), {}, "parrot.jpg"),  # sure: no retrieval
+    ]
+    texts = []
+    for gallery, cfg, photo in runs:
+        ident, _ = _identifier(gallery, **cfg)
+        result = ident.identify(coral / photo)
+        d = result.decision
+        texts += [
+            d.reasoning,
+            d.followup,
+            result.visual_description,
+            *result.feature_queries,
+            *result.warnings,
+        ]
+        quoted = result.answer.splitlines()[2:3] if result.hits and result.confidence_level == HIGH else []
+        texts += [line for line in result.answer.splitlines() if line not in quoted]
+    lines = [line for text in texts for line in text.splitlines() if line]
+    assert len(lines) > 20
+    for line in lines:
+        found = parse(line)
+        assert found is not None and found.code.startswith("identify."), line
+    codes = {parse(line).code for line in lines}
+    assert {"identify.not_yours", "identify.not_close", "identify.confident", "identify.suggests"} <= codes
