@@ -260,6 +260,7 @@ def test_a_chinese_window_with_content_everywhere_has_no_english_sentences(
     assert window.viewer.title.text() in seen and "第 1 页" in window.viewer.title.text()
     found = offenders([window], allowed)
     screenshot(window, "zh-window-with-content")
+    screenshot(card, "zh-identification-card")
     tabs = dialog.findChild(QTabBar)
     for i in range(tabs.count()):
         tabs.setCurrentIndex(i)
