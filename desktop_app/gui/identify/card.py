@@ -48,7 +48,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 def _colour_words() -> dict[str, str]:
     """Colour names and the words the flow puts beside them, in the window's language."""
-    names = {
+    return {
         "red": tr("red"),
         "orange": tr("orange"),
         "yellow": tr("yellow"),
@@ -64,7 +64,6 @@ def _colour_words() -> dict[str, str]:
         "dark": tr("dark"),
         "none": tr("none"),
     }
-    return names
 
 
 def _term(piece: str, species: dict[str, str], colours: dict[str, str]) -> str | None:
