@@ -228,7 +228,7 @@ def notes_with_chinese(kb: object, scope: str | None) -> list[Hit]:
     from desktop_app.core.library.scopes import chroma_where
     from desktop_app.core.library.store import hit_from
 
-    if kb is None or not hasattr(kb, "store") or kb.is_empty():
+    if kb is None or not hasattr(type(kb), "store") or kb.is_empty():  # (the property opens the store)
         return []
     try:
         got = kb.store.collection.get(
