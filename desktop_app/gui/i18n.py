@@ -7,8 +7,11 @@ methods to ``language_changed`` and re-read their labels when the user switches 
 
 from __future__ import annotations
 
+import functools
+
 from PySide6.QtCore import QObject, Signal
 
+from desktop_app.core.messages import render_text
 from desktop_app.gui.i18n_zh import ZH_CN
 
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
@@ -56,3 +59,18 @@ def tr(text: str) -> str:
     if _language is not None and _language.code == "zh_CN":
         return ZH_CN.get(text, text)
     return text
+
+
+def tr_core(text: str) -> str:
+    """A text from the core (a file's failure reason, an answer's note, a model's status) in the
+    UI language: parsed back to its catalogue message and rendered through ``tr``, line by line
+    (a text of several sentences puts each on its own line). Text that is no message (a file
+    name, a third-party error) is shown as it is."""
+    return _tr_core(current_language(), text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tr_core(code: str, text: str) -> str:
+    """Cached per language: the document table asks for each row's reason on every repaint, and
+    parsing a text back tries every template of the catalogue."""
+    return "\n".join(render_text(line, tr) for line in text.split("\n"))

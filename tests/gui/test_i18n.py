@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import string
 from pathlib import Path
 
 import desktop_app.gui as gui_pkg
-from desktop_app.gui.i18n import set_language, tr
+from desktop_app.core import messages
+from desktop_app.gui.i18n import set_language, tr, tr_core
 from desktop_app.gui.i18n_zh import ZH_CN
 from desktop_app.gui.knowledge.model import COLUMNS
 from desktop_app.gui.main_window import ROLE_TITLES
@@ -52,5 +54,30 @@ def test_tr_switches_language_live(qtbot):
         assert tr("Send") == "发送"
         set_language("en")
         assert tr("Send") == "Send"
+    finally:
+        set_language("en")
+
+
+def _fields(template: str) -> list[tuple[str, str]]:
+    return sorted((name, spec) for _, name, spec, _ in string.Formatter().parse(template) if name is not None)
+
+
+def test_every_core_message_has_a_chinese_template_with_the_same_fields():
+    catalogue = messages.catalogue()  # imports every module that defines messages
+    assert len(catalogue) > 150
+    missing = sorted(t for t in catalogue.values() if t not in ZH_CN)
+    assert missing == []
+    differ = sorted(t for t in catalogue.values() if _fields(t) != _fields(ZH_CN[t]))
+    assert differ == []
+
+
+def test_tr_core_renders_a_stored_core_text_in_the_ui_language(qtbot):
+    stored = "corrupt DOCX: this is an old binary Word (.doc) file; save it as .docx"
+    try:
+        set_language("zh_CN")
+        assert tr_core(stored) == "DOCX 已损坏：这是旧版二进制 Word（.doc）文件；请另存为 .docx"
+        assert tr_core("notes/parrots.md") == "notes/parrots.md"  # no message: shown as it is
+        set_language("en")
+        assert tr_core(stored) == stored
     finally:
         set_language("en")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import string
+import sys
+
 import pytest
 
 from desktop_app.core import messages as m
@@ -50,3 +53,44 @@ def test_unknown_code_and_conflicting_definition_are_errors():
         m.message("test.nope")
     with pytest.raises(ValueError):
         m.define("test.full", "another text")
+
+
+def _sample(template: str) -> dict[str, object]:
+    """A value per field: a number where the field has a format spec, else a marked word."""
+    return {
+        name: 1234.5 if spec else f"<{name}>"
+        for _, name, spec, _ in string.Formatter().parse(template)
+        if name is not None
+    }
+
+
+def test_every_catalogue_message_is_parsed_back_from_its_english_text():
+    # The app's real catalogue: a stored reason, note or status must come back as its message,
+    # or the GUI would show it in English.
+    catalogue = m.catalogue()
+    for module in m.DEFINERS:
+        assert module in sys.modules
+    for code, template in catalogue.items():
+        if code.startswith("test."):
+            continue
+        text = str(m.message(code, **_sample(template)))
+        found = m.parse(text)
+        assert found is not None, code
+        assert catalogue[found.code] == template, (code, found.code)
+
+
+def test_a_parse_error_carries_its_message_and_keeps_the_english_text():
+    from desktop_app.core.library import reasons
+    from desktop_app.core.library.documents import ParseError
+
+    exc = ParseError(reasons.ENCRYPTED, label="PDF")
+    assert str(exc) == "encrypted PDF: a password is required"
+    assert exc.message == m.Message(reasons.ENCRYPTED, {"label": "PDF"})
+    nested = str(ParseError(reasons.ZIP_DAMAGED, label="XLSX", reason=str(m.message(reasons.ZIP_ENDS_EARLY))))
+    zh = {
+        "corrupt {label}: the ZIP archive is damaged ({reason})": "{label} 已损坏：ZIP 压缩包已损坏（{reason}）",
+        "its compressed data ends early": "压缩数据提前结束",
+    }
+    assert (
+        m.render_text(nested, lambda t: zh.get(t, t)) == "XLSX 已损坏：ZIP 压缩包已损坏（压缩数据提前结束）"
+    )

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import inside
+from desktop_app.core.messages import message
 from desktop_app.core.paths import sha256_file
 
 # Why a file or folder is not copied ("" or None: copy it). Files get their stat (size, before any copy).
@@ -213,9 +215,9 @@ def _import_folder(
         for d in sorted(dirnames):
             sub = here / d
             if d.startswith("."):  # .git, .cache: never indexed, so not copied either
-                report.skipped.append((str(sub), "hidden folder"))
+                report.skipped.append((str(sub), str(message(reasons.HIDDEN_FOLDER))))
             elif sub.is_symlink():
-                report.skipped.append((str(sub), "symlinked folder, not followed"))
+                report.skipped.append((str(sub), str(message(reasons.SYMLINKED_FOLDER))))
             elif screen_folder and (why := screen_folder(sub.resolve())):
                 report.skipped.append((str(sub), why))
             else:
@@ -225,13 +227,13 @@ def _import_folder(
             src = here / fname
             rel_in = src.relative_to(top).as_posix()
             if fname.startswith("."):  # .DS_Store, editor swap files
-                report.skipped.append((str(src), "hidden file"))
+                report.skipped.append((str(src), str(message(reasons.HIDDEN_FILE))))
                 continue
             try:
                 if src.is_symlink():
                     target = src.resolve()
                     if not inside(target, top):
-                        report.skipped.append((str(src), "symlink to outside the dropped folder"))
+                        report.skipped.append((str(src), str(message(reasons.SYMLINK_OUTSIDE))))
                         continue
                 if screen_file and (why := screen_file(src, _regular_source(src))):
                     report.skipped.append((str(src), why))

@@ -14,9 +14,11 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import inside, is_data_folder
 from desktop_app.core.library.fileops import ImportReport, import_paths, sanitize_component
 from desktop_app.core.library.scopes import SHARED
+from desktop_app.core.messages import message
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +44,10 @@ def screen_file(src: Path, st: os.stat_result, limit: float) -> str | None:
 
     suffix = src.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES and suffix not in IMAGE_SUFFIXES:
-        return f"unsupported file type: {suffix or '(no extension)'}"
+        return str(message(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_EXTENSION))))
     if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
         if st.st_size / 1e6 > limit:
-            return (
-                f"too large: {st.st_size / 1e6:.1f} MB > limit {limit:g} MB (index.max_document_mb); "
-                "split the file or raise the limit"
-            )
+            return str(message(reasons.TOO_LARGE_FILE, mb=st.st_size / 1e6, limit_mb=limit))
     return None
 
 
@@ -75,9 +74,9 @@ class KnowledgeFolder:
     def never_indexed(self, folder: Path) -> str | None:
         """Why a folder (resolved) must never be indexed: this data folder or another one."""
         if folder == self.data_dir:
-            return "Knowledge Desk's own data folder: never indexed"
+            return str(message(reasons.OWN_DATA_FOLDER))
         if is_data_folder(folder):
-            return "another Knowledge Desk library's data folder: never indexed"
+            return str(message(reasons.OTHER_DATA_FOLDER))
         return None
 
     def scan(self) -> dict[str, Path]:
@@ -144,11 +143,8 @@ class KnowledgeFolder:
 
     def _refusal(self, real: Path) -> str:
         if real == self.data_dir:
-            return (
-                "this is Knowledge Desk's own data folder: its documents are already in the library "
-                f"(add files from elsewhere, or put them in {self.path})"
-            )
-        return "this is inside Knowledge Desk's data folder (derived index files, never indexed)"
+            return str(message(reasons.REFUSE_DATA_FOLDER, folder=self.path))
+        return str(message(reasons.REFUSE_INSIDE_DATA_FOLDER))
 
     def copy_in(self, paths: list[Path], scope: str, max_document_mb: float) -> ImportReport:
         """Copy files and folders in (under @scope/ for a non-shared scope), leaving out what would

@@ -50,6 +50,29 @@ PART_STRUCTURE = define("doc.part.structure", "a part's XML does not have the st
 PART_VALUE = define("doc.part.value", "a part holds a value that cannot be read ({error})")
 PART_UNPACK = define("doc.part.unpack", "a part cannot be unpacked from the ZIP archive ({reason})")
 
+# Not copied into the knowledge folder at all (folder.py, fileops.py).
+TOO_LARGE_FILE = define(
+    "doc.too_large_file",
+    "too large: {mb:.1f} MB > limit {limit_mb:g} MB (index.max_document_mb); split the file or raise the limit",
+)
+OWN_DATA_FOLDER = define("doc.own_data_folder", "Knowledge Desk's own data folder: never indexed")
+OTHER_DATA_FOLDER = define(
+    "doc.other_data_folder", "another Knowledge Desk library's data folder: never indexed"
+)
+REFUSE_DATA_FOLDER = define(
+    "doc.refuse_data_folder",
+    "this is Knowledge Desk's own data folder: its documents are already in the library "
+    "(add files from elsewhere, or put them in {folder})",
+)
+REFUSE_INSIDE_DATA_FOLDER = define(
+    "doc.refuse_inside_data_folder",
+    "this is inside Knowledge Desk's data folder (derived index files, never indexed)",
+)
+HIDDEN_FOLDER = define("doc.hidden_folder", "hidden folder")
+HIDDEN_FILE = define("doc.hidden_file", "hidden file")
+SYMLINKED_FOLDER = define("doc.symlinked_folder", "symlinked folder, not followed")
+SYMLINK_OUTSIDE = define("doc.symlink_outside", "symlink to outside the dropped folder")
+
 # Any file.
 UNSUPPORTED = define("doc.unsupported", "unsupported file type: {suffix}")
 NOT_A_FILE = define("doc.not_a_file", "not a file")

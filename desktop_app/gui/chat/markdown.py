@@ -104,8 +104,9 @@ def strip_foreign_links(doc: QTextDocument) -> None:
 
 
 def plain_tooltip(text: str) -> str:
-    """Tooltips guess rich text from content; escape it so document text stays text."""
-    return "<qt>" + html.escape(text) + "</qt>" if text else ""
+    """Tooltips guess rich text from content; escape it so document text stays text (its line
+    breaks kept)."""
+    return "<qt>" + html.escape(text).replace("\n", "<br>") + "</qt>" if text else ""
 
 
 def is_cite_url(url: QUrl) -> bool:

@@ -11,7 +11,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from desktop_app.core.library.documents import DocumentInfo
 from desktop_app.gui.chat.markdown import plain_tooltip
-from desktop_app.gui.i18n import tr
+from desktop_app.gui.i18n import tr, tr_core
 
 COLUMNS = ("Document", "Status", "Chunks", "Size", "Error")
 
@@ -90,12 +90,12 @@ class DocumentsModel(QAbstractTableModel):
             if col == 3:
                 return human_size(doc.size) if doc.doc_id else ""
             if col == 4:
-                return doc.error or ""
+                return tr_core(doc.error) if doc.error else ""
         if role == _TOOLTIP:
             # The view elides long names in the middle; the tooltip has the whole path, and the
             # whole reason on the error column.
             if col == 4 and doc.error:
-                return plain_tooltip(doc.error)
+                return plain_tooltip(tr_core(doc.error))
             return plain_tooltip(str(self.root / doc.name) if self.root is not None else doc.name)
         if role == _ALIGN and col in (2, 3):
             return _RIGHT

@@ -1,0 +1,74 @@
+"""Texts from the core (why a file failed, an answer's note, a model's status) in a Chinese window:
+stored and sent in English, shown through their catalogue message in the UI language."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core import events as ev
+from desktop_app.core.config import Config
+from desktop_app.gui.chat.messages import AnswerMessage
+from desktop_app.gui.i18n import set_language
+from desktop_app.gui.knowledge.model import COLUMNS
+
+ENCRYPTED = Path("/work/shared/data/docs/pypdf/resources/libreoffice-writer-password.pdf")
+ERROR_COLUMN = COLUMNS.index("Error")
+
+
+def _error_of(window, name: str) -> tuple[str, str]:
+    model = window.knowledge.model
+    row = next(i for i, doc in enumerate(model.rows) if doc.name == name)
+    index = model.index(row, ERROR_COLUMN)
+    return model.data(index), model.data(index, 3)  # display text, tooltip (ToolTipRole)
+
+
+def test_a_failed_batch_and_the_status_bar_speak_chinese(make_window, drop, qtbot, tmp_path):
+    if not ENCRYPTED.is_file():
+        pytest.skip("the shared pypdf resources are not on this machine")
+    unsupported = tmp_path / "notes.xyz"
+    unsupported.write_text("no parser for this suffix\n", encoding="utf-8")
+    window = make_window(Config())
+    set_language("zh_CN")
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000):
+        drop(window.knowledge, [ENCRYPTED, unsupported])
+    qtbot.waitUntil(lambda: any(d.name == ENCRYPTED.name and d.error for d in window.knowledge.model.rows))
+
+    # The manifest keeps the English reason (kdesk list prints it); the table shows it in Chinese.
+    text, tooltip = _error_of(window, ENCRYPTED.name)
+    assert text == "PDF 已加密：需要密码"
+    assert "PDF 已加密：需要密码" in tooltip
+    stored = next(d for d in window.ctx.kb.list_documents() if d.name == ENCRYPTED.name)
+    assert stored.error == "encrypted PDF: a password is required"
+    # The batch's outcome list: the failure and the file that was never copied in, with its suffix.
+    items = [window.knowledge.errors.item(i).text() for i in range(window.knowledge.errors.count())]
+    assert f"{ENCRYPTED.name}: PDF 已加密：需要密码" in items
+    assert any(item.endswith(f"{unsupported}: 不支持的文件类型：.xyz") for item in items), items
+
+    # The status bar: no language model, no reranker; the tooltips say why in Chinese (the
+    # command to run stays as it is).
+    llm_tip = window.status_labels["llm"].toolTip()
+    assert "未配置语言模型：回答为摘录式（引用的段落）" in llm_tip, llm_tip
+    assert "no language model" not in llm_tip
+    reranker_tip = window.status_labels["reranker"].toolTip()
+    assert "重排序" in reranker_tip and "not installed" not in reranker_tip, reranker_tip
+
+    # Back to English: the same rows and tooltips re-render from the stored text.
+    set_language("en")
+    assert _error_of(window, ENCRYPTED.name)[0] == "encrypted PDF: a password is required"
+    assert "no language model configured" in window.status_labels["llm"].toolTip()
+
+
+def test_an_answers_notes_follow_the_language(qtbot):
+    answer = AnswerMessage(question="what?")
+    qtbot.addWidget(answer)
+    try:
+        set_language("zh_CN")
+        answer.handle_event(ev.Warning("search failed: index locked"))
+        answer.handle_event(ev.Warning("stopped"))
+        assert answer.notes.text() == "搜索失败：index locked\n已停止"
+        set_language("en")
+        assert answer.notes.text() == "search failed: index locked\nstopped"
+    finally:
+        set_language("en")
