@@ -123,7 +123,8 @@ def parse(text: str) -> Message | None:
         m = _pattern(code).fullmatch(text)
         if m is None:
             continue
-        literal = len(_plain_fields(template)) - sum(len(n) + 2 for n in m.groupdict())
+        # The literal characters: each field "{name}" is as long as its group "p_name".
+        literal = len(_plain_fields(template)) - sum(len(n) for n in m.groupdict())
         if best is None or literal > best[0]:
             best = (literal, Message(code, {k[2:]: v for k, v in m.groupdict().items()}))
     return best[1] if best else None

@@ -13,9 +13,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
+from desktop_app.core import messages
 from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
 from desktop_app.core.config import RouterConfig
 from desktop_app.core.events import RouteDecided
+from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.llm.base import ChatModel, LLMError, complete
 from desktop_app.core.models.llm.jsonx import as_bool, extract_json
 from desktop_app.core.tasks import TaskState
@@ -292,7 +294,9 @@ class Router:
             return None
         score = self.probe(route.search_query)
         if score is not None and score >= threshold:
-            route.reason = f"a question with strong retrieval evidence {score:.2f} (the language model was not asked)"
+            route.reason = (
+                f"a question with strong retrieval evidence {score:.2f} (the language model was not asked)"
+            )
             return route
         held = self.coverage(route.search_query) if self.coverage is not None else None
         if held is not None and held >= self.config.decisive_coverage:
@@ -323,7 +327,7 @@ class Router:
     ) -> Route:
         """The LLM's decision; raises LLMError or RouteError when it cannot give a usable one."""
         if self.chat_model is None:
-            raise LLMError("no language model", "unreachable")
+            raise LLMError(str(messages.message(model_reasons.LLM_NO_MODEL)), "unreachable")
         text = complete(
             self.chat_model,
             router_messages(message, last_subject, list(recent)),

@@ -90,3 +90,35 @@ NO_RERANKER = define(
     "no reranker installed: the fine stage is skipped (install BAAI/bge-reranker-base with "
     "`kdesk models fetch reranker`, or put a cross-encoder folder in {folder})",
 )
+
+# Why the chat model failed to answer (LLMError): the assistant's note says it, then answers from
+# the passages ("{error} (before answering); showing the most relevant passages instead").
+LLM_NO_URL_CONFIGURED = define("llm.no_url", "no language model URL is configured")
+LLM_HTTP = define("llm.http", "the language model server answered HTTP {status}: {text}")
+LLM_UNREADABLE = define("llm.unreadable", "the language model sent an unreadable reply: {error}")
+LLM_CONNECT_TIMEOUT = define(
+    "llm.connect_timeout", "cannot reach the language model at {where}: connection timed out"
+)
+LLM_CONNECTION_REFUSED = define("llm.connection_refused", "connection refused")
+LLM_UNREACHABLE = define("llm.unreachable", "cannot reach the language model at {where}: {reason}")
+LLM_STOPPED_ANSWERING = define(
+    "llm.stopped_answering", "the language model at {where} stopped answering (timed out)"
+)
+LLM_CONNECTION_LOST = define(
+    "llm.connection_lost", "the connection to the language model at {where} was lost mid-answer ({error})"
+)
+LLM_REQUEST_FAILED = define("llm.request_failed", "language model request failed: {error}")
+LLM_REQUEST_FAILED_TYPE = define(
+    "llm.request_failed_type", "language model request failed: {error_type}: {error}"
+)
+LLM_TOO_SLOW = define(
+    "llm.too_slow", "the language model did not finish within {limit:g} s; it may be overloaded or stalled"
+)
+LLM_GARBLED = define("llm.garbled", "the language model sent a garbled stream: {data}")
+LLM_ERROR_MID_ANSWER = define(
+    "llm.error_mid_answer", "the language model reported an error mid-answer: {error}"
+)
+LLM_NO_MODEL = define("llm.no_model", "no language model")
+GGUF_NOT_FOUND = define("llm.gguf_not_found", "GGUF model not found: {path}")
+GGUF_CANNOT_LOAD = define("llm.gguf_cannot_load", "could not load {name}: {error}")
+GGUF_NOT_READY = define("llm.gguf_not_ready", "the local model server for {name} did not become ready")

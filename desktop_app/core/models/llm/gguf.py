@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 
 from desktop_app.core.config import LLMConfig
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import ChatTurn, LLMError, Message
 from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
 from desktop_app.core.packages import MissingPackage, require
@@ -80,7 +82,7 @@ class GGUFServer:
             except MissingPackage as exc:
                 raise LLMError(str(exc), "unreachable") from exc
             if not self.path.is_file():
-                raise LLMError(f"GGUF model not found: {self.path}", "unreachable")
+                raise LLMError(str(message(reasons.GGUF_NOT_FOUND, path=self.path)), "unreachable")
             params = xlc.CommonParams()
             params.model.path = str(self.path)
             params.hostnames = ["127.0.0.1"]  # loopback only: never expose the model on the network
@@ -99,7 +101,8 @@ class GGUFServer:
             try:
                 server = xlc.Server(params)
             except Exception as exc:  # a broken or unsupported file
-                raise LLMError(f"could not load {self.path.name}: {exc}", "unreachable") from exc
+                why = message(reasons.GGUF_CANNOT_LOAD, name=self.path.name, error=exc)
+                raise LLMError(str(why), "unreachable") from exc
             base = str(server.listening_address).rstrip("/")
             deadline = t0 + ready_timeout
             while time.monotonic() < deadline:
@@ -112,7 +115,7 @@ class GGUFServer:
             else:
                 del server
                 gc.collect()
-                raise LLMError(f"the local model server for {self.path.name} did not become ready", "timeout")
+                raise LLMError(str(message(reasons.GGUF_NOT_READY, name=self.path.name)), "timeout")
             self._server = server
             self.base_url = base + "/v1"
             log.info("serving %s at %s (%.1f s)", self.path.name, base, time.monotonic() - t0)

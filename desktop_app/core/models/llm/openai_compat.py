@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from desktop_app.core.config import LLMConfig
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import ChatTurn, LLMError, Message, ToolCall
 from desktop_app.core.models.llm.jsonx import extract_json
 from desktop_app.core.tasks import Cancelled, TaskState
@@ -35,7 +37,7 @@ def normalize_base_url(url: str) -> str:
     """'http://host:8080' -> 'http://host:8080/v1'; a URL with a path is taken as given."""
     url = url.strip().rstrip("/")
     if not url:
-        raise LLMError("no language model URL is configured", "unreachable")
+        raise LLMError(str(message(reasons.LLM_NO_URL_CONFIGURED)), "unreachable")
     if "://" not in url:
         url = "http://" + url
     for suffix in ("/chat/completions", "/completions"):
@@ -179,13 +181,12 @@ class OpenAIChatModel:
             raise self._translate(value, deadline)
         r: httpx.Response = value
         if r.status_code >= 400:
-            raise LLMError(
-                f"the language model server answered HTTP {r.status_code}: {_error_text(r)}", "http"
-            )
+            why = message(reasons.LLM_HTTP, status=r.status_code, text=_error_text(r))
+            raise LLMError(str(why), "http")
         try:
             msg = r.json()["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"the language model sent an unreadable reply: {exc}", "protocol") from exc
+            raise LLMError(str(message(reasons.LLM_UNREADABLE, error=exc)), "protocol") from exc
         calls = []
         for i, tc in enumerate(msg.get("tool_calls") or []):
             fn = tc.get("function") or {}
@@ -240,22 +241,19 @@ class OpenAIChatModel:
             return exc
         where = self.base_url
         if isinstance(exc, httpx.ConnectTimeout):
-            return LLMError(
-                f"cannot reach the language model at {where}: connection timed out", "unreachable"
-            )
+            return LLMError(str(message(reasons.LLM_CONNECT_TIMEOUT, where=where)), "unreachable")
         if isinstance(exc, httpx.ConnectError):
-            reason = str(exc) or "connection refused"
-            return LLMError(f"cannot reach the language model at {where}: {reason}", "unreachable")
+            reason = str(exc) or str(message(reasons.LLM_CONNECTION_REFUSED))
+            return LLMError(str(message(reasons.LLM_UNREACHABLE, where=where, reason=reason)), "unreachable")
         if isinstance(exc, httpx.TimeoutException):
-            return LLMError(f"the language model at {where} stopped answering (timed out)", "timeout")
+            return LLMError(str(message(reasons.LLM_STOPPED_ANSWERING, where=where)), "timeout")
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
-            return LLMError(
-                f"the connection to the language model at {where} was lost mid-answer ({exc or 'reset'})",
-                "protocol",
-            )
+            why = message(reasons.LLM_CONNECTION_LOST, where=where, error=exc or "reset")
+            return LLMError(str(why), "protocol")
         if isinstance(exc, httpx.HTTPError):
-            return LLMError(f"language model request failed: {exc}", "protocol")
-        return LLMError(f"language model request failed: {type(exc).__name__}: {exc}", "error")
+            return LLMError(str(message(reasons.LLM_REQUEST_FAILED, error=exc)), "protocol")
+        why = message(reasons.LLM_REQUEST_FAILED_TYPE, error_type=type(exc).__name__, error=exc)
+        return LLMError(str(why), "error")
 
     def _wait(
         self,
@@ -273,10 +271,7 @@ class OpenAIChatModel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 abort()
-                raise LLMError(
-                    f"the language model did not finish within {limit:g} s; it may be overloaded or stalled",
-                    "timeout",
-                )
+                raise LLMError(str(message(reasons.LLM_TOO_SLOW, limit=limit)), "timeout")
             try:
                 return q.get(timeout=min(_POLL, remaining))
             except queue.Empty:
@@ -333,7 +328,7 @@ class OpenAIChatModel:
                     status, text = value
                     if rejectable and "response_format" in body and 400 <= status < 500 and status != 401:
                         raise _Rejected(status, text)
-                    raise LLMError(f"the language model server answered HTTP {status}: {text}", "http")
+                    raise LLMError(str(message(reasons.LLM_HTTP, status=status, text=text)), "http")
                 if kind == "end":
                     break
                 line: str = value
@@ -359,13 +354,13 @@ class OpenAIChatModel:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            raise LLMError(f"the language model sent a garbled stream: {data[:80]!r}", "protocol") from exc
+            raise LLMError(str(message(reasons.LLM_GARBLED, data=repr(data[:80]))), "protocol") from exc
         if not isinstance(chunk, dict):
             return ""
         if chunk.get("error"):
             err = chunk["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            raise LLMError(f"the language model reported an error mid-answer: {msg}", "http")
+            raise LLMError(str(message(reasons.LLM_ERROR_MID_ANSWER, error=msg)), "http")
         choices = chunk.get("choices") or []
         if not choices:
             return ""
@@ -378,7 +373,8 @@ class OpenAIChatModel:
             body = json.loads(text)
             return body["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"the language model sent an unreadable reply: {text[:80]!r}", "protocol") from exc
+            why = message(reasons.LLM_UNREADABLE, error=repr(text[:80]))
+            raise LLMError(str(why), "protocol") from exc
 
 
 def _tool_call_in_text(content: str, names: set[str | None]) -> list[ToolCall]:
