@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
             load,
             on_success=loaded,
             on_failure=lambda msg: self.statusBar().showMessage(
-                tr("Conversations cannot be read: {error}").format(error=msg)
+                tr("Conversations cannot be read: {error}").format(error=tr_core(msg))
             ),
             exclusive=False,
             lock=CHATS_LOCK,

@@ -22,7 +22,6 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QRunnable, QThreadPool, Signal
 
 from desktop_app.core.tasks import Cancelled
-from desktop_app.gui.i18n import tr_core
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ class _Worker(QRunnable):
         except Exception as exc:  # noqa: BLE001 - surfaced to the user as a message
             job.returned = True
             log.error("background job %s failed:\n%s", job.kind, traceback.format_exc())
-            job.failed.emit(tr_core(readable_error(exc)))  # a core message in the UI language
+            job.failed.emit(readable_error(exc))  # English: the receiver shows it through tr_core
         else:
             job.returned = True
             if state.cancelled():

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.ask.conversation_store import ChatSummary
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 from desktop_app.gui.operations import CHATS_LOCK, JobKind
 
 ID_ROLE = Qt.UserRole
@@ -176,7 +176,7 @@ class ConversationList(QWidget):
             JobKind.CHATS,
             lambda _state: store.delete(chat_id),
             on_success=lambda _ok: deleted(),
-            on_failure=lambda msg: QMessageBox.warning(self, tr("Delete conversation"), msg),
+            on_failure=lambda msg: QMessageBox.warning(self, tr("Delete conversation"), tr_core(msg)),
             exclusive=False,
             lock=CHATS_LOCK,
         )

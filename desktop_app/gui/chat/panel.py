@@ -29,7 +29,7 @@ from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.gui.chat.empty_state import EmptyState
 from desktop_app.gui.chat.messages import AnswerMessage, UserMessage, mark_gone
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.knowledge.panel import local_paths
 from desktop_app.gui.operations import JobKind
@@ -157,7 +157,9 @@ class ChatPanel(QWidget):
             JobKind.ASK,
             work,
             on_partial=answer.handle_event,
-            on_failure=lambda msg: answer.add_note(tr("Error: {message}").format(message=msg)),
+            on_failure=lambda msg: answer.add_note(
+                lambda: tr("Error: {message}").format(message=tr_core(msg))
+            ),
             on_cancelled=answer.mark_stopped,
             on_finished=done,
         )

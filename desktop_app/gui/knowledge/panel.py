@@ -396,7 +396,7 @@ class KnowledgePanel(QWidget):
         self.errors.setVisible(self.errors.count() > 0)
 
     def _show_error(self, message: str) -> None:
-        self.result_label.setText(tr("Error: {message}").format(message=message))
+        self.result_label.setText(tr("Error: {message}").format(message=tr_core(message)))
         self.result_label.show()
 
     def _set_documents(self, docs: list[Any]) -> None:
