@@ -96,13 +96,13 @@ def _regular_source(src: Path) -> os.stat_result:
     try:
         st = src.stat()  # follows a symlink the user dropped on purpose
     except FileNotFoundError as exc:
-        raise FileOpsError("no such file") from exc
+        raise FileOpsError(str(message(reasons.NO_SUCH_FILE))) from exc
     except OSError as exc:
-        raise FileOpsError(f"cannot read ({exc.strerror or exc})") from exc
+        raise FileOpsError(str(message(reasons.CANNOT_READ_SOURCE, reason=exc.strerror or exc))) from exc
     if stat.S_ISDIR(st.st_mode):
-        raise FileOpsError("is a folder (use import_paths for folders)")
+        raise FileOpsError(str(message(reasons.IS_A_FOLDER)))
     if not stat.S_ISREG(st.st_mode):  # FIFOs and devices would block or never end
-        raise FileOpsError("not a regular file (a pipe or a device)")
+        raise FileOpsError(str(message(reasons.NOT_REGULAR)))
     return st
 
 
@@ -140,7 +140,7 @@ def safe_copy_into(knowledge_dir: Path, src: Path, dest_rel: str | None = None) 
     parent.mkdir(parents=True, exist_ok=True)
     real_parent = parent.resolve()
     if not inside(real_parent, root):
-        raise FileOpsError(f"refusing to write {rel} outside the knowledge folder (via a symlink)")
+        raise FileOpsError(str(message(reasons.OUTSIDE_KNOWLEDGE, name=rel)))
     dest = real_parent / dest.name
     if src.resolve() == dest.resolve() and dest.exists():
         return dest  # already in place (dropping a file that lives in the knowledge folder)

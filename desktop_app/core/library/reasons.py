@@ -68,6 +68,13 @@ REFUSE_INSIDE_DATA_FOLDER = define(
     "doc.refuse_inside_data_folder",
     "this is inside Knowledge Desk's data folder (derived index files, never indexed)",
 )
+NO_SUCH_FILE = define("doc.no_such_file", "no such file")
+CANNOT_READ_SOURCE = define("doc.cannot_read_source", "cannot read ({reason})")
+IS_A_FOLDER = define("doc.is_a_folder", "is a folder (use import_paths for folders)")
+NOT_REGULAR = define("doc.not_regular", "not a regular file (a pipe or a device)")
+OUTSIDE_KNOWLEDGE = define(
+    "doc.outside_knowledge", "refusing to write {name} outside the knowledge folder (via a symlink)"
+)
 HIDDEN_FOLDER = define("doc.hidden_folder", "hidden folder")
 HIDDEN_FILE = define("doc.hidden_file", "hidden file")
 SYMLINKED_FOLDER = define("doc.symlinked_folder", "symlinked folder, not followed")
