@@ -44,7 +44,6 @@ CHANGED = "This file has changed since this answer; the passage may have moved."
 class _Loaded:
     """What the background job found for one citation."""
 
-    passage: str  # the cited chunk's text (the stored one when the file has changed since)
     changed: bool  # the file is no longer the one the answer read
     span: tuple[int, int] | None = None  # PDF: the passage in the page's text
     context: str = ""  # text: the chunk with its neighbours
@@ -69,6 +68,7 @@ class SourceViewer(QWidget):
         self.changed: bool | None = None  # None until the check ran
         self._generation = 0  # the latest open_citation; results of earlier ones are dropped
         self._loaded_pdf: tuple[Path, int, int] | None = None  # path, size, mtime of the open PDF
+        self._cited_page = 0  # 0-based: the page whose text the passage is looked for in
 
         self.title = QLabel(objectName="panelTitle")
         self.title.setTextFormat(Qt.PlainText)
@@ -178,6 +178,7 @@ class SourceViewer(QWidget):
                 return
             self._loaded_pdf = key
         page = min(max((citation.page or 1) - 1, 0), self.pdf.pageCount() - 1)
+        self._cited_page = page
         self.pdf_view.clear_highlights()  # only this citation's passage is marked
         self.stack.setCurrentWidget(self.pdf_view)
         self.pdf_view.show_page(page)
@@ -212,9 +213,9 @@ class SourceViewer(QWidget):
             # After a change the chunk of that id holds the new text: find what the answer read.
             passage = stored if hit is None or (changed and stored) else hit.text
             if find is not None:
-                return _Loaded(passage, changed, span=find(passage))
+                return _Loaded(changed, span=find(passage))
             if hit is None or changed:
-                return _Loaded(passage, changed, context=passage, end=len(passage))
+                return _Loaded(changed, context=passage, end=len(passage))
             neighbours = sorted(
                 (
                     h
@@ -229,7 +230,7 @@ class SourceViewer(QWidget):
                     start, end = pos, pos + len(h.text)
                 parts.append(h.text)
                 pos += len(h.text) + 2
-            return _Loaded(passage, changed, context="\n\n".join(parts) or hit.text, start=start, end=end)
+            return _Loaded(changed, context="\n\n".join(parts) or hit.text, start=start, end=end)
 
         def done(result: _Loaded) -> None:
             if generation == self._generation:  # a later click wins
@@ -250,7 +251,7 @@ class SourceViewer(QWidget):
             self._show_text(loaded.context, loaded.start, loaded.end)
 
     def _highlight_pdf(self, span: tuple[int, int] | None) -> None:
-        page = self.pdf_view.page()
+        page = self._cited_page  # the user may have turned the page meanwhile
         if span is None:  # not on this page's text layer (a scanned page, a moved passage)
             return
         text = self.pdf.getAllText(page).text()
