@@ -20,6 +20,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from desktop_app.core import messages
+from desktop_app.core.library import reasons
 from desktop_app.core.tasks import TaskState, check
 
 LOCK_NAME = "writer.lock"
@@ -151,11 +153,10 @@ class WriterLock:
             told = False
             try:
                 while not _lock_file(fh):
-                    message = (
-                        f"waiting for {describe_holder(self.holder())} to finish writing to the data folder"
-                    )
+                    holder = describe_holder(self.holder())
+                    message = str(messages.message(reasons.WAITING_FOR_WRITER, holder=holder))
                     if not wait:
-                        raise DataFolderBusy(message.replace("waiting for", "busy:", 1))
+                        raise DataFolderBusy(str(messages.message(reasons.BUSY_WRITER, holder=holder)))
                     if not told and on_wait is not None:
                         on_wait(message)
                         told = True

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
+from desktop_app.core.messages import message
 from desktop_app.core.tasks import NullTask, TaskState, check
 
 if TYPE_CHECKING:
@@ -199,7 +200,8 @@ class OcrJob:
 
     def page(self, number: int, count: int) -> None:
         """Before each page: say which page is read, then stop there if the user cancelled."""
-        self.task.progress(self.done, self.total, f"{self.name}: OCR page {number}/{count}")
+        line = message(reasons.OCR_PAGE, name=self.name, number=number, count=count)
+        self.task.progress(self.done, self.total, str(line))
         check(self.task)
 
     def check_pages(self, count: int) -> None:

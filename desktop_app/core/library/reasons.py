@@ -80,6 +80,11 @@ HIDDEN_FILE = define("doc.hidden_file", "hidden file")
 SYMLINKED_FOLDER = define("doc.symlinked_folder", "symlinked folder, not followed")
 SYMLINK_OUTSIDE = define("doc.symlink_outside", "symlink to outside the dropped folder")
 
+# Progress lines (the knowledge panel shows them under its progress bar).
+OCR_PAGE = define("doc.ocr_page", "{name}: OCR page {number}/{count}")
+WAITING_FOR_WRITER = define("library.waiting", "waiting for {holder} to finish writing to the data folder")
+BUSY_WRITER = define("library.busy", "busy: {holder} to finish writing to the data folder")
+
 # Any file.
 UNSUPPORTED = define("doc.unsupported", "unsupported file type: {suffix}")
 NOT_A_FILE = define("doc.not_a_file", "not a file")

@@ -333,7 +333,7 @@ class KnowledgePanel(QWidget):
             self.progress.setValue(done)
             self.progress.setFormat(f"{done}/{total}")
         if message:
-            self.progress_label.setText(tr("Indexing {name}").format(name=message))
+            self.progress_label.setText(tr("Indexing {name}").format(name=tr_core(message)))
             # Rows come from the progress itself: no extra index reads while the batch runs (a
             # periodic list_documents() competed with indexing for the GIL and stalled the UI).
             self.model.mark_progress(message)
