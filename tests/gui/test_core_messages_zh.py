@@ -67,8 +67,18 @@ def test_an_answers_notes_follow_the_language(qtbot):
         set_language("zh_CN")
         answer.handle_event(ev.Warning("search failed: index locked"))
         answer.handle_event(ev.Warning("stopped"))
-        assert answer.notes.text() == "搜索失败：index locked\n已停止"
+        # A language model failure nests its reason and when it happened in the fallback note.
+        fallback = (
+            "cannot reach the language model at http://127.0.0.1:9/v1: connection refused "
+            "(before answering); showing the most relevant passages instead"
+        )
+        answer.handle_event(ev.Warning(fallback))
+        assert answer.notes.text().split("\n") == [
+            "搜索失败：index locked",
+            "已停止",
+            "无法连接位于 http://127.0.0.1:9/v1 的语言模型：连接被拒绝（回答之前）；改为显示最相关的段落",
+        ]
         set_language("en")
-        assert answer.notes.text() == "search failed: index locked\nstopped"
+        assert answer.notes.text() == f"search failed: index locked\nstopped\n{fallback}"
     finally:
         set_language("en")
