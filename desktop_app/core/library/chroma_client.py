@@ -19,7 +19,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from desktop_app.core.config import Config
+from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import place_once
+from desktop_app.core.messages import message
 
 
 class StoreError(Exception):
@@ -99,20 +101,17 @@ def parse_server_url(url: str) -> ServerAddress:
     raw = url.strip()
     u = urlparse(raw if "://" in raw else f"http://{raw}")
     if "@" in u.netloc:
-        raise StoreError(
-            "index.chroma_url must not carry a user name or password: put the server token in the system keyring "
-            "(the system keyring keeps it)"
-        )
+        raise StoreError(str(message(reasons.CHROMA_URL_CREDENTIALS)))
     if u.scheme not in ("http", "https"):
-        raise StoreError(f"index.chroma_url: unsupported scheme {u.scheme!r}; use http:// or https://")
+        raise StoreError(str(message(reasons.CHROMA_URL_SCHEME, scheme=repr(u.scheme))))
     if u.path not in ("", "/") or u.query or u.fragment or u.params:
-        raise StoreError("index.chroma_url: give the server itself (https://host:port), without a path")
+        raise StoreError(str(message(reasons.CHROMA_URL_PATH)))
     try:
         port = u.port
     except ValueError:
-        raise StoreError("index.chroma_url: the port is not a number from 1 to 65535") from None
+        raise StoreError(str(message(reasons.CHROMA_URL_PORT))) from None
     if not u.hostname:
-        raise StoreError("index.chroma_url: no host name")
+        raise StoreError(str(message(reasons.CHROMA_URL_HOST)))
     return ServerAddress(u.scheme, u.hostname, port or (443 if u.scheme == "https" else 8000))
 
 
@@ -143,7 +142,7 @@ class ServerOptions:
         try:
             return ssl.create_default_context(cafile=self.ca_path)
         except (OSError, ssl.SSLError) as exc:
-            raise StoreError(f"index.chroma_ca_file: cannot use {self.ca_path}: {exc}") from exc
+            raise StoreError(str(message(reasons.CHROMA_CA_FILE, path=self.ca_path, error=exc))) from exc
 
 
 def server_options(config: Config) -> ServerOptions:
@@ -153,12 +152,10 @@ def server_options(config: Config) -> ServerOptions:
     index = config.index
     header = TOKEN_HEADERS.get(index.chroma_token_header.strip().lower())
     if header is None:
-        raise StoreError("index.chroma_token_header must be Authorization or X-Chroma-Token")
+        raise StoreError(str(message(reasons.CHROMA_TOKEN_HEADER)))
     token = get_api_key(config, "index.chroma_token").strip()
     if any(not 33 <= ord(c) <= 126 for c in token):
-        raise StoreError(
-            "the Chroma server token can only hold ASCII letters, digits and punctuation (check it: keyring set knowledge-desk index.chroma_token)"
-        )
+        raise StoreError(str(message(reasons.CHROMA_TOKEN_CHARS)))
     return ServerOptions(token=token, token_header=header, ca_file=index.chroma_ca_file.strip())
 
 
@@ -179,15 +176,11 @@ def check_access(server: ServerAddress, options: ServerOptions) -> None:
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         if "CERTIFICATE_VERIFY_FAILED" in reason:
-            reason += "; for a private or self-signed certificate set index.chroma_ca_file to its CA file"
-        raise StoreError(f"cannot reach the Chroma server at {server.url}: {reason}") from exc
+            reason = str(message(reasons.CHROMA_CERTIFICATE, error=reason))
+        raise StoreError(str(message(reasons.CHROMA_UNREACHABLE, url=server.url, reason=reason))) from exc
     if reply.status_code in (401, 403):
-        hint = (
-            "check the server token: keyring set knowledge-desk index.chroma_token"
-            if options.token
-            else "this desktop has no server token: keyring set knowledge-desk index.chroma_token"
-        )
-        raise StoreError(f"the Chroma server at {server.url} refused this library: not authorised ({hint})")
+        hint = message(reasons.CHROMA_CHECK_TOKEN if options.token else reasons.CHROMA_NO_TOKEN)
+        raise StoreError(str(message(reasons.CHROMA_REFUSED, url=server.url, hint=hint)))
 
 
 def _http_client(server: ServerAddress, options: ServerOptions):
@@ -209,7 +202,9 @@ def _http_client(server: ServerAddress, options: ServerOptions):
             settings=settings,
         )
     except Exception as exc:  # passed the access check, failed chromadb's start-up calls (tenant...)
-        raise StoreError(f"cannot use the Chroma server at {server.url}: {redact(str(exc))}") from exc
+        raise StoreError(
+            str(message(reasons.CHROMA_UNUSABLE, url=server.url, error=redact(str(exc))))
+        ) from exc
 
 
 def make_client(index_dir: Path, chroma_url: str = ""):

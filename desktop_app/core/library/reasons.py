@@ -50,6 +50,47 @@ PART_STRUCTURE = define("doc.part.structure", "a part's XML does not have the st
 PART_VALUE = define("doc.part.value", "a part holds a value that cannot be read ({error})")
 PART_UNPACK = define("doc.part.unpack", "a part cannot be unpacked from the ZIP archive ({reason})")
 
+# The vector store: a shared Chroma server (chroma_client.py) or the local one (store.py).
+CHROMA_URL_CREDENTIALS = define(
+    "store.url_credentials",
+    "index.chroma_url must not carry a user name or password: put the server token in the system keyring "
+    "(the system keyring keeps it)",
+)
+CHROMA_URL_SCHEME = define(
+    "store.url_scheme", "index.chroma_url: unsupported scheme {scheme}; use http:// or https://"
+)
+CHROMA_URL_PATH = define(
+    "store.url_path", "index.chroma_url: give the server itself (https://host:port), without a path"
+)
+CHROMA_URL_PORT = define("store.url_port", "index.chroma_url: the port is not a number from 1 to 65535")
+CHROMA_URL_HOST = define("store.url_host", "index.chroma_url: no host name")
+CHROMA_CA_FILE = define("store.ca_file", "index.chroma_ca_file: cannot use {path}: {error}")
+CHROMA_TOKEN_HEADER = define(
+    "store.token_header", "index.chroma_token_header must be Authorization or X-Chroma-Token"
+)
+CHROMA_TOKEN_CHARS = define(
+    "store.token_chars",
+    "the Chroma server token can only hold ASCII letters, digits and punctuation "
+    "(check it: keyring set knowledge-desk index.chroma_token)",
+)
+CHROMA_CERTIFICATE = define(
+    "store.certificate",
+    "{error}; for a private or self-signed certificate set index.chroma_ca_file to its CA file",
+)
+CHROMA_UNREACHABLE = define("store.unreachable", "cannot reach the Chroma server at {url}: {reason}")
+CHROMA_CHECK_TOKEN = define(
+    "store.check_token", "check the server token: keyring set knowledge-desk index.chroma_token"
+)
+CHROMA_NO_TOKEN = define(
+    "store.no_token", "this desktop has no server token: keyring set knowledge-desk index.chroma_token"
+)
+CHROMA_REFUSED = define(
+    "store.refused", "the Chroma server at {url} refused this library: not authorised ({hint})"
+)
+CHROMA_UNUSABLE = define("store.unusable", "cannot use the Chroma server at {url}: {error}")
+STORE_UNREACHABLE = define("store.local_unreachable", "cannot reach the vector store at {location}: {error}")
+STORE_COLLECTION = define("store.collection", "cannot open the vector collection {name}: {error}")
+
 # Not copied into the knowledge folder at all (folder.py, fileops.py).
 TOO_LARGE_FILE = define(
     "doc.too_large_file",

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.chroma_client import LibraryClient, StoreError
 from desktop_app.core.library.documents import Chunk, Hit
+from desktop_app.core.messages import message
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
 # collection: 1.6 ms a chunk in 256-chunk calls, 2.7 ms in 32-chunk calls), but its embedded Rust
@@ -95,7 +97,9 @@ def _guarded(method):
             raise
         except Exception as exc:
             if _unreachable(exc):
-                raise StoreError(f"cannot reach the vector store at {self.location}: {exc}") from exc
+                raise StoreError(
+                    str(message(reasons.STORE_UNREACHABLE, location=self.location, error=exc))
+                ) from exc
             if isinstance(self.client, LibraryClient):
                 self.client.check_access()  # a token revoked while the app runs: say so, not the proxy's page
             raise
@@ -118,7 +122,7 @@ class ChromaStore:
                 embedding_function=None,
             )
         except Exception as exc:
-            raise StoreError(f"cannot open the vector collection {name}: {exc}") from exc
+            raise StoreError(str(message(reasons.STORE_COLLECTION, name=name, error=exc))) from exc
         try:
             self.max_batch = int(client.get_max_batch_size())
         except Exception:
