@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core import events as ev
+from desktop_app.core.ask.prompts import NO_LLM_NOTE
 from desktop_app.core.config import Config
 from desktop_app.gui.chat.messages import AnswerMessage
 from desktop_app.gui.i18n import set_language
@@ -80,5 +81,25 @@ def test_an_answers_notes_follow_the_language(qtbot):
         ]
         set_language("en")
         assert answer.notes.text() == f"search failed: index locked\nstopped\n{fallback}"
+    finally:
+        set_language("en")
+
+
+def test_the_note_before_an_extractive_answer_follows_the_language(qtbot):
+    # An English question without a language model: the core writes its note in English; a Chinese
+    # window shows the note in Chinese and the quoted passage as written.
+    text = f"{NO_LLM_NOTE['en']}\n\nParrots crack seeds with their beaks. [1]"
+    answer = AnswerMessage(question="what do parrots eat?")
+    qtbot.addWidget(answer)
+    try:
+        set_language("zh_CN")
+        answer.handle_event(ev.Answer(text, [], by="extractive"))
+        shown = answer.body.toPlainText()
+        assert shown.startswith(NO_LLM_NOTE["zh"]), shown
+        assert "Parrots crack seeds with their beaks." in shown
+        assert "No language model" not in shown
+        assert answer.copy_text().startswith(NO_LLM_NOTE["en"])  # the answer itself is unchanged
+        set_language("en")
+        assert answer.body.toPlainText().startswith(NO_LLM_NOTE["en"])
     finally:
         set_language("en")

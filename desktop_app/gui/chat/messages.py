@@ -15,7 +15,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
-from desktop_app.gui.i18n import on_language_changed, tr, tr_core
+from desktop_app.core.ask.prompts import LLM_FAILED_NOTE, NO_LLM_CHAT, NO_LLM_NOTE, NO_LLM_NOTHING_FOUND
+from desktop_app.gui.i18n import current_language, on_language_changed, tr, tr_core
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,
     CiteChip,
@@ -26,6 +27,20 @@ from desktop_app.gui.widgets import (
 )
 
 RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
+# The note the core puts first in an answer given without a language model, written in the
+# question's language: shown in the window's. (Not the note about passages in the other language:
+# which language the passages are in depends on the question.)
+_ANSWER_NOTES = (NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, NO_LLM_CHAT, LLM_FAILED_NOTE)
+
+
+def shown_answer_text(text: str) -> str:
+    """The answer's text with its leading note in the UI language; the rest as written."""
+    lang = "zh" if current_language() == "zh_CN" else "en"
+    for note in _ANSWER_NOTES:
+        for written in note.values():
+            if text == written or text.startswith(written + "\n\n"):
+                return note[lang] + text[len(written) :]
+    return text
 
 
 def mark_gone(widget: QWidget, sources: set[str]) -> None:
@@ -128,6 +143,8 @@ class AnswerMessage(QFrame):
             self.typing.setText(tr("Thinking…"))
         if self._notes:
             self._show_notes()
+        if self.answer is not None:
+            self._render()  # its leading note, if any, in the new language
 
     # -- events --------------------------------------------------------------------------------
     def handle_event(self, event: Any) -> None:
@@ -167,7 +184,7 @@ class AnswerMessage(QFrame):
         self.typing.hide()
         self.body.show()
         numbers = {c.n for c in self.citations} if self.citations else set()
-        self.body.set_markdown(self.text, numbers)
+        self.body.set_markdown(shown_answer_text(self.text), numbers)
 
     def _show_chips(self) -> None:
         for chip in self.chips:
