@@ -15,7 +15,13 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
-from desktop_app.core.ask.prompts import LLM_FAILED_NOTE, NO_LLM_CHAT, NO_LLM_NOTE, NO_LLM_NOTHING_FOUND
+from desktop_app.core.ask.prompts import (
+    LLM_FAILED_NOTE,
+    NO_LLM_CHAT,
+    NO_LLM_NOTE,
+    NO_LLM_NOTHING_FOUND,
+    NOT_ANSWERED,
+)
 from desktop_app.gui.i18n import current_language, on_language_changed, tr, tr_core
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,
@@ -27,10 +33,11 @@ from desktop_app.gui.widgets import (
 )
 
 RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
-# The note the core puts first in an answer given without a language model, written in the
-# question's language: shown in the window's. (Not the note about passages in the other language:
-# which language the passages are in depends on the question.)
-_ANSWER_NOTES = (NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, NO_LLM_CHAT, LLM_FAILED_NOTE)
+# The app's own words in an answer (the note an answer without a language model opens with, the
+# refusal when the documents hold no answer), written in the question's language: shown in the
+# window's. (Not the note about passages in the other language: which language the passages are
+# in depends on the question.)
+_ANSWER_NOTES = (NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, NO_LLM_CHAT, LLM_FAILED_NOTE, NOT_ANSWERED)
 
 
 def shown_answer_text(text: str) -> str:
