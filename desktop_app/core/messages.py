@@ -35,9 +35,9 @@ def catalogue() -> dict[str, str]:
     """Every message of the app (code -> English template), its defining modules imported."""
     global _loaded
     if not _loaded:
-        _loaded = True
         for module in DEFINERS:
             importlib.import_module(module)
+        _loaded = True
     return CATALOGUE
 
 
