@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFontDatabase, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
 from desktop_app.core.config import Config
@@ -117,6 +117,21 @@ def apply_theme(theme: str) -> None:
         app.setStyleSheet(sheet)
 
 
+def ensure_chinese_font(*, force: bool = False) -> list[str]:
+    """Register the bundled Noto Sans CJK when no installed font covers Simplified Chinese (a
+    minimal Linux or a fresh container): without it every Chinese character is drawn as a box.
+    Returns the families registered (none when the system has one). ~10 ms, once."""
+    chinese = QFontDatabase.WritingSystem.SimplifiedChinese
+    if QFontDatabase.families(chinese) and not force:
+        return []
+    try:
+        from noto_cjk_sans_otc import FONT_PATH
+    except ImportError:  # an install without it: Qt falls back to whatever it finds
+        return []
+    font_id = QFontDatabase.addApplicationFont(str(FONT_PATH))
+    return QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else []
+
+
 def create_window(data_dir: Path, config: Config, *, embedder: Any = None, load: bool = True) -> MainWindow:
     """Build the main window (a QApplication must exist). Models load in the background."""
     app = QApplication.instance()
@@ -127,6 +142,7 @@ def create_window(data_dir: Path, config: Config, *, embedder: Any = None, load:
     if app is not None and not app.property("kdesk_styled"):
         app.setStyleSheet(STYLE_SHEET)
         app.setProperty("kdesk_styled", True)
+    ensure_chinese_font()
     set_language(config.ui.language)
     apply_theme(config.ui.theme)
     ctx = AppContext(Path(data_dir), config, embedder=embedder)

