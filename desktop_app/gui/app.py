@@ -18,7 +18,6 @@ from desktop_app.gui.main_window import MainWindow
 # Colours come from the palette, so they follow the theme (apply_theme) and the system's.
 STYLE_SHEET = """
 QLabel#panelTitle { font-size: 15px; font-weight: 600; padding: 2px 0 4px 0; }
-QLabel#placeholder { color: palette(placeholder-text); font-size: 15px; padding: 60px 30px; }
 QFrame#dropZone { border: 2px dashed palette(mid); border-radius: 10px; min-height: 44px; }
 QFrame#dropZone[active="true"] { border-color: palette(highlight); background: palette(alternate-base); }
 QFrame#userMessage { background: palette(highlight); border-radius: 12px; }
@@ -43,7 +42,6 @@ QPushButton#messageAction { border: none; padding: 1px 6px; color: palette(place
 QPushButton#messageAction:hover { color: palette(highlight); }
 QPushButton#sendButton { font-weight: 600; padding: 5px 16px; }
 QLineEdit#questionInput { padding: 6px 8px; border-radius: 6px; }
-QListWidget#errorList { color: #c62828; }
 QLabel#statusItem { padding: 0 8px; }
 QLabel#statusItem[missing="true"] { color: palette(placeholder-text); }
 QProgressBar#candidateBar { border-radius: 4px; text-align: center; }

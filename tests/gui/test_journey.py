@@ -47,8 +47,10 @@ def test_dropped_documents_are_indexed_and_failures_show_inline(make_window, qtb
     # The batch's progress rows ("indexing", "processed") are replaced by the refreshed list,
     # which is read off the UI thread after the batch: wait for it, not just for four rows.
     qtbot.waitUntil(
-        lambda: len(window.knowledge.model.rows) == 4
-        and all(d.status in ("indexed", "failed") for d in window.knowledge.model.rows),
+        lambda: (
+            len(window.knowledge.model.rows) == 4
+            and all(d.status in ("indexed", "failed") for d in window.knowledge.model.rows)
+        ),
         timeout=10_000,
     )
     rows = _rows(window)
@@ -61,7 +63,13 @@ def test_dropped_documents_are_indexed_and_failures_show_inline(make_window, qtb
     assert [name for name, _ in report.failed] == ["encrypted-file.pdf"]
     # The failure is listed inline under the table (no dialog), the rest went on.
     assert window.knowledge.errors.isVisible()
-    assert "encrypted-file.pdf" in window.knowledge.errors.item(0).text()
+    failed_item = window.knowledge.errors.item(0)
+    assert "encrypted-file.pdf" in failed_item.text()
+    # Red only for the failure; the summary counts it as failed, not also as added.
+    others = [window.knowledge.errors.item(i) for i in range(1, window.knowledge.errors.count())]
+    assert failed_item.foreground().color().name() == "#c62828"
+    assert others and all(item.foreground().color().name() != "#c62828" for item in others)
+    assert window.knowledge.result_label.text() == "3 added, 1 failed"
     # The bar hides when the job ends (a signal after batch_finished), or after the folder
     # watcher's follow-up sync of the copied files: under load the test can get here first.
     qtbot.waitUntil(lambda: not window.knowledge.progress.isVisible(), timeout=10_000)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QColor, QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QListWidget,
+    QListWidgetItem,
     QProgressBar,
     QPushButton,
     QTableView,
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.library.knowledge import SyncReport
+from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 from desktop_app.gui.knowledge.model import DocumentsModel
@@ -35,6 +37,10 @@ from desktop_app.gui.operations import INDEXING, JobKind, KnowledgeChange, index
 from desktop_app.gui.tasks import QtTaskState
 
 _SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
+
+
+FAILED_COLOUR = "#c62828"
+SKIPPED_COLOUR = "#b26a00"
 
 
 def local_paths(urls: list[QUrl]) -> list[Path]:
@@ -131,7 +137,7 @@ class KnowledgePanel(QWidget):
         self.cancel_button.clicked.connect(self.cancel_batch)
         self.result_label = QLabel()
         self.result_label.setWordWrap(True)
-        self.errors = QListWidget(objectName="errorList")
+        self.errors = QListWidget(objectName="outcomeList")
         self.errors.setMaximumHeight(90)
 
         scope_row = QHBoxLayout()
@@ -362,10 +368,12 @@ class KnowledgePanel(QWidget):
             self._set_busy(False)
 
     def _show_report(self, report: Any) -> None:
+        # A failed file is also in report.added (the manifest lists it): count it once, as failed.
+        failed = {name for name, _ in report.failed}
         parts = []
         for label, items in (
-            (tr("added"), report.added),
-            (tr("updated"), report.updated),
+            (tr("added"), [n for n in report.added if n not in failed]),
+            (tr("updated"), [n for n in report.updated if n not in failed]),
             (tr("removed"), report.removed),
             (tr("failed"), report.failed),
             (tr("skipped"), report.skipped),
@@ -377,23 +385,30 @@ class KnowledgePanel(QWidget):
         self.result_label.setText(", ".join(parts))
         self.result_label.show()
         self.errors.clear()
+        # Failures first and in red, files never copied in next in amber; what became of every
+        # file that was read (its chunks, the pages OCR read, or a photo) in the normal colour.
         for name, error in report.failed:
-            self.errors.addItem(f"{name}: {tr_core(error)}")
+            self._add_outcome(f"{name}: {tr_core(error)}", FAILED_COLOUR)
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
-            self.errors.addItem(f"{tr('skipped')}: {name}: {tr_core(why)}")
-        # What became of every file that was read: its chunks, the pages OCR read, or a photo.
-        failed = {name for name, _ in report.failed}
+            self._add_outcome(f"{tr('skipped')}: {name}: {tr_core(why)}", SKIPPED_COLOUR)
         for name in [*report.added, *report.updated]:
             got = report.outcomes.get(name) if name not in failed else None
             if got and got.get("photo"):
-                self.errors.addItem(f"{name}: {tr('a reference photo')}")
+                self._add_outcome(f"{name}: {tr('a reference photo')}")
             elif got:
                 what = tr("{n} chunk" if got["chunks"] == 1 else "{n} chunks").format(n=got["chunks"])
                 if got.get("ocr_pages"):
                     pages = "{n} page read by OCR" if got["ocr_pages"] == 1 else "{n} pages read by OCR"
                     what += ", " + tr(pages).format(n=got["ocr_pages"])
-                self.errors.addItem(f"{name}: {what}")
+                self._add_outcome(f"{name}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
+
+    def _add_outcome(self, text: str, colour: str = "") -> None:
+        item = QListWidgetItem(text)
+        item.setToolTip(plain_tooltip(text))  # the list is narrow: the whole line on hover
+        if colour:
+            item.setForeground(QColor(colour))
+        self.errors.addItem(item)
 
     def _show_error(self, message: str) -> None:
         self.result_label.setText(tr("Error: {message}").format(message=tr_core(message)))
