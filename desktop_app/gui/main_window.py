@@ -20,6 +20,8 @@ from desktop_app.gui.operations import CHATS_LOCK, JobKind
 from desktop_app.gui.settings.dialog import SettingsDialog
 from desktop_app.gui.viewer.viewer import SourceViewer
 
+NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
+
 ROLE_TITLES = {
     "embedder": "Embedder",
     "reranker": "Reranker",
@@ -58,6 +60,11 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(2, 1)
         self.splitter.setSizes([420, 860, 0])
         self.splitter.setChildrenCollapsible(False)
+        # Below NARROW_WIDTH the viewer takes the knowledge column's place while it is open (three
+        # columns would leave the chat ~300 px and the page ~150 px); drag the handle to get it back.
+        self.splitter.setCollapsible(0, True)
+        self._left_folded = False
+        self.viewer.closed.connect(self._viewer_closed)
         self.setCentralWidget(self.splitter)
 
         self.chat.citation_activated.connect(self.open_citation)
@@ -159,7 +166,18 @@ class MainWindow(QMainWindow):
         self.viewer.open_citation(citation)
         if was_hidden:
             total = sum(self.splitter.sizes())
-            self.splitter.setSizes([int(total * 0.24), int(total * 0.40), int(total * 0.36)])
+            if self.width() < NARROW_WIDTH:
+                self._left_folded = True
+                self.splitter.setSizes([0, int(total * 0.52), int(total * 0.48)])
+            else:
+                self.splitter.setSizes([int(total * 0.24), int(total * 0.40), int(total * 0.36)])
+
+    def _viewer_closed(self) -> None:
+        if self._left_folded:  # the knowledge column comes back with the chat's width
+            self._left_folded = False
+            total = sum(self.splitter.sizes())
+            left = max(self.left.minimumSizeHint().width(), int(total * 0.33))
+            self.splitter.setSizes([left, total - left, 0])
 
     # -- saved conversations -----------------------------------------------------------------------
     def restore_last_conversation(self) -> None:

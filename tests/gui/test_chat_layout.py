@@ -124,3 +124,25 @@ def test_long_document_names_keep_both_ends_with_the_full_path_in_a_tooltip(make
     assert shown[0] != shown[1] and shown[0].endswith("congo.md") and shown[1].endswith("timneh.md")
     assert all("…" in text for text in shown)
     assert window.conversations.list.textElideMode() == Qt.ElideMiddle
+
+
+def test_a_narrow_window_gives_the_knowledge_column_to_the_viewer_while_it_is_open(make_window, qtbot, drop):
+    window = make_window()
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000):
+        drop(window.knowledge, [NOTES / "scarlet-macaw.md"])
+    window.ctx.runner.wait_idle(30_000)
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
+        window.chat.ask("What colour is the Scarlet Macaw?")
+    answer = blocker.args[0]
+    window.resize(900, 800)
+    qtbot.waitUntil(lambda: window.width() == 900, timeout=5_000)
+    qtbot.mouseClick(answer.chips[0], Qt.LeftButton)
+    qtbot.waitUntil(lambda: window.viewer.isVisible(), timeout=5_000)
+    left, chat, viewer = window.splitter.sizes()
+    # Three columns at 900 px left the chat ~300 px and the page ~150 px.
+    assert left == 0 and chat >= 400 and viewer >= 350, window.splitter.sizes()
+    _assert_fits(window, qtbot, 900)
+    qtbot.mouseClick(window.viewer.close_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: window.splitter.sizes()[0] > 0, timeout=5_000)
+    assert window.splitter.sizes()[0] >= window.left.minimumSizeHint().width()
+    assert window.knowledge.isVisible() and not window.viewer.isVisible()
