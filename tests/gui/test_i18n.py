@@ -81,3 +81,13 @@ def test_tr_core_renders_a_stored_core_text_in_the_ui_language(qtbot):
         assert tr_core(stored) == stored
     finally:
         set_language("en")
+
+
+def test_every_model_description_and_licence_note_has_a_chinese_translation():
+    """Settings › Models shows the manifest's descriptions and licence notes in the window's language."""
+    from desktop_app.core.models.registry import load_manifest
+
+    texts = {s.description for s in load_manifest()} | {s.license for s in load_manifest()}
+    sentences = {t for t in texts if t and len(t.split()) >= 3}
+    assert sentences
+    assert sorted(t for t in sentences if t not in ZH_CN) == []

@@ -36,6 +36,7 @@ from desktop_app.core.messages import render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
+from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.operations import JobKind
@@ -284,7 +285,7 @@ class ModelsPage(QWidget):
         name = QLabel(f"<b>{html.escape(a.id)}</b>")
         name.setTextFormat(Qt.RichText)
         if spec is not None and spec.description:
-            name.setToolTip(spec.description)
+            name.setToolTip(plain_tooltip(tr(spec.description)))  # the manifest's text, translated
         state_label = QLabel(
             {"active": tr("Active"), "installed": tr("Installed"), "missing": tr("Missing")}[state]
         )
@@ -294,7 +295,7 @@ class ModelsPage(QWidget):
             size = tr("{size} in its Python package")
         size_label = QLabel(size.format(size=human_size(a.size)))
         licence = QLabel(a.license.split(" (")[0])  # the SPDX name; the provenance note on hover
-        licence.setToolTip(a.license)
+        licence.setToolTip(plain_tooltip(tr(a.license)))
         where = a.path or (str(self.dest / spec.folder) if spec is not None and spec.downloadable else "")
         path_label = QLabel()
         path_label.setObjectName("muted")
