@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import shutil
 import statistics
@@ -191,12 +192,26 @@ class ScaleResult:
     extrapolation: dict = field(default_factory=dict)
     load_start: list[float] = field(default_factory=list)
     load_end: list[float] = field(default_factory=list)
+    machine_mb: float | None = None  # the machine's memory (MemTotal): where RSS stops fitting
+    cores: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 # ------------------------------------------------------------------------------------ measuring
+def machine_memory_mb() -> float | None:
+    """The machine's memory (MemTotal of /proc/meminfo) in MB; None where there is none."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) * 1024 / MB, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def disk_usage(data_dir: Path) -> dict[str, float]:
     """MB under the data folder by part (DISK_PARTS), "other" for the rest, "total" for all."""
     data_dir = Path(data_dir)
@@ -313,6 +328,8 @@ def run_scale_bench(
             chroma=chroma,
             work_dir=None if tmp is not None else str(work_dir),
             load_start=load_start,
+            machine_mb=machine_memory_mb(),
+            cores=os.cpu_count(),
         )
         used: set[str] = set()
         done, chunks_before = 0, kb.store.count()
@@ -409,8 +426,40 @@ def index_time_fit(result: dict) -> tuple[float, float]:
     return growing(fit(xs, ys), xs, ys)
 
 
+# A query slower than this no longer feels immediate: where the product stops being interactive.
+INTERACTIVE_MS = 100.0
+
+
+def _series(steps: Sequence[dict]) -> dict[str, tuple[list, str]]:
+    """Each figure that grows with the documents: its value per step and how it is fitted."""
+    out: dict[str, tuple[list, str]] = {
+        "rss_peak_mb": ([s["rss_peak_mb"] for s in steps], "linear"),
+        "chroma_rss_peak_mb": ([s["chroma_rss_peak_mb"] for s in steps], "linear"),
+        "disk_mb": ([s["disk_mb"]["total"] for s in steps], "linear"),
+    }
+    for mode in steps[-1]["queries"]:
+        ys = [s["queries"].get(mode, {}).get("p95_ms") for s in steps]
+        out[f"{mode}_p95_ms"] = (ys, QUERY_FIT.get(mode, "linear"))
+    return out
+
+
+def _crossing(line: tuple[float, float], kind: str, y: float, lo: float, hi: float) -> float | None:
+    """The fewest documents in [lo, hi] at which a non-decreasing fitted line reaches ``y``."""
+    if at(line, lo, kind) >= y:
+        return lo
+    a, b = line
+    if b <= 0:
+        return None
+    x = (y - a) / b
+    if kind == "log":
+        x = math.exp(min(x, 700.0))
+    return x if x <= hi else None
+
+
 def extrapolate(result: dict, targets: Sequence[int] = TARGETS) -> dict:
-    """Figures at ``targets`` documents from the measured slopes (see format_scale)."""
+    """Figures at ``targets`` documents from the fits over all measured sizes (see format_scale),
+    the slope of each figure between consecutive sizes and of its fit, and the sizes at which a query
+    passes INTERACTIVE_MS and the resident memory passes the machine's."""
     steps = result["steps"]
     if not steps:
         return {}
@@ -419,25 +468,48 @@ def extrapolate(result: dict, targets: Sequence[int] = TARGETS) -> dict:
     rates = [s["docs_per_s"] for s in steps if s["docs_per_s"]]
     last_rate = rates[-1] if rates else None
     chunks_per_doc = steps[-1]["chunks_per_doc"]
-    lines = {
-        "rss_peak_mb": [s["rss_peak_mb"] for s in steps],
-        "chroma_rss_peak_mb": [s["chroma_rss_peak_mb"] for s in steps],
-        "disk_mb": [s["disk_mb"]["total"] for s in steps],
+    series = _series(steps)
+    fits = {
+        key: (growing(fit(n, ys, kind), n, ys), kind)
+        for key, (ys, kind) in series.items()
+        if all(y is not None for y in ys)
     }
-    fits = {k: growing(fit(n, v), n, v) for k, v in lines.items() if all(x is not None for x in v)}
-    modes = list(steps[-1]["queries"])
-    query_fits = {}
-    for mode in modes:
-        ys = [s["queries"].get(mode, {}).get("p95_ms") for s in steps]
-        query_fits[mode] = growing(fit(n, ys, QUERY_FIT.get(mode, "linear")), n, ys)
+    segments = []
+    for i in range(1, len(steps)):
+        per = (n[i] - n[i - 1]) / 1000
+        seg: dict = {"from": n[i - 1], "to": n[i]}
+        for key, (ys, _) in series.items():
+            both = ys[i] is not None and ys[i - 1] is not None
+            seg[key] = round((ys[i] - ys[i - 1]) / per, 3) if both else None
+        segments.append(seg)
     out: dict = {
         "index_seconds_per_doc": {"a": a, "b": b},
-        "note": "linear fits in the number of documents (query p95 on HNSW: in its logarithm); "
-        "a slope measured below 0 is taken as flat",
+        "note": "least-squares fits over all measured sizes, linear in the number of documents "
+        "(query p95 on HNSW: in its logarithm); a slope measured below 0 is taken as flat",
+        "slopes": {
+            "per_1000_docs": segments,
+            # The fits' slopes: per 1000 documents, or (fitted in log documents) per doubling.
+            "fit": {
+                key: {
+                    "per_doubling" if kind == "log" else "per_1000_docs": round(
+                        line[1] * (math.log(2) if kind == "log" else 1000), 3
+                    )
+                }
+                for key, (line, kind) in fits.items()
+            },
+        },
         "targets": {},
     }
+    handover_docs = result["handover_docs"]
+
+    def app_line(mode: str, x: float) -> float | None:
+        """The p95 the app would show at ``x`` documents: exact until the handover, HNSW after."""
+        uses_hnsw = mode != "keyword" and (handover_docs <= 0 or x > handover_docs)
+        key = f"{mode}{HNSW if uses_hnsw else ''}_p95_ms"
+        return round(at(fits[key][0], x, fits[key][1]), 1) if key in fits else None
+
     for target in targets:
-        uses_hnsw = result["handover_docs"] <= 0 or target > result["handover_docs"]
+        uses_hnsw = handover_docs <= 0 or target > handover_docs
         row: dict = {
             "documents": target,
             "chunks": int(target * chunks_per_doc),
@@ -446,16 +518,37 @@ def extrapolate(result: dict, targets: Sequence[int] = TARGETS) -> dict:
             "index_hours": round((a * target + b * target * target / 2) / 3600, 2),
             "index_hours_at_last_rate": round(target / last_rate / 3600, 2) if last_rate else None,
         }
-        for key, line in fits.items():
-            row[key] = round(at(line, target), 1)
-        for mode, line in query_fits.items():
-            row[f"{mode}_p95_ms"] = round(at(line, target, QUERY_FIT.get(mode, "linear")), 1)
-        # What the app would answer with at that size: exact modes until the handover, HNSW after.
+        for key, (line, kind) in fits.items():
+            row[key] = round(at(line, target, kind), 1)
+        # What the app would answer with at that size.
         for mode in ("dense", "fused"):
-            source = mode + HNSW if uses_hnsw else mode
-            if source in query_fits:
-                row[f"app_{mode}_p95_ms"] = row[f"{source}_p95_ms"]
+            if (value := app_line(mode, target)) is not None:
+                row[f"app_{mode}_p95_ms"] = value
         out["targets"][str(target)] = row
+
+    limits: dict = {"interactive_ms": INTERACTIVE_MS}
+    for mode in ("keyword", "dense", "fused"):
+        exact, hnsw = fits.get(f"{mode}_p95_ms"), fits.get(f"{mode}{HNSW}_p95_ms")
+        if exact is None:
+            continue
+        if mode == "keyword":
+            x = _crossing(exact[0], exact[1], INTERACTIVE_MS, n[0], math.inf)
+        else:
+            x = None
+            if handover_docs > 0:
+                x = _crossing(exact[0], exact[1], INTERACTIVE_MS, n[0], handover_docs)
+            if x is None and hnsw is not None:
+                x = _crossing(hnsw[0], hnsw[1], INTERACTIVE_MS, max(n[0], handover_docs), math.inf)
+        limits[f"{mode}_p95_docs"] = None if x is None else int(x)
+    machine = result.get("machine_mb") or machine_memory_mb()
+    limits["machine_mb"] = machine
+    if machine and "rss_peak_mb" in fits and "chroma_rss_peak_mb" in fits:
+        (a1, b1), (a2, b2) = fits["rss_peak_mb"][0], fits["chroma_rss_peak_mb"][0]
+        # Both processes' peaks together (past the handover the vectors move from this process's
+        # memory into Chroma's HNSW index: about a wash, so one line is drawn on).
+        x = _crossing((a1 + a2, b1 + b2), "linear", machine, n[0], math.inf)
+        limits["memory_docs"] = None if x is None else int(x)
+    out["limits"] = limits
     return out
 
 
@@ -513,7 +606,39 @@ def format_scale(r: dict) -> str:
                 f"{_num(t.get('rss_peak_mb'))} MB, Chroma {_num(t.get('chroma_rss_peak_mb'))} MB; disk "
                 f"{_num(t.get('disk_mb'))} MB; dense search {t['dense_search']}; query p95 ms: {q}"
             )
+    slopes = ex.get("slopes") or {}
+    if slopes.get("per_1000_docs"):
+        lines += ["", "measured slopes per 1000 documents (between consecutive sizes; then the fit's):"]
+        for seg in slopes["per_1000_docs"]:
+            lines.append(f"  {seg['from']:>7,} -> {seg['to']:,}: " + _slopes_text(seg))
+        fitted = {k: next(iter(v.values())) for k, v in slopes.get("fit", {}).items()}
+        per_doubling = [k for k, v in slopes.get("fit", {}).items() if "per_doubling" in v]
+        lines.append(
+            f"  fit over all sizes: {_slopes_text(fitted)} ({', '.join(per_doubling)}: per doubling)"
+        )
+    lim = ex.get("limits") or {}
+    if lim:
+        over = ", ".join(
+            f"{m} at ~{_num(lim.get(f'{m}_p95_docs'), ',', 'never on these slopes')}"
+            for m in ("keyword", "dense", "fused")
+            if f"{m}_p95_docs" in lim
+        )
+        lines.append(
+            f"interactive: the app's query p95 passes {lim['interactive_ms']:g} ms: {over} documents; "
+            f"peak RSS of both processes passes the machine's {_num(lim.get('machine_mb'))} MB at "
+            f"~{_num(lim.get('memory_docs'), ',', 'n/a')} documents"
+        )
     return "\n".join(lines)
+
+
+def _slopes_text(values: dict) -> str:
+    names = {"rss_peak_mb": "RSS", "chroma_rss_peak_mb": "Chroma RSS", "disk_mb": "disk"}
+    parts = [
+        f"{names.get(k, k.removesuffix('_ms'))} {'+' if v >= 0 else ''}{v:.2f} {'MB' if k in names else 'ms'}"
+        for k, v in values.items()
+        if k not in ("from", "to") and v is not None
+    ]
+    return ", ".join(parts)
 
 
 # ------------------------------------------------------------------------------------ plotting
@@ -541,7 +666,12 @@ def plot_scale(result: dict, out_dir: Path) -> list[Path]:
         return lambda x: at(line, x, kind)
 
     def figure(
-        name: str, title: str, ylabel: str, series: list[tuple[str, list, Callable | None]], ylog: bool = True
+        name: str,
+        title: str,
+        ylabel: str,
+        series: list[tuple[str, list, Callable | None]],
+        ylog: bool = True,
+        limit: tuple[float, str] | None = None,
     ) -> Path:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for label, ys, curve in series:
@@ -557,6 +687,8 @@ def plot_scale(result: dict, out_dir: Path) -> list[Path]:
                 )
         if 0 < handover_docs <= far:
             ax.axvline(handover_docs, color="grey", lw=0.8, ls=":", label="exact -> HNSW dense search")
+        if limit is not None:
+            ax.axhline(limit[0], color="red", lw=0.8, ls=":", label=limit[1])
         ax.set_xscale("log")
         if ylog:
             ax.set_yscale("log")
@@ -594,14 +726,27 @@ def plot_scale(result: dict, out_dir: Path) -> list[Path]:
         ys = [s["queries"].get(mode, {}).get("p95_ms") for s in steps]
         queries.append((mode, ys, fitted(ys, QUERY_FIT.get(mode, "linear"))))
     paths.append(
-        figure("query_p95", "query p95 per mode (fit: linear; on HNSW: in log documents)", "ms", queries)
+        figure(
+            "query_p95",
+            "query p95 per mode (fit: linear; on HNSW: in log documents)",
+            "ms",
+            queries,
+            limit=(INTERACTIVE_MS, f"{INTERACTIVE_MS:g} ms: no longer interactive"),
+        )
     )
+    machine = result.get("machine_mb") or machine_memory_mb()
     rss = [
         ("this process", [s["rss_peak_mb"] for s in steps]),
         ("Chroma child", [s["chroma_rss_peak_mb"] for s in steps]),
     ]
     paths.append(
-        figure("rss", "peak resident memory (fit: linear)", "MB", [(k, v, fitted(v)) for k, v in rss])
+        figure(
+            "rss",
+            "peak resident memory (fit: linear)",
+            "MB",
+            [(k, v, fitted(v)) for k, v in rss],
+            limit=(machine, f"the machine's memory ({machine / 1000:.0f} GB)") if machine else None,
+        )
     )
     disk = [(k, [s["disk_mb"].get(k) for s in steps]) for k in steps[-1]["disk_mb"] if k != "other"]
     paths.append(

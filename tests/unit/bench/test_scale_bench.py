@@ -73,6 +73,90 @@ def test_fits():
     assert fit([5], [4]) == (4.0, 0.0)
 
 
+def _step(n: int, docs_per_s: float, rss: float, chroma: float, disk: float, p95: dict) -> dict:
+    return {
+        "documents": n,
+        "docs_per_s": docs_per_s,
+        "chunks_per_doc": 2.5,
+        "rss_peak_mb": rss,
+        "chroma_rss_peak_mb": chroma,
+        "disk_mb": {"total": disk},
+        "queries": {m: {"p95_ms": v} for m, v in p95.items()},
+    }
+
+
+def test_extrapolation_fits_every_size_and_reports_slopes_and_limits(tmp_path: Path):
+    # RSS and disk grow on straight lines; fused p95 bends upward at the third size, so a fit over
+    # the first two sizes alone would say something else at 1M documents.
+    steps = [
+        _step(1000, 8.0, 1000, 100, 40, {"keyword": 5, "fused": 20, "fused-hnsw": 20}),
+        _step(5000, 8.0, 1100, 300, 200, {"keyword": 9, "fused": 30, "fused-hnsw": 25}),
+        _step(20000, 8.0, 1475, 1050, 800, {"keyword": 24, "fused": 90, "fused-hnsw": 30}),
+    ]
+    result = {"steps": steps, "handover_docs": 100_000, "machine_mb": 24_000.0}
+    ex = extrapolate(result)
+    seg = ex["slopes"]["per_1000_docs"]
+    assert [(s["from"], s["to"]) for s in seg] == [(1000, 5000), (5000, 20000)]
+    assert seg[0]["rss_peak_mb"] == 25.0 and seg[1]["rss_peak_mb"] == 25.0
+    assert seg[0]["fused_p95_ms"] == 2.5 and seg[1]["fused_p95_ms"] == 4.0
+    fits = ex["slopes"]["fit"]
+    assert fits["rss_peak_mb"] == {"per_1000_docs": 25.0} and fits["disk_mb"] == {"per_1000_docs": 40.0}
+    assert "per_doubling" in fits["fused-hnsw_p95_ms"]
+    # The fit runs through all three sizes: its slope lies between the two segments' ones.
+    assert 2.5 < fits["fused_p95_ms"]["per_1000_docs"] < 4.0 + 1e-9
+    t100k, t1m = ex["targets"]["100000"], ex["targets"]["1000000"]
+    assert t100k["rss_peak_mb"] == pytest.approx(1000 + 25 * 99, abs=0.2)
+    assert t100k["dense_search"] == "exact" and t1m["dense_search"] == "hnsw"
+    assert (
+        t1m["app_fused_p95_ms"] == t1m["fused-hnsw_p95_ms"]
+        and t100k["app_fused_p95_ms"] == t100k["fused_p95_ms"]
+    )
+    assert t100k["index_hours"] == pytest.approx(100_000 / 8 / 3600, abs=0.01)
+    lim = ex["limits"]
+    # fused p95 (exact) reaches 100 ms a little past 20k documents, before the handover.
+    assert 20_000 < lim["fused_p95_docs"] < 30_000
+    # Both processes together: 1050 + 75 MB per 1000 documents reach 24 GB around 300k documents.
+    assert lim["memory_docs"] == pytest.approx((24_000 - 1050) / 0.075, rel=0.02)
+    text = format_scale(
+        {
+            **result,
+            "sources": {},
+            "queries_by_source": {},
+            "unique_docs": 1,
+            "embedder": "e",
+            "dim": 384,
+            "chroma": "child",
+            "queries": 3,
+            "load_start": [],
+            "load_end": [],
+            "exact_dense_mb": 512,
+            "handover_chunks": 250_000,
+            "steps": [
+                {
+                    **s,
+                    "repeats": 0,
+                    "added": 1,
+                    "seconds": 1.0,
+                    "encoder_share": 0.9,
+                    "chunks": 1,
+                    "dense_search": "exact",
+                    "rss_mb": 1,
+                    "chroma_rss_mb": 1,
+                    "load": [],
+                    "queries": {m: {"p50_ms": 1, **q} for m, q in s["queries"].items()},
+                }
+                for s in steps
+            ],
+            "extrapolation": ex,
+        }
+    )
+    assert "5,000 -> 20,000: RSS +25.00 MB" in text and "fit over all sizes" in text
+    assert "passes 100 ms" in text and "fused at ~2" in text
+    steps[0]["disk_mb"]["chroma"] = steps[1]["disk_mb"]["chroma"] = steps[2]["disk_mb"]["chroma"] = 30
+    paths = plot_scale(result, tmp_path)  # with the 100 ms and the machine's memory drawn in
+    assert len(paths) == 4 and all(p.read_bytes()[:8] == PNG for p in paths)
+
+
 @pytest.mark.timeout(150)
 def test_grows_one_knowledge_base_and_measures_each_size(sources, tmp_path: Path, minilm):
     # A tiny exact-search budget (40 chunks of 384 floats): the handover happens within the run.
