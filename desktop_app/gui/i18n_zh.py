@@ -208,6 +208,7 @@ ZH_CN: dict[str, str] = {
     # viewer
     "Source": "来源",
     "page {page}": "第 {page} 页",
+    "p. {page}": "第 {page} 页",
     "slide {page}": "第 {page} 张幻灯片",
     "Page {page} of {count}": "第 {page} 页，共 {count} 页",
     "This PDF cannot be shown: {error}": "无法显示此 PDF：{error}",

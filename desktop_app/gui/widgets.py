@@ -94,16 +94,25 @@ def plain_label(text: str = "", *, wrap: bool = True, object_name: str = "") -> 
     return label
 
 
+def place_label(source: str, page: int | None) -> str:
+    """The core's page_label ("p. 3", "slide 3") in the window's language."""
+    if page is None:
+        return ""
+    return tr("slide {page}" if page_label(source, page).startswith("slide") else "p. {page}").format(
+        page=page
+    )
+
+
 def citation_label(citation: Any) -> str:
     where = Path(citation.source).name
     if citation.page:
-        where += f" · {page_label(citation.source, citation.page)}"
+        where += f" · {place_label(citation.source, citation.page)}"
     return f"[{citation.n}] {where}"
 
 
 def citation_reference(source: str, page: int | None) -> str:
     """How a copied citation names its place: "file, page N"."""
-    return f"{source}, {page_label(source, page)}" if page else source
+    return f"{source}, {place_label(source, page)}" if page else source
 
 
 class CiteChip(QPushButton):

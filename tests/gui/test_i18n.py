@@ -91,3 +91,18 @@ def test_every_model_description_and_licence_note_has_a_chinese_translation():
     sentences = {t for t in texts if t and len(t.split()) >= 3}
     assert sentences
     assert sorted(t for t in sentences if t not in ZH_CN) == []
+
+
+def test_a_citation_names_its_page_or_slide_in_the_window_language(qtbot):
+    from types import SimpleNamespace
+
+    from desktop_app.gui.widgets import citation_label, citation_reference
+
+    pdf = SimpleNamespace(n=2, source="notes/field guide.pdf", page=4)
+    try:
+        assert citation_label(pdf) == "[2] field guide.pdf · p. 4"
+        set_language("zh_CN")
+        assert citation_label(pdf) == "[2] field guide.pdf · 第 4 页"
+        assert citation_reference("talk.pptx", 3) == "talk.pptx, 第 3 张幻灯片"
+    finally:
+        set_language("en")
