@@ -198,7 +198,8 @@ _ZH_SYNONYMS = {
     for pair in (
         "去世:卒,逝世,病逝,死于,薨 出生:生于,出生于 母亲:母,生母 父亲:父 妻子:妻,夫人,娶 丈夫:嫁给 "
         "编著:编,撰,所著 作者:撰,所著 创办:创立,创建,成立 定义:是指 抓:逮捕 目的:为了,以便 "
-        "儿子:之子,皇子,长子,次子 女儿:之女 爱好:兴趣,喜欢 作品:著有 用途:用于,用来 建立:成立,创建"
+        "儿子:之子,皇子,长子,次子 女儿:之女 爱好:兴趣,喜欢 作品:著有 用途:用于,用来 建立:成立,创建 "
+        "意思:意为,意指,意即,是指 习性:栖息,生活于,喜"
     ).split()
     for word, alts in [pair.split(":")]
 }
@@ -241,7 +242,7 @@ _CHAR = 0.25  # credit for a Chinese word's characters without the word
 _SYNONYM = 0.8  # credit for a synonym of the question's word
 _FOCUS = 2.0  # weight of the words beside a Chinese question word
 _INHERIT = 0.3  # a subject word found elsewhere in the sentence's block counts this much
-_BLOCK = 0.5  # how much the block's own match with the question gates its sentences
+_BLOCK = 0.7  # how much the block's own match with the question gates its sentences
 _RESTATE = 0.5  # penalty share for a sentence that only restates the question
 _RANK_DECAY = 0.08
 _TYPE_BONUS = 0.35

@@ -7,7 +7,7 @@ PDF lines; on the extractive answers' own figures all four tie, so no dependency
 A "." ends a sentence only before whitespace and a capital, digit, quote or CJK character, and
 not after a known abbreviation, a single initial (J. R. R. Tolkien) or a dotted acronym (U.S.)
 unless a sentence-opening word follows. Chinese sentences end at 。！？； (commas stay inside),
-never inside parentheses.
+never inside parentheses or Chinese quotes.
 """
 
 from __future__ import annotations
@@ -89,12 +89,19 @@ def _is_end(text: str, start: int, end: int) -> bool:
     return True
 
 
+_PAIRS = (("（(", "）)"), ("「", "」"), ("『", "』"), ("“", "”"))
+
+
 def _in_brackets(line: str, begin: int, start: int, end: int) -> bool:
-    """Whether line[start:end] sits inside parentheses opened since ``begin`` and closed soon after
-    (a stray "(" must not swallow the rest of the line)."""
+    """Whether line[start:end] sits inside parentheses or Chinese quotes opened since ``begin`` and
+    closed soon after (a stray "(" must not swallow the rest of the line): a quoted couplet
+    「金钱鼠尾，乃新朝之雅政；峨冠博带，实亡国之陋规」 is one sentence."""
     before = line[begin:start]
-    depth = sum(before.count(c) for c in "（(") - sum(before.count(c) for c in "）)")
-    return depth > 0 and bool(re.search(r"[）)]", line[end : end + 60]))
+    for opening, closing in _PAIRS:
+        depth = sum(before.count(c) for c in opening) - sum(before.count(c) for c in closing)
+        if depth > 0 and any(c in line[end : end + 60] for c in closing):
+            return True
+    return False
 
 
 def _split_line(line: str) -> list[str]:

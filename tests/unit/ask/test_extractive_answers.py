@@ -196,6 +196,17 @@ def test_a_chinese_answer_worded_otherwise_than_its_question_is_found():
     assert "道光十一年" in ex.lead
 
 
+def test_a_habit_question_finds_the_habitat_sentence():
+    # 生活习性 is answered by where the fish lives (栖息), not by its name line
+    blocks = blocks_of(
+        "青斑阿南鱼，又称青点鹦鲷，为隆头鱼科的其中一种。青斑阿南鱼分布于印度洋及太平洋。"
+        "青斑阿南鱼体长可达二十七公分。青斑阿南鱼的体色为绿色。本鱼栖息在礁区水流湍急处，白天觅食，晚上钻沙而眠。"
+        "青斑阿南鱼具性转变的行为。"
+    )
+    ex = extractive_answer("青斑阿南鱼的生活习性是怎样的？", blocks)
+    assert "栖息在礁区" in ex.text
+
+
 @pytest.mark.parametrize(
     ("question", "sentence", "short"),
     [
