@@ -93,6 +93,11 @@ class LLMConfig:
     # few sentences that match the question best, ask/extractive.key_sentences), or "auto":
     # sentences for the in-process gguf model, whose CPU reads a prompt at ~40-50 tokens/s.
     context: str = "auto"
+    # In sentences mode: the best ``context_sentences`` sentences of the top ``context_passages``
+    # passages (0: all passages). 3 and 4 cut the 1.5B model's prompt by a quarter and kept the gold
+    # in it as often as 5 passages' 6 sentences (docs/chat-benchmarks.md, issue 22).
+    context_passages: int = 3
+    context_sentences: int = 4
 
 
 @dataclass

@@ -8,6 +8,7 @@ Warning and an extractive answer, so a conversation always stays usable.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -68,6 +69,18 @@ def _other_language(lang: str, text: str) -> bool:
     """A passage a reader of ``lang`` ("en" or "zh") would need translated."""
     found = text_lang(text)
     return found == "latin" if lang == "zh" else found in ("zh", "ja", "ko")
+
+
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def quoted_in(text: str, blocks: Sequence[ContextBlock]) -> int | None:
+    """The number of the first block holding ``text`` word for word (case, spaces and punctuation
+    aside), None when none does or the text is under two characters."""
+    quote = _NON_WORD.sub("", text.lower())
+    if len(quote) < 2:
+        return None
+    return next((b.n for b in blocks if quote in _NON_WORD.sub("", b.text.lower())), None)
 
 
 def evidence_score(hit: Hit) -> float:
@@ -273,7 +286,10 @@ class Assistant:
         room = budget.available([base, question] + [m["content"] for m in history])
         blocks = fit_blocks(hits, room, budget) if use_rag else []
         if blocks and self._sentences_only():
-            blocks = key_sentences(question, blocks)
+            llm = self.config.llm
+            blocks = key_sentences(
+                question, blocks[: llm.context_passages or None], most=llm.context_sentences
+            )
         if use_rag and hits and len(blocks) < len(hits):
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
         sys_text = answer_system(render_blocks(blocks), lang) if use_rag else base
@@ -308,6 +324,11 @@ class Assistant:
             # The model read the passages and found no answer: a refusal, with them as related.
             yield Answer(text, [], by="llm", refused=True, related=self._related(blocks))
             return
+        if use_rag and not citations and (n := quoted_in(text, blocks)) is not None:
+            # A short answer copied from a passage but left unmarked (the 1.5B model does so in
+            # most Chinese answers): cite the passage that holds it word for word.
+            text = f"{text} [{n}]"
+            citations = citations_for([n], blocks)
         yield Answer(text, citations, by="llm")
 
     def fallback(

@@ -92,23 +92,28 @@ def router_messages(message: str, last_subject: str | None, recent: list[str]) -
 
 
 # ---------------------------------------------------------------------------- answers
+# One short instruction and one example: a 1.5B model copied the example's shape (the answer in the
+# passage's words and its number) where a list of rules got reworded sentences and few citations
+# (kdesk bench answers, docs/chat-benchmarks.md). The fixed text comes first so llama.cpp's prompt
+# cache reuses it from one question to the next; the passages follow.
 ANSWER_SYSTEM = {
     "en": (
-        "You are Knowledge Desk, an assistant that answers from the user's documents.\n"
-        "Answer using ONLY the numbered context blocks below. After each statement, cite the "
-        "block it comes from as [n], for example [1] or [2][3]. Cite only numbers that appear "
-        "below. If the blocks do not contain the answer, say that the documents do not say, "
-        "and do not guess. Answer briefly, in English, even when the blocks are in another language."
+        "Answer the question from the numbered passages below, in English (translate a passage in "
+        "another language).\n"
+        "Reply with only the short answer, copied in the passage's own words, and the passage's "
+        "number, like [2].\n"
+        "If the passages do not answer the question, reply: The documents do not say.\n\n"
+        "Example:\nQ: When did the war end?\nA: April 1865 [2]"
     ),
     "zh": (
-        "你是 Knowledge Desk，一个依据用户文档回答问题的助手。\n"
-        "只能根据下面编号的上下文块回答。每句话后用 [n] 标注出处，例如 [1] 或 [2][3]，"
-        "只能引用下面出现的编号。如果上下文块中没有答案，就直说文档中没有提到，不要猜测。"
-        "即使上下文块是英文或其他语言，也要用中文简洁作答。"
+        "根据下面编号的段落用中文回答问题（段落是其他语言时译成中文）。\n"
+        "只回答简短答案，照抄段落原文的词语，并注明段落编号，如 [2]。\n"
+        "段落中没有答案时，回答：文档中没有提到。\n\n"
+        "示例：\n问：战争在哪一年结束？\n答：1865年4月 [2]"
     ),
 }
 
-CONTEXT_HEADER = {"en": "Context blocks:", "zh": "上下文块："}
+CONTEXT_HEADER = {"en": "Passages:", "zh": "段落："}
 
 NO_CONTEXT_NOTE = {
     "en": "(No relevant passages were found in the documents.)",

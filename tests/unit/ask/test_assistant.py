@@ -124,8 +124,26 @@ def test_the_prompt_holds_numbered_blocks_and_the_answer_only_instruction():
     system = model.sent[-1][0]["content"]
     assert "[1] parrots/african-grey.md\nAfrican grey parrots eat" in system
     assert "[2] macaw.pdf, p. 7\n" in system
-    assert "ONLY the numbered context blocks" in system
+    # The fixed instructions and example come first (llama.cpp reuses them), the passages after.
+    assert system.startswith("Answer the question from the numbered passages below")
+    assert system.index("A: April 1865 [2]") < system.index("Passages:\n[1] parrots/african-grey.md")
     assert model.sent[-1][-1] == {"role": "user", "content": "What do African grey parrots eat?"}
+
+
+@pytest.mark.parametrize(
+    "reply, text, cited",
+    [
+        # Copied from passage 1 but unmarked: cited for it.
+        ("palm nuts, seeds and fruit", "palm nuts, seeds and fruit [1]", [1]),
+        ("Humid evergreen forests.", "Humid evergreen forests. [2]", [2]),
+        ("Mostly nuts and fruit.", "Mostly nuts and fruit.", []),  # reworded: nothing is claimed
+        ("Seeds [2].", "Seeds [2].", [2]),  # the model's own marker stands
+    ],
+)
+def test_an_unmarked_answer_copied_from_a_passage_cites_it(reply, text, cited):
+    kb = FakeKB()
+    events, answer = run(Assistant(kb, Model(answer=reply), kb.config), "What do parrots eat?", mode="always")
+    assert answer.text == text and [c.n for c in answer.citations] == cited
 
 
 def test_no_llm_gives_an_extractive_answer_with_the_note_and_citations():
@@ -352,3 +370,31 @@ def test_an_answer_that_is_only_a_citation_falls_back_to_the_passages():
     warnings = [e.message for e in events if isinstance(e, Warning)]
     assert any("citation only" in w for w in warnings)
     assert answer.by == "extractive" and "palm nuts" in answer.text and answer.citations
+
+
+@pytest.mark.parametrize(
+    ("passages", "read"), [(3, ["[1]", "[2]", "[3]"]), (0, ["[1]", "[2]", "[3]", "[4]", "[5]"])]
+)
+def test_a_local_model_reads_only_the_top_passages(passages, read):
+    """Every passage the model reads costs it prompt time: in sentences mode it reads the top
+    ``llm.context_passages`` (0: all), each cut to its best sentences."""
+    hits = [
+        Hit(
+            f"c{i}",
+            f"d{i}",
+            f"Parrot fact {i}: parrots eat seeds of tree {i}.",
+            f"p{i}.md",
+            None,
+            0,
+            1,
+            0.8 - i / 20,
+        )
+        for i in range(5)
+    ]
+    kb = FakeKB(hits)
+    kb.config.llm.backend, kb.config.llm.context_passages = "gguf", passages
+    kb.config.llm.context_sentences = 6  # one a passage
+    model = Model(answer="Seeds [1].")
+    run(Assistant(kb, model, kb.config), "What do parrots eat?", mode="always")
+    prompt = model.sent[0][0]["content"]
+    assert [f"[{n}]" for n in range(1, 6) if f"[{n}] p" in prompt] == read
