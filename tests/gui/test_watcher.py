@@ -46,3 +46,27 @@ def test_skipped_files_are_listed_under_the_table(make_window, qtbot, drop, tmp_
     texts = [window.knowledge.errors.item(i).text() for i in range(window.knowledge.errors.count())]
     # the skipped file with why, then what became of each file read
     assert texts == [f"skipped: {folder / 'data.xyz'}: unsupported file type: .xyz", "drop/notes.md: 1 chunk"]
+
+
+def test_files_changed_while_the_app_was_closed_are_indexed_at_start(make_window, qtbot, tmp_path):
+    knowledge = tmp_path / "data" / "knowledge"
+    knowledge.mkdir(parents=True)
+    kept = knowledge / "kept.md"
+    kept.write_text("# Kept\nA galah on the fence.\n", encoding="utf-8")
+    gone = knowledge / "gone.md"
+    gone.write_text("# Gone\nA kea on the roof.\n", encoding="utf-8")
+    window = make_window(Config())  # the first start indexes what the folder already holds
+    kb: KnowledgeBase = window.ctx.kb
+    qtbot.waitUntil(lambda: {d.name for d in kb.list_documents()} == {"kept.md", "gone.md"}, timeout=60_000)
+    window.ctx.close()
+
+    # While the app is closed: one file edited, one deleted, one new.
+    kept.write_text("# Kept\nA galah and a corella on the fence.\n", encoding="utf-8")
+    gone.unlink()
+    (knowledge / "new.md").write_text("# New\nA rosella in the garden.\n", encoding="utf-8")
+    window = make_window(Config())
+    kb = window.ctx.kb
+    qtbot.waitUntil(lambda: {d.name for d in kb.list_documents()} == {"kept.md", "new.md"}, timeout=60_000)
+    window.ctx.runner.wait_idle(60_000)
+    assert any("corella" in h.text for h in kb.search("corella", top_k=3))
+

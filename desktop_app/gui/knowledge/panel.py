@@ -168,6 +168,7 @@ class KnowledgePanel(QWidget):
         self.result_label.hide()
         self.errors.hide()
 
+        self._looked_at_start = False
         self.watcher = KnowledgeWatcher(self)
         self.watcher.changed.connect(self.sync)
         ctx.kb_ready.connect(self._kb_ready)
@@ -460,6 +461,12 @@ class KnowledgePanel(QWidget):
 
     def _kb_ready(self) -> None:
         self.watcher.watch(self.ctx.knowledge_dir)
+        if not self._looked_at_start:
+            # Files saved, copied or deleted while the app was closed raised no watcher event: look
+            # once (a file whose size and mtime are unchanged costs one stat). Only at the first
+            # ready: applying settings emits it again, and a model switch syncs by itself.
+            self._looked_at_start = True
+            self.sync()
         self._update_buttons()
         self._update_empty_hint()
         self.refresh()
