@@ -38,7 +38,8 @@ def cmd_identify(args: argparse.Namespace) -> int:
         return 0
     print(f"confidence: {result.confidence_level} ({result.confidence_score:.0%})")
     for c in result.candidates:
-        print(f"  {c.score:6.1%}  {c.name}  [{c.source}]")
+        title = f" ({c.title})" if c.title else ""  # the note's English name for a terse label
+        print(f"  {c.score:6.1%}  {c.name}{title}  [{c.source}]")
     print(f"seen: {result.visual_description}")
     if result.feature_queries:
         print("feature queries:")

@@ -60,14 +60,17 @@ class Candidate:
     source: str  # "gallery" | "imagenet"
     photo: str | None = None  # gallery: the best-matching reference photo
     zh: str | None = None  # the Chinese name where known: a note's ("Chinese: ..."), else ImageNet's
+    title: str | None = None  # the English name its note's title gives ("Scarlet Macaw"), where known
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form, with ``photo`` and ``zh`` only when set (`kdesk identify --json`)."""
+        """The JSON form, with ``photo``, ``zh`` and ``title`` only when set (`kdesk identify --json`)."""
         out: dict[str, Any] = {"name": self.name, "score": self.score, "source": self.source}
         if self.photo is not None:
             out["photo"] = self.photo
         if self.zh is not None:
             out["zh"] = self.zh
+        if self.title is not None:
+            out["title"] = self.title
         return out
 
 
@@ -97,6 +100,8 @@ class Decision:
     also_possible: list[str] = field(default_factory=list)
     # Chinese names of final_name, guesses and also_possible where known (shown in a Chinese window).
     zh_names: dict[str, str] = field(default_factory=dict)
+    # Their notes' English titles where the label is not one ("ara_macao" -> "Scarlet Macaw").
+    titles: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

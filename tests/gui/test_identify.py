@@ -136,6 +136,40 @@ def test_the_card_speaks_the_windows_language_with_the_notes_chinese_names(qtbot
         set_language("en")
 
 
+def test_an_english_window_names_species_by_their_notes_titles(qtbot, shared_data):
+    from desktop_app.core.events import Classified, Decision
+    from desktop_app.gui.i18n import set_language
+    from desktop_app.gui.identify.card import IdentifyCard
+
+    events = _card_events()
+    classified = next(e for e in events if isinstance(e, Classified))
+    for cand in classified.candidates:
+        cand.title = {"ara_macao": "Scarlet Macaw", "ara_ararauna": "Blue-and-yellow Macaw"}.get(cand.name)
+    decision = next(e for e in events if isinstance(e, Decision))
+    decision.titles = {"ara_macao": "Scarlet Macaw", "ara_ararauna": "Blue-and-yellow Macaw"}
+    card = IdentifyCard(shared_data / "images" / "coral" / "parrot.jpg")
+    qtbot.addWidget(card)
+    for event in events:
+        card.handle_event(event)
+    assert card.decision_name.text() == "Scarlet Macaw" and "ara macao" in card.decision_name.toolTip()
+    assert [label.text() for label, _, _ in card._names] == [
+        "Scarlet Macaw",
+        "Blue-and-yellow Macaw",
+        "macaw",
+        "bee eater",
+    ]
+    assert card.reasoning.text().startswith(
+        "Observed red, yellow, blue. The reference photos point to Scarlet Macaw (34%; next Blue-and-yellow Macaw 33%)."
+    )
+    assert "ara macao" not in card.reasoning.text() and "ara ararauna" not in card.followup.text()
+    assert card.summary.toPlainText().startswith("This looks like Scarlet Macaw.")
+    try:
+        set_language("zh_CN")  # the Chinese window keeps the notes' Chinese names
+        assert card.decision_name.text() == "绯红金刚鹦鹉"
+    finally:
+        set_language("en")
+
+
 def test_a_card_saved_before_one_sentence_a_line_is_translated_sentence_by_sentence(qtbot, shared_data):
     from desktop_app.core.events import Decision
     from desktop_app.gui.i18n import set_language

@@ -55,11 +55,12 @@ from desktop_app.core.identify.llm import llm_decision, vision_description
 from desktop_app.core.identify.names import (
     GENERIC,
     chinese_names,
+    english_titles,
     mentions,
     norm_name,
     notes_about,
-    notes_with_chinese,
     pretty_name,
+    species_notes,
 )
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
 from desktop_app.core.identify.texts import (
@@ -181,9 +182,11 @@ class Identifier:
         retrieve = needs_retrieval(level, score, cfg)
         t["gallery"] = (time.perf_counter() - t1) * 1000
         t1 = time.perf_counter()
-        name_notes = notes_with_chinese(self.kb, scope)
+        name_notes = species_notes(self.kb, scope)
         for cand, zh in chinese_names([c.name for c in candidates], name_notes).items():
             next(c for c in candidates if c.name == cand).zh = zh  # the notes' name over ImageNet's
+        for cand, title in english_titles([c.name for c in candidates], name_notes).items():
+            next(c for c in candidates if c.name == cand).title = title
         t["names"] = (time.perf_counter() - t1) * 1000
         yield Classified(candidates, level, retrieve)
         if _cancelled(cancel):
@@ -267,6 +270,7 @@ class Identifier:
         by_eye = self.zero_shot(species, candidates) if species else None
         decision.also_possible = also_possible(species, profile, by_eye)
         decision.zh_names = _zh_names(decision, candidates, name_notes)
+        decision.titles = _titles(decision, candidates, name_notes)
         t["decide"] = (time.perf_counter() - t1) * 1000
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
@@ -383,6 +387,7 @@ class Identifier:
         reasoning = str(message(CONFIDENT, score=score, name=pretty_name(top)))
         decision = Decision(top, reasoning, False, "")
         decision.zh_names = _zh_names(decision, candidates, [])
+        decision.titles = _titles(decision, candidates, [])
         yield decision
         yield _answer(decision, hits, by="classifier")
 
@@ -413,6 +418,14 @@ def _zh_names(decision: Decision, candidates: Sequence[Candidate], notes: Sequen
     known = {c.name: c.zh for c in candidates if c.zh}
     wanted = [decision.final_name, *decision.guesses, *decision.also_possible]
     known.update(chinese_names([n for n in wanted if n not in known], notes))
+    return {n: known[n] for n in wanted if n in known}
+
+
+def _titles(decision: Decision, candidates: Sequence[Candidate], notes: Sequence[Hit]) -> dict[str, str]:
+    """The notes' English titles of what the decision names, as ``_zh_names``."""
+    known = {c.name: c.title for c in candidates if c.title}
+    wanted = [decision.final_name, *decision.guesses, *decision.also_possible]
+    known.update(english_titles([n for n in wanted if n not in known], notes))
     return {n: known[n] for n in wanted if n in known}
 
 

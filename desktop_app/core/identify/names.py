@@ -209,7 +209,7 @@ def chinese_of(text: str) -> str:
 def chinese_names(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str]:
     """label -> its Chinese name: the "Chinese:" line of the note named exactly after it (its
     title, a name line, "Gallery label:", its file name: see ``link_level``), or the label itself
-    when it is Chinese. ``notes``: first chunks of notes (see ``notes_with_chinese``)."""
+    when it is Chinese. ``notes``: first chunks of notes (see ``species_notes``)."""
     named = [(_hit_names(h), zh) for h in notes if (zh := chinese_of(h.text))]
     out: dict[str, str] = {}
     for label in labels:
@@ -222,9 +222,39 @@ def chinese_names(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str]
     return out
 
 
-def notes_with_chinese(kb: object, scope: str | None) -> list[Hit]:
-    """The first chunks of the knowledge base's notes that give a Chinese name (one Chroma read,
-    filtered by its text index); empty without a knowledge base or when it cannot be read."""
+_BRACKETED = re.compile(r"\s*[(（]([^()（）]*)[)）]")
+
+
+def english_title(heading: str) -> str:
+    """A note's title as an English name: without its Latin binomial in brackets ("African Grey
+    Parrot (pale-grey set) (Psittacus erithacus)" -> "African Grey Parrot (pale-grey set)"); "" for
+    a title in Chinese."""
+    heading = _EMPHASIS.sub(r"(\1)", heading)
+    kept = _BRACKETED.sub(lambda m: "" if _LATIN.fullmatch(m.group(1).strip()) else m.group(0), heading)
+    kept = " ".join(kept.split()).strip(" .*_#")
+    return "" if not kept or _CJK.search(kept) else kept
+
+
+def english_titles(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str]:
+    """label -> the English title of the species note named exactly after it, where that title is
+    not the label itself ("ara_macao" -> "Scarlet Macaw"; a label "Kakapo" keeps its own name)."""
+    titled = [
+        (names, title)
+        for h in notes
+        if (names := _hit_names(h)).named and h.heading_path and (title := english_title(h.heading_path[0]))
+    ]
+    out: dict[str, str] = {}
+    for label in labels:
+        title = next((t for names, t in titled if link_level(label, names) == EXACT), "")
+        if title and norm_name(title) != norm_name(label):
+            out[label] = title
+    return out
+
+
+def species_notes(kb: object, scope: str | None) -> list[Hit]:
+    """The first chunks of the knowledge base's species notes: those giving a Chinese name, a Latin
+    one or a gallery label on a name line (one Chroma read, filtered by its text index); empty
+    without a knowledge base or when it cannot be read."""
     from desktop_app.core.library.scopes import chroma_where
     from desktop_app.core.library.store import hit_from
 
@@ -233,10 +263,17 @@ def notes_with_chinese(kb: object, scope: str | None) -> list[Hit]:
     try:
         got = kb.store.collection.get(
             where={"$and": [{"chunk_index": 0}, chroma_where(scope)]},
-            where_document={"$or": [{"$contains": "Chinese"}, {"$contains": "中文"}]},
+            where_document={
+                "$or": [
+                    {"$contains": "Chinese"},
+                    {"$contains": "中文"},
+                    {"$contains": "Latin"},
+                    {"$contains": "Gallery label"},
+                ]
+            },
             include=["documents", "metadatas"],
         )
     except Exception as exc:  # names are a nicety: a missing or locked index must not stop identify
-        log.warning("Chinese names not read: %s", exc)
+        log.warning("species notes not read: %s", exc)
         return []
     return [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]

@@ -74,7 +74,7 @@ def _colour_words() -> dict[str, str]:
 
 
 def _term(piece: str, species: dict[str, str], colours: dict[str, str]) -> str | None:
-    """One name of a list ("ara macao", "macaw (86%)", "red") in Chinese, or None when unknown."""
+    """One name of a list ("ara macao", "macaw (86%)", "red") as shown, or None when unknown."""
     m = _PERCENT.match(piece)
     core, tail = (m.group(1), m.group(2)) if m else (piece, "")
     zh = species.get(norm_name(core)) or colours.get(core.strip().lower())
@@ -82,16 +82,18 @@ def _term(piece: str, species: dict[str, str], colours: dict[str, str]) -> str |
 
 
 def localise_term(value: str, species: dict[str, str]) -> str:
-    """A parameter of a flow message in a Chinese window: species (``species``: norm_name -> Chinese
-    name) and colour names, and lists of them, in Chinese; anything else as it was (a file name, a
-    species no note names in Chinese)."""
-    if current_language() != "zh_CN":
+    """A parameter of a flow message as the window shows it: species by ``species`` (norm_name ->
+    the name shown: the notes' Chinese name in a Chinese window, their English title in an English
+    one), colour names in Chinese in a Chinese window, and lists of them; anything else as it was
+    (a file name, a species no note names)."""
+    chinese = current_language() == "zh_CN"
+    if not chinese and not species:
         return value
-    colours = _colour_words()
+    colours = _colour_words() if chinese else {}
     whole = _term(value, species, colours)
     if whole is not None:
         return whole
-    sep, zh_sep = (" / ", " / ") if " / " in value else (", ", "、")
+    sep, zh_sep = (" / ", " / ") if " / " in value else (", ", "、" if chinese else ", ")
     out = []
     for piece in value.split(sep):
         zh = _term(piece, species, colours)
@@ -260,16 +262,23 @@ class IdentifyCard(QFrame):
 
     # -- names and texts in the window's language ------------------------------------------------
     def _species(self) -> dict[str, str]:
-        """norm_name -> Chinese name of every species this card names (candidates, decision)."""
-        names = {norm_name(c.name): c.zh for c in self.candidates if c.zh}
+        """norm_name -> the name shown for every species this card names (candidates, decision):
+        the notes' Chinese name in a Chinese window, their English title in an English one."""
+        chinese = current_language() == "zh_CN"
+        names = {norm_name(c.name): n for c in self.candidates if (n := c.zh if chinese else c.title)}
         if self.decision is not None:
-            names.update({norm_name(k): v for k, v in self.decision.zh_names.items() if v})
+            names.update(
+                {
+                    norm_name(k): v
+                    for k, v in (self.decision.zh_names if chinese else self.decision.titles).items()
+                    if v
+                }
+            )
         return names
 
     def _name(self, label: str) -> str:
-        """A species as shown: its Chinese name in a Chinese window where one is known."""
-        zh = self._species().get(norm_name(label)) if current_language() == "zh_CN" else None
-        return zh or pretty_name(label)
+        """A species as shown: its notes' name in the window's language where one is known."""
+        return self._species().get(norm_name(label)) or pretty_name(label)
 
     def _text(self, text: str) -> str:
         return localise(text, self._species())

@@ -435,6 +435,7 @@ def test_result_json_has_the_cli_contract_keys(coral):
         "guesses",
         "also_possible",
         "zh_names",
+        "titles",
     ]
     assert out["candidates"][0] == {
         "name": "Galah",

@@ -248,3 +248,8 @@ def test_candidates_and_the_decision_carry_the_chinese_name_their_notes_give(tmp
     assert zh["macaw"] == "金刚鹦鹉"  # no note names ImageNet's "macaw": the classifier's own name
     decision = next(e for e in events if isinstance(e, Decision))
     assert decision.final_name == "ara_macao" and decision.zh_names["ara_macao"] == "绯红金刚鹦鹉"
+    # and the English name their titles give, for an English window and `kdesk identify`
+    titles = {c.name: c.title for c in candidates}
+    assert titles["ara_macao"] == "Scarlet Macaw" and titles["jako_grey"] == "African Grey Parrot"
+    assert titles["macaw"] is None  # no note is titled after ImageNet's label
+    assert decision.titles["ara_macao"] == "Scarlet Macaw"

@@ -13,6 +13,8 @@ from desktop_app.core.identify.names import (
     NoteNames,
     chinese_names,
     chinese_of,
+    english_title,
+    english_titles,
     link_level,
     name_key,
     note_names,
@@ -134,3 +136,22 @@ def test_chinese_names_come_from_the_note_named_exactly_after_the_label():
         "Kakapo": "鸮鹦鹉",
         "绯红金刚鹦鹉": "绯红金刚鹦鹉",  # a Chinese label is its own Chinese name
     }  # "macaw" names no note here: a genus word is not one species' name
+
+
+def test_english_titles_name_a_terse_label_by_its_notes_title():
+    notes = [
+        _hit(f"parrots/{f}", (NOTES / f).read_text(encoding="utf-8"))
+        for f in ("scarlet-macaw.md", "african-grey-pale.md", "lovebirds.md", "kakapo.md")
+    ]
+    notes.append(_hit("parrots/zh.md", "# 鸮鹦鹉\n\nChinese: 鸮鹦鹉. Latin: Strigops habroptilus.\n"))
+    assert english_title("African Grey Parrot (pale-grey set) (Psittacus erithacus)") == (
+        "African Grey Parrot (pale-grey set)"  # the Latin goes; the set's own words stay
+    )
+    assert english_title("Kakapo *Strigops habroptilus*") == "Kakapo"
+    assert english_title("鸮鹦鹉") == ""  # a Chinese title is no English name
+    titles = english_titles(["ara_macao", "Scarlet Macaw", "jako_white", "love", "Kakapo", "macaw"], notes)
+    assert titles == {
+        "ara_macao": "Scarlet Macaw",  # linked by its "Gallery label:" line
+        "jako_white": "African Grey Parrot (pale-grey set)",
+        "love": "Lovebirds",
+    }  # "Scarlet Macaw" and "Kakapo" are their titles already; "macaw" names no note
