@@ -200,6 +200,18 @@ class Desk:
         log.info("settings changed: %s", ", ".join(sorted(changed)))
         return changed
 
+    def reranker_installed(self) -> bool:
+        """A reranker was just put in the models folder (Settings > Models > Fetch): search with it
+        from now on, loading it here (call off the UI thread); True when the retriever has one.
+        Only with ``retrieval.reranker = "auto"``: a named one is the user's choice."""
+        with self._lock:
+            kb = self._kb
+        if kb is None:
+            return False
+        if self._config.retrieval.reranker.strip().lower() == "auto":
+            kb.apply_config(self._config)  # the same settings: drops the retriever built without it
+        return kb.retriever.reranker is not None
+
     def close(self) -> None:
         """Stop what runs in the background (Chroma's child process, a GGUF server)."""
         with self._lock:

@@ -309,6 +309,8 @@ ZH_CN: dict[str, str] = {
     "{model} is installed: choose it on the Assistant tab.": "{model} 已安装：请在“助手”页选用它。",
     "{model} is installed: choose it as the embedding model on the Retrieval tab.": "{model} 已安装：请在“检索”页把它选为向量模型。",
     "{model} is installed; Knowledge Desk uses it from the next start.": "{model} 已安装；知识桌面下次启动时会使用它。",
+    "{model} is installed; loading it…": "{model} 已安装；正在加载…",
+    "{model} is installed and reranks the results from the next question.": "{model} 已安装，从下一个问题起用它对结果重新排序。",
     "The download of {model} was stopped; Fetch again resumes it where it stopped.": "{model} 的下载已停止；再次点击“下载”会从停止处继续。",
     "The download of {model} failed: {error}": "{model} 下载失败：{error}",
     # loading state and empty state (the status bar's loading indicator, the empty chat and table)

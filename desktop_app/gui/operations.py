@@ -36,6 +36,7 @@ class JobKind(StrEnum):
     MODELS = "models"  # Settings > Models: read which models are installed
     MODELS_NETWORK = "models-network"  # Settings > Models: can the download endpoint be reached?
     FETCH_MODEL = "fetch-model"  # Settings > Models: download one manifest model (kdesk models fetch)
+    USE_MODEL = "use-model"  # Settings > Models: load a reranker just fetched
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows

@@ -267,3 +267,59 @@ def test_cancel_stops_a_fetch_and_installs_nothing(make_window, qtbot, hub, tmp_
     assert not (page.dest / "Tiny-Chat").exists()  # the half-done work stays in the hidden .partial
     qtbot.waitUntil(lambda: page.rows["tiny-chat"].fetch is not None, timeout=20_000)
     assert page.rows["tiny-chat"].state == "missing" and page.rows["tiny-chat"].fetch.isEnabled()
+
+
+def _tiny_reranker_files(folder: Path) -> dict[str, bytes]:
+    """A cross-encoder of the reranker's architecture with random weights (as
+    tests/unit/library/test_rerank.py builds it), as the files a hub would serve."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder.mkdir(parents=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "kea", "parrot", "alpine", "pasta", "water"]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    torch.manual_seed(7)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        num_labels=1,
+    )
+    BertForSequenceClassification(config).save_pretrained(folder)
+    BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True).save_pretrained(folder)
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_a_fetched_reranker_is_used_from_the_next_question(make_window, qtbot, tmp_path):
+    files = _tiny_reranker_files(tmp_path / "built")
+    entries = "".join(
+        f'[[model.files]]\npath = "{name}"\nsize = {len(data)}\nsha256 = "{hashlib.sha256(data).hexdigest()}"\n'
+        for name, data in files.items()
+    )
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(
+        f'schema = 1\n[[model]]\nid = "tiny-reranker"\nrole = "reranker"\nsource = "huggingface"\n'
+        f'repo_id = "{REPO}"\nrevision = "main"\nfolder = "tiny-reranker"\nlicense = "MIT"\n{entries}',
+        encoding="utf-8",
+    )
+    hub = PacedHub(files)
+    try:
+        window = make_window()
+        assert window.ctx.kb.retriever.reranker is None  # none installed at start
+        assert window.status_labels["reranker"].text().endswith("none")
+        page = window.open_settings().show_models()
+        page.manifest, page.endpoint = manifest, hub.url
+        page.refresh()
+        page.check_network()
+        qtbot.waitUntil(lambda: "tiny-reranker" in page.rows and page.online is True, timeout=20_000)
+        with qtbot.waitSignal(window.ctx.status_changed, timeout=60_000):
+            qtbot.mouseClick(page.rows["tiny-reranker"].fetch, Qt.LeftButton)
+        # Loaded off the UI thread after the download: the running app reranks with it now.
+        assert window.ctx.kb.retriever.reranker is not None
+        assert "reranks the results from the next question" in page.progress_label.text()
+        assert "Reranker: tiny-reranker" in window.status_labels["reranker"].text()
+    finally:
+        hub.close()

@@ -390,8 +390,32 @@ class ModelsPage(QWidget):
         self._update_buttons()
         self.progress_label.setText(self._outcome)
         self.refresh()
-        self.ctx.status_changed.emit()  # the status bar and the empty state read the models again
+        if outcome == "installed" and self.specs[model].role == "reranker":
+            self._use_reranker(model)
+        else:
+            self.ctx.status_changed.emit()  # the status bar and the empty state read the models again
         self.fetch_finished.emit(outcome)
+
+    def _use_reranker(self, model: str) -> None:
+        """Load a reranker just installed, off the UI thread, and search with it from now on."""
+        desk = self.ctx.desk
+
+        def load(_state: QtTaskState) -> tuple[bool, dict]:
+            from desktop_app.gui.context import role_statuses
+
+            return desk.reranker_installed(), role_statuses(desk)
+
+        def loaded(result: tuple[bool, dict]) -> None:
+            in_use, statuses = result
+            self.ctx.status.update(statuses)
+            if in_use:
+                self._outcome = tr(
+                    "{model} is installed and reranks the results from the next question."
+                ).format(model=model)
+                self.progress_label.setText(self._outcome)
+            self.ctx.status_changed.emit()
+
+        self.ctx.runner.run(JobKind.USE_MODEL, load, on_success=loaded, on_failure=self._read_failed)
 
     def _installed_text(self, model: str) -> str:
         """What to do with a model just installed: the running app loaded its models already."""
@@ -400,6 +424,8 @@ class ModelsPage(QWidget):
             text = tr("{model} is installed: choose it on the Assistant tab.")
         elif role == "embedding":
             text = tr("{model} is installed: choose it as the embedding model on the Retrieval tab.")
+        elif role == "reranker":
+            text = tr("{model} is installed; loading it…")
         else:
             text = tr("{model} is installed; Knowledge Desk uses it from the next start.")
         return text.format(model=model)
