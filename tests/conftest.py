@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import socket
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import keyring
@@ -105,3 +111,124 @@ def memory_keyring(monkeypatch):
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+class FakeHub:
+    """The part of a Hugging Face hub the model fetcher uses, for one repository on 127.0.0.1: HEAD
+    and GET on ``/{repo}/resolve/{revision}/{path}`` with ``X-Repo-Commit``, ``ETag`` and
+    ``Content-Length``, and Range requests for resuming. It records every request; ``drop_after``
+    (path -> bytes) drops the connection part-way through a file once; with ``piece`` it sends
+    bodies that much at a time, slowly, and with ``gate`` set it stops after ``pause_at`` bytes
+    until the gate opens (progress and Cancel in the window)."""
+
+    def __init__(self, repo_id: str, files: dict[str, bytes], piece: int = 0) -> None:
+        self.repo_id = repo_id
+        self.files = files
+        self.piece = piece
+        self.requests: list[tuple[str, str, str | None]] = []
+        self.drop_after: dict[str, int] = {}
+        self.gate: threading.Event | None = None
+        self.pause_at = 0
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                hub._serve(self, head=True)
+
+            def do_GET(self) -> None:
+                hub._serve(self, head=False)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address) -> None:
+                pass  # clients hanging up mid-body (a drop, Cancel) are part of the tests
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        if self.gate is not None:
+            self.gate.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def ranges(self, path: str) -> list[int]:
+        """Start offsets of the Range GETs received for ``path``."""
+        return [
+            int(rng.split("=")[1].split("-")[0])
+            for method, url, rng in self.requests
+            if method == "GET" and url.endswith("/" + path) and rng
+        ]
+
+    def _not_found(self, h: BaseHTTPRequestHandler, code: str) -> None:
+        h.send_response(404)
+        h.send_header("X-Error-Code", code)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    def _serve(self, h: BaseHTTPRequestHandler, head: bool) -> None:
+        self.requests.append((h.command, h.path, h.headers.get("Range")))
+        prefix = f"/{self.repo_id}/resolve/"
+        if not h.path.startswith(prefix):
+            return self._not_found(h, "RepoNotFound")
+        path = h.path[len(prefix) :].partition("/")[2]
+        data = self.files.get(path)
+        if data is None:
+            return self._not_found(h, "EntryNotFound")
+        start = (
+            int(h.headers["Range"].split("=")[1].split("-")[0]) if not head and h.headers.get("Range") else 0
+        )
+        body = data[start:]
+        h.send_response(206 if start else 200)
+        h.send_header("X-Repo-Commit", HUB_COMMIT)
+        h.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+        h.send_header("Accept-Ranges", "bytes")
+        h.send_header("Content-Length", str(len(data) if head else len(body)))
+        if start:
+            h.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        h.end_headers()
+        if head:
+            return
+        cut = self.drop_after.pop(path, None)
+        if cut is not None:
+            h.wfile.write(body[:cut])
+            h.wfile.flush()
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if not self.piece:
+            h.wfile.write(body)
+            return
+        for offset in range(0, len(body), self.piece):
+            if self.gate is not None and offset >= self.pause_at:
+                self.gate.wait(30)
+            h.wfile.write(body[offset : offset + self.piece])
+            h.wfile.flush()
+            time.sleep(0.03)
+
+
+@pytest.fixture
+def fake_hub() -> Iterator[Callable[..., FakeHub]]:
+    """``fake_hub(repo_id, files, piece=0)``: a FakeHub, closed after the test."""
+    hubs: list[FakeHub] = []
+
+    def make(repo_id: str, files: dict[str, bytes], piece: int = 0) -> FakeHub:
+        hubs.append(FakeHub(repo_id, files, piece))
+        return hubs[-1]
+
+    yield make
+    for hub in hubs:
+        hub.close()

@@ -7,8 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,78 +18,9 @@ from desktop_app.core.packages import pip_command
 from desktop_app.gui.settings.models_page import human_size, model_state
 
 REPO = "kdesk-test/tiny-chat"
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
 WEIGHTS = os.urandom(3 * 1024 * 1024 + 123)  # several of the fetcher's 1 MiB chunks
 CONFIG = b'{"architectures": ["Tiny"]}\n'
 PIECE = 256 * 1024  # the hub sends this much at a time, so progress arrives in steps
-
-
-class PacedHub:
-    """The part of a Hugging Face hub the fetcher uses (HEAD and GET on /{repo}/resolve/{rev}/{path},
-    as tests/unit/models/test_fetch_models.py serves it), sending bodies slowly; with ``gate``
-    set up, it stops after ``pause_at`` bytes until the gate opens."""
-
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.files = files
-        self.gate: threading.Event | None = None
-        self.pause_at = 0
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_HEAD(self) -> None:
-                hub._serve(self, head=True)
-
-            def do_GET(self) -> None:
-                hub._serve(self, head=False)
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request, client_address) -> None:
-                pass  # the client hanging up after Cancel is expected
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        if self.gate is not None:
-            self.gate.set()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _serve(self, h: BaseHTTPRequestHandler, head: bool) -> None:
-        prefix = f"/{REPO}/resolve/"
-        data = self.files.get(h.path[len(prefix) :].partition("/")[2]) if h.path.startswith(prefix) else None
-        if data is None:
-            h.send_response(404)
-            h.send_header("X-Error-Code", "EntryNotFound")
-            h.send_header("Content-Length", "0")
-            h.end_headers()
-            return
-        start = int(h.headers["Range"].split("=")[1].split("-")[0]) if h.headers.get("Range") else 0
-        body = data[start:]
-        h.send_response(206 if start and not head else 200)
-        h.send_header("X-Repo-Commit", COMMIT)
-        h.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
-        h.send_header("Accept-Ranges", "bytes")
-        h.send_header("Content-Length", str(len(data) if head else len(body)))
-        if start and not head:
-            h.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        h.end_headers()
-        if head:
-            return
-        for offset in range(0, len(body), PIECE):
-            if self.gate is not None and offset >= self.pause_at:
-                self.gate.wait(30)
-            h.wfile.write(body[offset : offset + PIECE])
-            h.wfile.flush()
-            time.sleep(0.03)
 
 
 def write_manifest(path: Path) -> Path:
@@ -133,10 +62,8 @@ size = 1000
 
 
 @pytest.fixture
-def hub():
-    h = PacedHub({"tiny.gguf": WEIGHTS, "config.json": CONFIG})
-    yield h
-    h.close()
+def hub(fake_hub):
+    return fake_hub(REPO, {"tiny.gguf": WEIGHTS, "config.json": CONFIG}, piece=PIECE)
 
 
 def _ready(qtbot, page) -> None:
@@ -293,7 +220,7 @@ def _tiny_reranker_files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-def test_a_fetched_reranker_is_used_from_the_next_question(make_window, qtbot, tmp_path):
+def test_a_fetched_reranker_is_used_from_the_next_question(make_window, qtbot, tmp_path, fake_hub):
     files = _tiny_reranker_files(tmp_path / "built")
     entries = "".join(
         f'[[model.files]]\npath = "{name}"\nsize = {len(data)}\nsha256 = "{hashlib.sha256(data).hexdigest()}"\n'
@@ -305,21 +232,18 @@ def test_a_fetched_reranker_is_used_from_the_next_question(make_window, qtbot, t
         f'repo_id = "{REPO}"\nrevision = "main"\nfolder = "tiny-reranker"\nlicense = "MIT"\n{entries}',
         encoding="utf-8",
     )
-    hub = PacedHub(files)
-    try:
-        window = make_window()
-        assert window.ctx.kb.retriever.reranker is None  # none installed at start
-        assert window.status_labels["reranker"].text().endswith("none")
-        page = window.open_settings().show_models()
-        page.manifest, page.endpoint = manifest, hub.url
-        page.refresh()
-        page.check_network()
-        qtbot.waitUntil(lambda: "tiny-reranker" in page.rows and page.online is True, timeout=20_000)
-        with qtbot.waitSignal(window.ctx.status_changed, timeout=60_000):
-            qtbot.mouseClick(page.rows["tiny-reranker"].fetch, Qt.LeftButton)
-        # Loaded off the UI thread after the download: the running app reranks with it now.
-        assert window.ctx.kb.retriever.reranker is not None
-        assert "reranks the results from the next question" in page.progress_label.text()
-        assert "Reranker: tiny-reranker" in window.status_labels["reranker"].text()
-    finally:
-        hub.close()
+    hub = fake_hub(REPO, files)
+    window = make_window()
+    assert window.ctx.kb.retriever.reranker is None  # none installed at start
+    assert window.status_labels["reranker"].text().endswith("none")
+    page = window.open_settings().show_models()
+    page.manifest, page.endpoint = manifest, hub.url
+    page.refresh()
+    page.check_network()
+    qtbot.waitUntil(lambda: "tiny-reranker" in page.rows and page.online is True, timeout=20_000)
+    with qtbot.waitSignal(window.ctx.status_changed, timeout=60_000):
+        qtbot.mouseClick(page.rows["tiny-reranker"].fetch, Qt.LeftButton)
+    # Loaded off the UI thread after the download: the running app reranks with it now.
+    assert window.ctx.kb.retriever.reranker is not None
+    assert "reranks the results from the next question" in page.progress_label.text()
+    assert "Reranker: tiny-reranker" in window.status_labels["reranker"].text()

@@ -1,9 +1,5 @@
-"""The model fetcher against a fake Hugging Face hub served on 127.0.0.1 (no real hub is reachable).
-
-The fake implements what huggingface_hub's ``hf_hub_download`` needs: HEAD and GET on
-``/{repo}/resolve/{revision}/{path}`` with ``X-Repo-Commit``, ``ETag`` and ``Content-Length``, and
-HTTP Range requests for resuming. It can drop the connection part-way through a file once.
-"""
+"""The model fetcher against a fake Hugging Face hub served on 127.0.0.1 (no real hub is reachable):
+tests/conftest.py's FakeHub, which can drop the connection part-way through a file once."""
 
 from __future__ import annotations
 
@@ -11,8 +7,6 @@ import hashlib
 import json
 import os
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,96 +16,6 @@ from desktop_app.core.models.registry import FETCH_RECORD, load_manifest
 from desktop_app.core.tasks import Cancelled
 
 REPO = "kdesk-test/tiny-chat"
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
-
-
-class FakeHub:
-    """A minimal HF hub for one repository, recording every request."""
-
-    def __init__(self, repo_id: str, files: dict[str, bytes]) -> None:
-        self.repo_id = repo_id
-        self.files = files
-        self.requests: list[tuple[str, str, str | None]] = []
-        self.drop_after: dict[str, int] = {}  # path -> bytes sent before the connection drops (once)
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_HEAD(self) -> None:
-                hub._serve(self, head=True)
-
-            def do_GET(self) -> None:
-                hub._serve(self, head=False)
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request, client_address) -> None:
-                pass  # clients hanging up mid-body are part of the tests
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def ranges(self, path: str) -> list[int]:
-        """Start offsets of the Range GETs received for `path`."""
-        out = []
-        for method, url, rng in self.requests:
-            if method == "GET" and url.endswith("/" + path) and rng:
-                out.append(int(rng.split("=")[1].split("-")[0]))
-        return out
-
-    def _not_found(self, h: BaseHTTPRequestHandler, code: str) -> None:
-        h.send_response(404)
-        h.send_header("X-Error-Code", code)
-        h.send_header("Content-Length", "0")
-        h.end_headers()
-
-    def _serve(self, h: BaseHTTPRequestHandler, head: bool) -> None:
-        self.requests.append((h.command, h.path, h.headers.get("Range")))
-        prefix = f"/{self.repo_id}/resolve/"
-        if not h.path.startswith(prefix):
-            return self._not_found(h, "RepoNotFound")
-        _rev, _, path = h.path[len(prefix) :].partition("/")
-        data = self.files.get(path)
-        if data is None:
-            return self._not_found(h, "EntryNotFound")
-        start = 0
-        if not head and h.headers.get("Range"):
-            start = int(h.headers["Range"].split("=")[1].split("-")[0])
-        body = data[start:]
-        h.send_response(206 if start else 200)
-        h.send_header("X-Repo-Commit", COMMIT)
-        h.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
-        h.send_header("Accept-Ranges", "bytes")
-        h.send_header("Content-Length", str(len(data) if head else len(body)))
-        if start:
-            h.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        h.end_headers()
-        if head:
-            return
-        cut = self.drop_after.pop(path, None)
-        if cut is not None:
-            h.wfile.write(body[:cut])
-            h.wfile.flush()
-            h.close_connection = True
-            try:
-                h.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return
-        h.wfile.write(body)
-
-
 WEIGHTS = os.urandom(3 * 1024 * 1024 + 123)  # > 1 MiB chunks, so a drop can resume mid-file
 CONFIG = b'{"architectures": ["Tiny"]}\n'
 
@@ -145,10 +49,8 @@ sha256 = "{sha(CONFIG) if config_sha is None else config_sha}"
 
 
 @pytest.fixture
-def hub():
-    h = FakeHub(REPO, {"tiny.gguf": WEIGHTS, "sub/config.json": CONFIG})
-    yield h
-    h.close()
+def hub(fake_hub):
+    return fake_hub(REPO, {"tiny.gguf": WEIGHTS, "sub/config.json": CONFIG})
 
 
 class RecordingTask:
