@@ -130,19 +130,28 @@ def parse(text: str) -> Message | None:
     return best[1] if best else None
 
 
-def render_text(text: str, translate: Callable[[str], str]) -> str:
+def render_text(text: str, translate: Callable[[str], str], term: Callable[[str], str] | None = None) -> str:
     """An English core text in the language of ``translate``: through its message when it has
-    one, else unchanged (user content, a third-party error)."""
+    one, else unchanged (user content, a third-party error). ``term``: see ``render_parsed``."""
     found = parse(text)
-    if found is None:
-        return text
-    params = {k: _nested(v) for k, v in found.params.items()}
-    return Message(found.code, params).render(translate)
+    return text if found is None else render_parsed(found, translate, term)
 
 
-def _nested(value: Any) -> Any:
-    """A parameter parsed back from text that is itself a message (a reason inside a reason)."""
-    inner = parse(value) if isinstance(value, str) else None
-    if inner is None:
-        return value
-    return Message(inner.code, {k: _nested(v) for k, v in inner.params.items()})
+def render_parsed(
+    found: Message, translate: Callable[[str], str], term: Callable[[str], str] | None = None
+) -> str:
+    """A message parsed back from text in the language of ``translate``. A parameter that is itself
+    a message (a reason inside a reason) is rendered the same way; any other goes through ``term``
+    when given (the identify card shows a species by the name its notes give in that language)."""
+    return _nested(found, term).render(translate)
+
+
+def _nested(msg: Message, term: Callable[[str], str] | None) -> Message:
+    params: dict[str, Any] = {}
+    for key, value in msg.params.items():
+        inner = parse(value) if isinstance(value, str) else None
+        if inner is not None:
+            params[key] = _nested(inner, term)
+        else:
+            params[key] = term(str(value)) if term is not None else value
+    return Message(msg.code, params)

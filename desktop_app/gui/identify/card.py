@@ -30,7 +30,7 @@ from desktop_app.core.identify import texts as _texts  # noqa: F401 - its messag
 from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
-from desktop_app.core.messages import Message, parse, render_text
+from desktop_app.core.messages import Message, parse, render_parsed, render_text
 from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
 from desktop_app.gui.widgets import (
@@ -107,11 +107,7 @@ def localise_term(value: str, species: dict[str, str]) -> str:
 
 
 def _render(msg: Message, species: dict[str, str]) -> str:
-    params = {}
-    for key, value in msg.params.items():
-        inner = parse(value) if isinstance(value, str) else None
-        params[key] = _render(inner, species) if inner is not None else localise_term(str(value), species)
-    return Message(msg.code, params).render(tr)
+    return render_parsed(msg, tr, lambda value: localise_term(value, species))
 
 
 def localise(text: str, species: dict[str, str]) -> str:
