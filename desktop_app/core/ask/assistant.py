@@ -32,6 +32,7 @@ from desktop_app.core.ask.prompts import (
     NO_LLM_NOTE_OTHER_LANGUAGE,
     NOT_ANSWERED,
     answer_system,
+    has_cjk,
     lang_of,
     says_not_in_context,
 )
@@ -392,7 +393,7 @@ class Assistant:
         minilm = name in (MINILM_FP32, MINILM_INT8)
         return (
             minilm
-            and lang_of(query) == "en"
+            and not has_cjk(query)  # MiniLM reads no Chinese: its cosine says nothing of a name in it
             and found.vector is not None
             and found.vector < cfg.min_similarity
         )

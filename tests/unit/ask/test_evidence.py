@@ -199,3 +199,26 @@ def test_the_model_is_told_to_answer_in_the_question_language_whatever_the_sourc
 def test_extractive_answers_say_when_the_passages_are_in_the_other_language(kb):
     answer = answer_of(Assistant(kb, None).ask("Lincoln 和 Mary Todd 哪一年结婚？"))
     assert answer.text.startswith(NO_LLM_NOTE_OTHER_LANGUAGE["zh"]) and answer.citations
+    # An English question naming its subject in Chinese is English: its note is in English.
+    answer = answer_of(Assistant(kb, None).ask("Who did 徐夫人 marry?"))
+    assert answer.text.startswith("No language model is configured") and "陆尚" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("What is 五羊新城?", "en"),  # the grammar is English, the name Chinese
+        ("Who did 徐夫人 marry?", "en"),
+        ("Where is 多伦多?", "en"),
+        ("Abraham Lincoln 是哪一年出生的？", "zh"),  # the grammar is Chinese, the name English
+        ("学名为 Ara macao 的鹦鹉叫什么名字？", "zh"),
+        ("kea 生活在哪里？", "zh"),
+        ("徐夫人", "zh"),
+        ("DNA", "en"),
+        ("Scarlet Macaw 绯红金刚鹦鹉", "zh"),  # no grammar either way: the script of most of it
+    ],
+)
+def test_a_question_is_in_the_language_of_its_grammar(text, lang):
+    from desktop_app.core.ask.prompts import lang_of
+
+    assert lang_of(text) == lang
