@@ -173,6 +173,7 @@ class TaskRunner(QObject):
             self.pool.setMaxThreadCount(max_threads)
         self._jobs: list[Job] = []
         self._locks: dict[str, threading.Lock] = {}
+        self._closing = False
 
     def run(
         self,
@@ -192,6 +193,8 @@ class TaskRunner(QObject):
         if exclusive:
             self.cancel(kind)
         state = QtTaskState()
+        if self._closing:
+            state.cancel()  # started by a callback while shutting down: ends at once, as cancelled
         job = Job(kind, state)
         if on_progress is not None:
             state.progress_changed.connect(on_progress)
@@ -248,7 +251,13 @@ class TaskRunner(QObject):
         return True
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
-        """Cancel everything and wait for the pool so no thread outlives the window."""
-        self.cancel()
-        self.pool.waitForDone(timeout_ms)
-        QCoreApplication.processEvents()
+        """Cancel everything and wait for the pool so no thread outlives the window. The results
+        delivered meanwhile may start jobs (a load that finished starts the first sync): they are
+        cancelled as they start and waited for too, so none reports to a deleted window."""
+        self._closing = True
+        for _ in range(5):
+            self.cancel()
+            self.pool.waitForDone(timeout_ms)
+            QCoreApplication.processEvents()
+            if not self._jobs:
+                break

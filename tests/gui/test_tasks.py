@@ -97,3 +97,33 @@ def test_a_job_whose_work_returned_is_busy_but_no_longer_working(qtbot):
     assert runner.is_busy("add") and not runner.is_working("add")
     assert runner.wait_idle(5000)
     assert not runner.is_busy("add")
+
+
+def test_shutdown_also_ends_the_jobs_its_delivered_results_start(qtbot):
+    # A load that finishes during shutdown starts the first sync from its callback: that job
+    # must end before the window goes, never report to a deleted one.
+    runner = TaskRunner()
+    second: list[str] = []
+
+    def slow_then_done(state):
+        time.sleep(0.2)
+        return "loaded"
+
+    def follow_up(state):
+        for _ in range(200):  # a sync: stops at its next check once cancelled
+            check(state)
+            time.sleep(0.05)
+        return "synced"
+
+    def start_follow_up(_result):
+        runner.run(
+            "sync",
+            follow_up,
+            on_success=lambda r: second.append(r),
+            on_cancelled=lambda: second.append("cancelled"),
+        )
+
+    runner.run("load", slow_then_done, on_success=start_follow_up)
+    time.sleep(0.3)  # the load's result is queued, not yet delivered
+    runner.shutdown()
+    assert runner.active() == [] and second == ["cancelled"]
