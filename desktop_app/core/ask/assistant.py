@@ -293,7 +293,8 @@ class Assistant:
             )
         if use_rag and hits and len(blocks) < len(hits):
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
-        sys_text = answer_system(render_blocks(blocks), lang) if use_rag else base
+        translate = bool(blocks) and _other_language(lang, blocks[0].hit.text)  # the likely answer's
+        sys_text = answer_system(render_blocks(blocks), lang, translate) if use_rag else base
         messages: list[Message] = [{"role": "system", "content": sys_text}, *history]
         messages.append({"role": "user", "content": question})
         parts: list[str] = []

@@ -136,6 +136,27 @@ ANSWER_SYSTEM = {
     ),
 }
 
+# When the best passage is in the other language, "copied in the passage's own words" answers in
+# the passages' language: the 1.5B model then quoted Chinese to English questions, or said the
+# documents did not say (issue 22, item 6). This variant asks for the answer translated.
+ANSWER_SYSTEM_TRANSLATE = {
+    "en": (
+        "Answer the question from the numbered passages below, in English.\n"
+        "Reply with only the short answer, translated into English from the passage's language, and "
+        "the passage's number, like [2].\n"
+        "If the passages do not answer the question, reply: The documents do not say.\n\n"
+        "Example:\nQ: When did the war end?\nA: April 1865 [2]\n\n"
+        "Q: What was the general's favourite food?\nA: The documents do not say."
+    ),
+    "zh": (
+        "根据下面编号的段落用中文回答问题。\n"
+        "只回答简短答案，从段落的语言译成中文，并注明段落编号，如 [2]。\n"
+        "段落中没有答案时，回答：文档中没有提到。\n\n"
+        "示例：\n问：战争在哪一年结束？\n答：1865年4月 [2]\n\n"
+        "问：将军最喜欢吃什么？\n答：文档中没有提到。"
+    ),
+}
+
 CONTEXT_HEADER = {"en": "Passages:", "zh": "段落："}
 
 NO_CONTEXT_NOTE = {
@@ -231,6 +252,8 @@ def block_header(n: int, source: str, page: int | None) -> str:
     return f"[{n}] {source}" if page is None else f"[{n}] {source}, {page_label(source, page)}"
 
 
-def answer_system(blocks_text: str, lang: str) -> str:
+def answer_system(blocks_text: str, lang: str, translate: bool = False) -> str:
+    """The answer prompt; ``translate``: the best passage is in the other language."""
     body = blocks_text or NO_CONTEXT_NOTE[lang]
-    return f"{ANSWER_SYSTEM[lang]}\n\n{CONTEXT_HEADER[lang]}\n{body}"
+    rules = (ANSWER_SYSTEM_TRANSLATE if translate else ANSWER_SYSTEM)[lang]
+    return f"{rules}\n\n{CONTEXT_HEADER[lang]}\n{body}"

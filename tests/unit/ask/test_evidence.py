@@ -196,6 +196,20 @@ def test_the_model_is_told_to_answer_in_the_question_language_whatever_the_sourc
     assert "in English" in model.messages[0]["content"]
 
 
+def test_the_model_is_asked_to_translate_when_the_best_passage_is_in_the_other_language(kb):
+    cfg = Config()
+    cfg.router.mode = "always"
+    model = ScriptedModel("现存不到250只 [1]。")
+    answer_of(Assistant(kb, model, config=cfg).ask("kakapo 现存多少只？"))
+    prompt = model.messages[0]["content"]
+    assert prompt.split("段落：", 1)[1].startswith("\n[1] kakapo.md")
+    assert "译成中文" in prompt and "照抄" not in prompt
+    # The best passage in the question's language: the answer is copied in its own words.
+    model = ScriptedModel("陆尚 [1]")
+    answer_of(Assistant(kb, model, config=cfg).ask("徐夫人最先嫁给了谁？"))
+    assert "照抄" in model.messages[0]["content"]
+
+
 def test_extractive_answers_say_when_the_passages_are_in_the_other_language(kb):
     answer = answer_of(Assistant(kb, None).ask("Lincoln 和 Mary Todd 哪一年结婚？"))
     assert answer.text.startswith(NO_LLM_NOTE_OTHER_LANGUAGE["zh"]) and answer.citations
