@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -86,23 +87,40 @@ def _unreachable(exc: BaseException) -> bool:
         return False
 
 
+# Another process writing the same embedded index (two `kdesk add` and a `kdesk search`) can make a
+# read fail once with Chroma's "InternalError: ... Error finding id" while its commit lands (seen in
+# tests/reliability/test_concurrent_writers.py); the same read a moment later succeeds.
+_READ_RETRIES = (0.1, 0.3, 0.9)
+
+
+def _transient(exc: BaseException) -> bool:
+    return type(exc).__name__ == "InternalError" and "Error finding id" in str(exc)
+
+
 def _guarded(method):
-    """Turn connection failures into a StoreError that names the server, for every store call."""
+    """Turn connection failures into a StoreError that names the server, for every store call;
+    a read that met another process's commit half-way is tried again."""
+    reads = method.__name__ not in ("upsert", "delete_docs")
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except StoreError:
-            raise
-        except Exception as exc:
-            if _unreachable(exc):
-                raise StoreError(
-                    str(message(reasons.STORE_UNREACHABLE, location=self.location, error=exc))
-                ) from exc
-            if isinstance(self.client, LibraryClient):
-                self.client.check_access()  # a token revoked while the app runs: say so, not the proxy's page
-            raise
+        delays = list(_READ_RETRIES) if reads else []
+        while True:
+            try:
+                return method(self, *args, **kwargs)
+            except StoreError:
+                raise
+            except Exception as exc:
+                if delays and _transient(exc):
+                    time.sleep(delays.pop(0))
+                    continue
+                if _unreachable(exc):
+                    raise StoreError(
+                        str(message(reasons.STORE_UNREACHABLE, location=self.location, error=exc))
+                    ) from exc
+                if isinstance(self.client, LibraryClient):
+                    self.client.check_access()  # a token revoked while the app runs: say so, not the proxy's page
+                raise
 
     return wrapper
 

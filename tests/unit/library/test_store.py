@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from desktop_app.core.library.chroma_client import make_client
 from desktop_app.core.library.documents import Chunk
@@ -48,3 +49,33 @@ def test_query_ids_matches_full_query_and_vectors_round_trip(tmp_path):
     assert np.allclose(got["d9-chunk-0"], vecs[9], atol=1e-6)
     assert store.query_ids(np.zeros((0, 16), dtype=np.float32), 3) == []
     assert store.vectors([]) == {}
+
+
+def test_a_read_that_meets_another_processs_commit_is_tried_again(tmp_path, monkeypatch):
+    from chromadb.errors import InternalError
+
+    from desktop_app.core.library import store as store_mod
+
+    monkeypatch.setattr(store_mod, "_READ_RETRIES", (0.0, 0.0))
+    store = ChromaStore(make_client(tmp_path), "chunks__test__16")
+    store.upsert(_chunks(2), np.eye(2, 16, dtype=np.float32))
+    real_get, calls = store.collection.get, []
+
+    def flaky_get(*args, **kwargs):  # Chroma's error while another `kdesk add` commits
+        calls.append(1)
+        if len(calls) == 1:
+            raise InternalError("Error executing plan: Internal error: Error finding id")
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(store.collection, "get", flaky_get)
+    assert [h.chunk_id for h in store.get(["d1-chunk-0"])] == ["d1-chunk-0"] and len(calls) == 2
+
+    def broken_get(*args, **kwargs):
+        calls.append(1)
+        raise InternalError("Error executing plan: something else")
+
+    calls.clear()
+    monkeypatch.setattr(store.collection, "get", broken_get)
+    with pytest.raises(InternalError):  # any other internal error is not retried
+        store.get(["d1-chunk-0"])
+    assert len(calls) == 1
