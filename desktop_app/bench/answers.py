@@ -29,6 +29,9 @@ Metrics, per backend and language (the question's set decides the language):
 - top similarity: the best retrieved hit's cosine similarity, the refusal threshold's raw material.
 - follow-ups: turn 2's hit, asked in the conversation that asked turn 1, against the hit of its
   standalone form asked in a fresh conversation; both also by retrieval alone (gold retrieved).
+- across languages (``--crosslingual``, ``crosslingual.jsonl``): a question in one language about
+  pages in the other; the share answered in the question's language (a model's answer; with no
+  model, the note before the quoted passages), a bare number counting for either, and refused.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ from desktop_app.core.models.embeddings.base import Embedder
 HERE = Path(__file__).resolve().parent
 UNANSWERABLE = HERE / "unanswerable.jsonl"
 FOLLOWUPS = HERE / "followups.jsonl"
+CROSSLINGUAL = HERE / "crosslingual.jsonl"
 SEED = 0
 EN_QUESTIONS = 150
 ZH_QUESTIONS = 100
@@ -96,6 +100,32 @@ def strip_note(text: str, by: str) -> str:
 def answer_body(text: str, by: str) -> str:
     """What is scored: the answer without the extractive note and without citation markers."""
     return CITATION_MARK.sub(" ", strip_note(text, by))
+
+
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+_LATIN_CHAR = re.compile(r"[A-Za-z]")
+
+
+def text_language(text: str, ignore: str = "") -> str:
+    """ "zh", "en" or "" (no letters: a number answers in either) of an answer, without the words of
+    ``ignore`` (the question's names in the other script, which the answer may repeat)."""
+    for word in re.findall(r"[A-Za-z]+|[\u3400-\u9fff]+", ignore):
+        if len(word) > 1:
+            text = text.replace(word, " ")
+    cjk, latin = len(_CJK_CHAR.findall(text)), len(_LATIN_CHAR.findall(text))
+    if not cjk and not latin:
+        return ""
+    return "zh" if cjk * 4 >= latin else "en"  # a Chinese character carries ~4 letters' worth
+
+
+def in_question_language(asked: Any, question: str, lang: str) -> bool:
+    """Whether the answer speaks the question's language: the model's whole answer, or the
+    extractive path's note (it quotes passages as written and says so in the asker's language)."""
+    if asked.by == "extractive":
+        text = asked.text.partition("\n\n")[0]
+    else:
+        text = CITATION_MARK.sub(" ", asked.text)
+    return text_language(text, question) in (lang, "")
 
 
 def answer_line(body: str) -> str:
@@ -320,6 +350,14 @@ def load_corpus(
     return Corpus(en_docs + zh_docs, keys, questions)
 
 
+def load_crosslingual(path: Path, limit: int | None = None) -> list[Question]:
+    """Questions in one language about pages in the other (names in the pages' script)."""
+    rows = spread(read_jsonl(path), limit, lambda r: r["lang"])
+    return [
+        Question(r["id"], r["lang"], r["question"], [], None, f"{r['lang']}_over_{r['pages']}") for r in rows
+    ]
+
+
 def load_dialogues(path: Path, keys: dict[str, str], limit: int | None = None) -> list[Dialogue]:
     rows = spread(read_jsonl(path), limit, lambda r: r["lang"])
     return [
@@ -439,6 +477,9 @@ class Row:
     route: str
     search_query: str
     warnings: list[str]
+    in_language: bool | None = (
+        None  # crosslingual: the answer (or the extractive note) in the question's language
+    )
 
 
 def score_row(backend: str, part: str, q: Question, asked: Asked, key_of: dict[str, str]) -> Row:
@@ -465,7 +506,9 @@ def score_row(backend: str, part: str, q: Question, asked: Asked, key_of: dict[s
         retrieved_hit=q.gold in retrieved if answerable else None,
         contained=(scored and contains(body, q.golds, q.lang)) if q.golds else None,
         f1=(round(token_f1(body, q.golds, q.lang), 4) if scored else 0.0) if q.golds else None,
-        f1_line=(round(token_f1(answer_line(body), q.golds, q.lang), 4) if scored else 0.0) if q.golds else None,
+        f1_line=(round(token_f1(answer_line(body), q.golds, q.lang), 4) if scored else 0.0)
+        if q.golds
+        else None,
         cite_precision=citation_precision([t for _, t in asked.cited], q.golds, q.lang) if q.golds else None,
         length=answer_length(body, q.lang),
         top_score=asked.top_score,
@@ -501,6 +544,7 @@ def summarize(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
         qa = [r for r in rows if r.lang == lang and r.part == "qa"]
         un = [r for r in rows if r.lang == lang and r.part == "unanswerable"]
         fu = [r for r in rows if r.lang == lang and r.part == "followup"]
+        xl = [r for r in rows if r.lang == lang and r.part == "crosslingual"]
         s: dict[str, Any] = {}
         if qa:
             hits = [r for r in qa if r.hit]
@@ -540,6 +584,10 @@ def summarize(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
             # Retrieval alone: a refused turn cites nothing, whatever it retrieved.
             s["followup_retrieved"] = _mean(r.retrieved_hit for r in turn2)
             s["standalone_retrieved"] = _mean(r.retrieved_hit for r in alone)
+        if xl:
+            s["crosslingual"] = len(xl)
+            s["in_language"] = _mean(r.in_language for r in xl)
+            s["crosslingual_refused"] = _mean(r.refused for r in xl)
         out[lang] = s
     return out
 
@@ -582,8 +630,10 @@ def run_backend(
     key_of: dict[str, str],
     mode: str | None,
     log: Callable[[str], None],
+    crosslingual: Sequence[Question] = (),
 ) -> list[Row]:
-    """Every question, then every dialogue, through ``desk.assistant`` (warmed up first)."""
+    """Every question, then every dialogue and cross-language question, through
+    ``desk.assistant`` (warmed up first)."""
     from desktop_app.core.ask.conversation import Conversation
 
     assistant = desk.assistant
@@ -603,6 +653,11 @@ def run_backend(
         for kind, text, c in (("turn2", d.turn2, conv), ("standalone", d.standalone, Conversation())):
             q = Question(f"{d.id}-{kind}", d.lang, text, [], d.gold, kind)
             rows.append(score_row(name, "followup", q, ask(assistant, text, c, mode), key_of))
+    for q in crosslingual:
+        asked = ask(assistant, q.question, Conversation(), mode)
+        row = score_row(name, "crosslingual", q, asked, key_of)
+        row.in_language = in_question_language(asked, q.question, q.lang)
+        rows.append(row)
     return rows
 
 
@@ -615,11 +670,13 @@ def run_answers_bench(
     mode: str | None = None,
     limit: int | None = None,
     followups: bool = False,
+    crosslingual: bool = False,
     max_tokens: int | None = None,
     work_dir: Path | None = None,
     data_root: Path | None = None,
     unanswerable: Path = UNANSWERABLE,
     followups_file: Path = FOLLOWUPS,
+    crosslingual_file: Path = CROSSLINGUAL,
     zh_paragraphs: int = ZH_PARAGRAPHS,
     seed: int = SEED,
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
@@ -633,9 +690,14 @@ def run_answers_bench(
     resolved = [resolve_backend(b) for b in backends]  # a bad --llm fails before indexing
     config = config or Config()
     corpus = load_corpus(
-        data_root or shared_data_root(), limit, unanswerable=unanswerable, zh_paragraphs=zh_paragraphs, seed=seed
+        data_root or shared_data_root(),
+        limit,
+        unanswerable=unanswerable,
+        zh_paragraphs=zh_paragraphs,
+        seed=seed,
     )
     dialogues = load_dialogues(followups_file, corpus.keys, limit) if followups else []
+    across = load_crosslingual(crosslingual_file, limit) if crosslingual else []
     key_of = {d.rel: d.key for d in corpus.docs}
     tmp = None
     if work_dir is None:
@@ -670,7 +732,7 @@ def run_answers_bench(
                 if gguf and not desk.chat.active:
                     raise ValueError(f"{name}: {desk.chat.reason}")
                 t0 = time.perf_counter()
-                rows = run_backend(desk, name, corpus, dialogues, key_of, mode, log)
+                rows = run_backend(desk, name, corpus, dialogues, key_of, mode, log, across)
                 result.rows += rows
                 result.backends[name] = {
                     "model": desk.chat.name or None,
@@ -741,6 +803,15 @@ def format_answers(r: AnswersResult | dict) -> str:
                         f"{name[:17]:<18}{lang:<5}{s['dialogues']:>4}{_f(s['followup_hit']):>8}"
                         f"{_f(s['standalone_hit']):>8}{_f(s['followup_vs_standalone']):>8}"
                         f"{_f(s['followup_retrieved']):>13}{_f(s['standalone_retrieved']):>12}"
+                    )
+    if any("crosslingual" in s for b in d["backends"].values() for s in b["summary"].values()):
+        lines.append(f"{'across languages':<18}{'lang':<5}{'n':>4}{'in its language':>17}{'refused':>9}")
+        for name, b in d["backends"].items():
+            for lang, s in b["summary"].items():
+                if "crosslingual" in s:
+                    lines.append(
+                        f"{name[:17]:<18}{lang:<5}{s['crosslingual']:>4}{_f(s['in_language']):>17}"
+                        f"{_f(s['crosslingual_refused']):>9}"
                     )
     lines.append(
         "hit/retr: gold document cited / retrieved; contain, c|hit: gold in the answer (all, when cited);"

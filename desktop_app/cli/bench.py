@@ -180,6 +180,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--followups", action="store_true", help="also the two-turn dialogues of followups.jsonl")
     p.add_argument(
+        "--crosslingual",
+        action="store_true",
+        help="also crosslingual.jsonl: questions in one language about pages in the other; is the answer "
+        "(or, with no model, its note) in the question's language",
+    )
+    p.add_argument(
         "--unanswerable",
         type=Path,
         default=None,
@@ -505,6 +511,7 @@ def cmd_bench_answers(args: argparse.Namespace) -> int:
             mode=args.mode,
             limit=args.limit,
             followups=args.followups,
+            crosslingual=args.crosslingual,
             max_tokens=args.max_tokens,
             work_dir=args.work_dir,
             data_root=args.shared_data,

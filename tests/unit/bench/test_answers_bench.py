@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.bench.answers import (
+    CROSSLINGUAL,
     FOLLOWUPS,
     UNANSWERABLE,
     answer_body,
@@ -25,6 +26,7 @@ from desktop_app.bench.answers import (
     run_answers_bench,
     spread,
     strip_note,
+    text_language,
     token_f1,
 )
 
@@ -90,6 +92,16 @@ def test_refusal_is_the_typed_field_never_the_wording() -> None:
 
     assert not is_refusal(Old())
     assert is_refusal(New())
+
+
+def test_the_answers_language_ignores_the_names_it_repeats_from_the_question() -> None:
+    assert text_language("五羊新城 is a neighborhood in Guangzhou.", "What is 五羊新城?") == "en"
+    assert text_language("五羊新城，又称五羊邨，是广州的一个街区。", "What is 五羊新城?") == "zh"
+    assert text_language("Gerald Ford 之前担任总统。", "Gerald Ford 之前担任什么职务？") == "zh"
+    assert text_language("Highgate Cemetery", "Michael Faraday 在哪里工作？") == "en"
+    assert text_language("4", "Grover Cleveland 有几个孩子？") == ""  # a number answers in either
+    rows = read_jsonl(CROSSLINGUAL)
+    assert len(rows) >= 20 and {(r["lang"], r["pages"]) for r in rows} == {("zh", "en"), ("en", "zh")}
 
 
 def test_spread_keeps_every_group_in_a_short_run() -> None:
@@ -235,6 +247,13 @@ def write_tiny_root(tmp_path: Path) -> Path:
             },
         ],
     )
+    _jsonl(
+        tmp_path / "crosslingual.jsonl",
+        [
+            {"id": "x1", "lang": "en", "pages": "zh", "question": "What does the 虎皮鹦鹉 eat?"},
+            {"id": "x2", "lang": "zh", "pages": "en", "question": "kea 生活在哪里？"},
+        ],
+    )
     return root
 
 
@@ -245,6 +264,8 @@ def test_small_run_through_the_real_assistant(tiny_root: Path, minilm) -> None:
         unanswerable=tiny_root.parent / "unanswerable.jsonl",
         followups=True,
         followups_file=tiny_root.parent / "followups.jsonl",
+        crosslingual=True,
+        crosslingual_file=tiny_root.parent / "crosslingual.jsonl",
         log=lambda m: None,
     )
     assert result.documents == {"en": 3, "zh": 3} and result.failed_documents == 0
@@ -287,6 +308,12 @@ def test_small_run_through_the_real_assistant(tiny_root: Path, minilm) -> None:
     assert any(r.contained for r in qa)
     assert all(not r.contained and r.f1 == 0.0 for r in rows if r.refused and r.part == "qa")
     assert all(r.by == "extractive" for r in rows)
+    # Across languages with no model: the passages are quoted as written, the note is the asker's.
+    across = [r for r in rows if r.part == "crosslingual"]
+    assert {(r.lang, r.kind) for r in across} == {("en", "en_over_zh"), ("zh", "zh_over_en")}
+    assert all(r.in_language for r in across if not r.refused), [r.answer for r in across]
+    assert summary["en"]["crosslingual"] == 1 and summary["zh"]["in_language"] is not None
     table = format_answers(result)
     assert "extractive" in table and "unanswerable" in table and "follow-ups" in table
+    assert "across languages" in table
     assert json.loads(json.dumps(result.to_dict(), ensure_ascii=False))["rows"][0]["backend"] == "extractive"
