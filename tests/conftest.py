@@ -232,3 +232,36 @@ def fake_hub() -> Iterator[Callable[..., FakeHub]]:
     yield make
     for hub in hubs:
         hub.close()
+
+
+TINY_RERANKER_WORDS = (
+    "parrot macaw grey kakapo feather red blue green seed fruit talk fly night forest vet pasta egg".split()
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    """A cross-encoder of the reranker's architecture with random weights, built here (never a hub
+    id): ``<tmp>/models/tiny-reranker``."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder = tmp_path_factory.mktemp("models") / "tiny-reranker"
+    folder.mkdir()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_RERANKER_WORDS]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(7)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        num_labels=1,
+        initializer_range=0.5,  # large random weights: distinct scores for distinct texts
+    )
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

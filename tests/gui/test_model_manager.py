@@ -196,32 +196,11 @@ def test_cancel_stops_a_fetch_and_installs_nothing(make_window, qtbot, hub, tmp_
     assert page.rows["tiny-chat"].state == "missing" and page.rows["tiny-chat"].fetch.isEnabled()
 
 
-def _tiny_reranker_files(folder: Path) -> dict[str, bytes]:
-    """A cross-encoder of the reranker's architecture with random weights (as
-    tests/unit/library/test_rerank.py builds it), as the files a hub would serve."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    folder.mkdir(parents=True)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "kea", "parrot", "alpine", "pasta", "water"]
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    torch.manual_seed(7)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        max_position_embeddings=64,
-        num_labels=1,
-    )
-    BertForSequenceClassification(config).save_pretrained(folder)
-    BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True).save_pretrained(folder)
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def test_a_fetched_reranker_is_used_from_the_next_question(make_window, qtbot, tmp_path, fake_hub):
-    files = _tiny_reranker_files(tmp_path / "built")
+def test_a_fetched_reranker_is_used_from_the_next_question(
+    make_window, qtbot, tmp_path, fake_hub, tiny_cross_encoder
+):
+    # Served by the hub as its files; the test builds it (random weights), never a hub id.
+    files = {p.name: p.read_bytes() for p in sorted(tiny_cross_encoder.iterdir()) if p.is_file()}
     entries = "".join(
         f'[[model.files]]\npath = "{name}"\nsize = {len(data)}\nsha256 = "{hashlib.sha256(data).hexdigest()}"\n'
         for name, data in files.items()
