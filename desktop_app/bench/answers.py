@@ -477,9 +477,8 @@ class Row:
     route: str
     search_query: str
     warnings: list[str]
-    in_language: bool | None = (
-        None  # crosslingual: the answer (or the extractive note) in the question's language
-    )
+    # crosslingual: the answer (or the extractive note) in the question's language
+    in_language: bool | None = None
 
 
 def score_row(backend: str, part: str, q: Question, asked: Asked, key_of: dict[str, str]) -> Row:

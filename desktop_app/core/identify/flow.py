@@ -269,8 +269,7 @@ class Identifier:
             species = notes_only_species(hits, [*self.gallery_labels, *(c.name for c in candidates)])
         by_eye = self.zero_shot(species, candidates) if species else None
         decision.also_possible = also_possible(species, profile, by_eye)
-        decision.zh_names = _zh_names(decision, candidates, name_notes)
-        decision.titles = _titles(decision, candidates, name_notes)
+        _name_decision(decision, candidates, name_notes)
         t["decide"] = (time.perf_counter() - t1) * 1000
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
@@ -386,8 +385,7 @@ class Identifier:
         yield Retrieved(hits, pretty_name(top))
         reasoning = str(message(CONFIDENT, score=score, name=pretty_name(top)))
         decision = Decision(top, reasoning, False, "")
-        decision.zh_names = _zh_names(decision, candidates, [])
-        decision.titles = _titles(decision, candidates, [])
+        _name_decision(decision, candidates, [])
         yield decision
         yield _answer(decision, hits, by="classifier")
 
@@ -412,21 +410,20 @@ def _answer(decision: Decision, hits: Sequence[Hit], by: str, by_eye: bool = Fal
     return Answer(text, citations, by="extractive" if by != "llm" else "llm")
 
 
-def _zh_names(decision: Decision, candidates: Sequence[Candidate], notes: Sequence[Hit]) -> dict[str, str]:
-    """The Chinese names of what the decision names (its pick, guesses and notes-only species):
-    the candidates' (a note's, else ImageNet's), then the notes' for the notes-only species."""
-    known = {c.name: c.zh for c in candidates if c.zh}
+def _name_decision(decision: Decision, candidates: Sequence[Candidate], notes: Sequence[Hit]) -> None:
+    """Set the decision's Chinese names and English titles of what it names (its pick, guesses and
+    notes-only species): the candidates' (for Chinese a note's, else ImageNet's), then the notes'
+    for the notes-only species."""
     wanted = [decision.final_name, *decision.guesses, *decision.also_possible]
-    known.update(chinese_names([n for n in wanted if n not in known], notes))
-    return {n: known[n] for n in wanted if n in known}
 
+    def names(
+        known: dict[str, str], lookup: Callable[[Sequence[str], Sequence[Hit]], dict[str, str]]
+    ) -> dict[str, str]:
+        known.update(lookup([n for n in wanted if n not in known], notes))
+        return {n: known[n] for n in wanted if n in known}
 
-def _titles(decision: Decision, candidates: Sequence[Candidate], notes: Sequence[Hit]) -> dict[str, str]:
-    """The notes' English titles of what the decision names, as ``_zh_names``."""
-    known = {c.name: c.title for c in candidates if c.title}
-    wanted = [decision.final_name, *decision.guesses, *decision.also_possible]
-    known.update(english_titles([n for n in wanted if n not in known], notes))
-    return {n: known[n] for n in wanted if n in known}
+    decision.zh_names = names({c.name: c.zh for c in candidates if c.zh}, chinese_names)
+    decision.titles = names({c.name: c.title for c in candidates if c.title}, english_titles)
 
 
 def _first_sentences(text: str, limit: int = 280) -> str:
