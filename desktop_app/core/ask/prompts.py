@@ -117,22 +117,31 @@ def router_messages(message: str, last_subject: str | None, recent: list[str]) -
 # second it answered what the passages do not say ("Tesla's blood type was O")
 # (kdesk bench answers, docs/chat-benchmarks.md). The fixed text comes first so llama.cpp's prompt
 # cache reuses it from one question to the next; the passages follow.
-ANSWER_SYSTEM = {
+# The refusal line and the two examples every answer prompt ends with: a short answer in the
+# passage's words with its number, and the refusal.
+_ANSWER_TAIL = {
     "en": (
-        "Answer the question from the numbered passages below, in English (translate a passage in "
-        "another language).\n"
-        "Reply with only the short answer, copied in the passage's own words, and the passage's "
-        "number, like [2].\n"
         "If the passages do not answer the question, reply: The documents do not say.\n\n"
         "Example:\nQ: When did the war end?\nA: April 1865 [2]\n\n"
         "Q: What was the general's favourite food?\nA: The documents do not say."
     ),
     "zh": (
-        "根据下面编号的段落用中文回答问题（段落是其他语言时译成中文）。\n"
-        "只回答简短答案，照抄段落原文的词语，并注明段落编号，如 [2]。\n"
         "段落中没有答案时，回答：文档中没有提到。\n\n"
         "示例：\n问：战争在哪一年结束？\n答：1865年4月 [2]\n\n"
         "问：将军最喜欢吃什么？\n答：文档中没有提到。"
+    ),
+}
+
+ANSWER_SYSTEM = {
+    "en": (
+        "Answer the question from the numbered passages below, in English (translate a passage in "
+        "another language).\n"
+        "Reply with only the short answer, copied in the passage's own words, and the passage's "
+        "number, like [2].\n" + _ANSWER_TAIL["en"]
+    ),
+    "zh": (
+        "根据下面编号的段落用中文回答问题（段落是其他语言时译成中文）。\n"
+        "只回答简短答案，照抄段落原文的词语，并注明段落编号，如 [2]。\n" + _ANSWER_TAIL["zh"]
     ),
 }
 
@@ -143,17 +152,11 @@ ANSWER_SYSTEM_TRANSLATE = {
     "en": (
         "Answer the question from the numbered passages below, in English.\n"
         "Reply with only the short answer, translated into English from the passage's language, and "
-        "the passage's number, like [2].\n"
-        "If the passages do not answer the question, reply: The documents do not say.\n\n"
-        "Example:\nQ: When did the war end?\nA: April 1865 [2]\n\n"
-        "Q: What was the general's favourite food?\nA: The documents do not say."
+        "the passage's number, like [2].\n" + _ANSWER_TAIL["en"]
     ),
     "zh": (
         "根据下面编号的段落用中文回答问题。\n"
-        "只回答简短答案，从段落的语言译成中文，并注明段落编号，如 [2]。\n"
-        "段落中没有答案时，回答：文档中没有提到。\n\n"
-        "示例：\n问：战争在哪一年结束？\n答：1865年4月 [2]\n\n"
-        "问：将军最喜欢吃什么？\n答：文档中没有提到。"
+        "只回答简短答案，从段落的语言译成中文，并注明段落编号，如 [2]。\n" + _ANSWER_TAIL["zh"]
     ),
 }
 
