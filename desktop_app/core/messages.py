@@ -130,11 +130,11 @@ def parse(text: str) -> Message | None:
     return best[1] if best else None
 
 
-def render_text(text: str, translate: Callable[[str], str], term: Callable[[str], str] | None = None) -> str:
+def render_text(text: str, translate: Callable[[str], str]) -> str:
     """An English core text in the language of ``translate``: through its message when it has
-    one, else unchanged (user content, a third-party error). ``term``: see ``render_parsed``."""
+    one, else unchanged (user content, a third-party error)."""
     found = parse(text)
-    return text if found is None else render_parsed(found, translate, term)
+    return text if found is None else render_parsed(found, translate)
 
 
 def render_parsed(
