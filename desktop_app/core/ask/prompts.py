@@ -246,8 +246,14 @@ _SAYS_NOT_IN_CONTEXT = re.compile(
 )
 
 
+_FIRST_SENTENCE = re.compile(r"^\s*(?:A|答)\s*[:：]\s*|(?<=[.!?])\s.*|(?<=[。！？]).+|\n.*", re.S)
+
+
 def says_not_in_context(text: str) -> bool:
-    return bool(_SAYS_NOT_IN_CONTEXT.search(text))
+    """Whether the answer opens by saying the passages do not hold the answer. Only its first
+    sentence counts: a small model that answers and then echoes the prompt's refusal example
+    ("A: It eats seeds... The documents do not say.") has answered."""
+    return bool(_SAYS_NOT_IN_CONTEXT.search(_FIRST_SENTENCE.sub("", text.strip())))
 
 
 def block_header(n: int, source: str, page: int | None) -> str:

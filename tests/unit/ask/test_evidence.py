@@ -178,6 +178,12 @@ def test_an_llm_saying_the_context_lacks_the_answer_is_a_refusal(kb):
         ("Lincoln married Mary Todd in 1842.", False),
         ("徐夫人最先嫁给了陆尚。", False),
         ("The macaw does not eat meat; it eats fruit and seeds.", False),
+        ("The documents do not say. The passages are about parrots.", True),
+        ("A: 文档中没有提到。", True),
+        # An answer, then the prompt's refusal example echoed: answered.
+        ("A: It eats palm nuts and seeds. The documents do not say how much.", False),
+        ("它吃棕榈果和种子。\n文档中没有提到吃多少。", False),
+        ("它吃棕榈果和种子。文档中没有提到吃多少。", False),
     ],
 )
 def test_says_not_in_context(text, refusal):
