@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers.progress import unit
 
 if TYPE_CHECKING:
     from desktop_app.core.library.ocr import OcrJob
@@ -411,6 +412,7 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     page_errors: list[dict[str, object]] = []
     for index in range(page_count):
         number = index + 1
+        unit("page", number, page_count)  # the parse worker's heartbeat and progress line
         try:
             text = normalize_text(_page_text(reader.pages[index]))
         except (Exception, RecursionError) as exc:
@@ -451,6 +453,7 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     current: list[str] = []  # the heading path the previous page ended under
     next_heading = 0
     for index, text in pages:
+        unit("page", page_count, page_count)  # still at work after the last page: a heartbeat
         text = join_splits(dehyphenate(text, vocab), vocab)
         first = next_heading
         # Entries on pages without text take effect on the next page that has some.
