@@ -369,7 +369,7 @@ def _index(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: Sy
             ocr_pages = {c.page if c.page is not None else 0 for c in read.chunks if c.ocr}
             report.outcomes[rel] = {"chunks": len(read.chunks), "ocr_pages": len(ocr_pages)}
             if batch.full():
-                batch.flush(task, i, total)
+                batch.flush(task, i + 1 - len(batch.entries), total)
                 task.progress(i + 1, total, rel)
         batch.flush(task, total - len(batch.entries), total)
 
@@ -615,7 +615,7 @@ class _Batch:
         return self.n >= self.target
 
     def flush(self, task: TaskState | None = None, done: int = 0, total: int = 0) -> None:
-        """Encode and store the batch ``EMBED_SLICE`` chunks at a time, a cancel seen between
+        """Encode and store the batch in slices of about ``SLICE_SECONDS``, a cancel seen between
         slices; each document is marked indexed once all its chunks are stored (and only then
         goes to the keyword and dense indexes, which replace a document's chunks as a whole). On a
         cancel or any error the documents not complete lose their stored chunks and stay pending
