@@ -49,6 +49,7 @@ BATCH_CHUNKS = 256  # chunks embedded together at least (the encoder is fastest 
 # progress line counts them. The first slice is FIRST_SLICE chunks.
 SLICE_SECONDS = 0.4
 FIRST_SLICE = 8
+LINE_CHUNKS = 64  # a file of this many chunks or more has lines of its own while it is embedded
 
 
 @dataclass
@@ -305,9 +306,9 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
     total = len(changes)
     try:
         _index(kb, changes, task, report, batch)
-    except BaseException:
-        # Cancelled (or interrupted): the files whose chunks were not all stored stay pending,
-        # their partial chunks deleted (_Batch.flush), and are not reported as indexed.
+    except (Cancelled, KeyboardInterrupt):
+        # The files whose chunks were not all stored stay pending, their partial chunks deleted
+        # (_Batch.flush), and are not reported as indexed.
         report.cancelled = True
         cut = {entry.name for entry, _ in batch.entries}
         report.added[:] = [r for r in report.added if r not in cut]
@@ -500,7 +501,14 @@ class _Reader:
 
         try:
             if self.worker is not None:
-                request = ParseRequest(cfg, size, change.path, change.rel, doc_id(change.rel), change.stat.st_size)
+                request = ParseRequest(
+                    replace(cfg, chroma_token=""),  # the worker needs no secret
+                    size,
+                    change.path,
+                    change.rel,
+                    doc_id(change.rel),
+                    change.stat.st_size,
+                )
                 chunks = self.worker.chunk_file(
                     request,
                     max_seconds=cfg.max_seconds_per_unit,
@@ -636,6 +644,7 @@ class _Batch:
                 if task is not None:
                     check(task)
                 stop = min(start + size, len(chunks))
+                sliced = time.monotonic()
                 part = kb.embedder.embed_documents(texts[start:stop])
                 if vectors is None:
                     vectors = np.empty((len(chunks), part.shape[1]), dtype=np.float32)
@@ -650,8 +659,10 @@ class _Batch:
                 if task is not None and complete < len(self.entries):
                     entry, read = self.entries[complete]  # the file being embedded now
                     first = ends[complete] - len(read.chunks)
-                    line = lines.setdefault(complete, FileProgress(entry.name, began))
-                    task.progress(done + complete, total, str(line.embedding(stop - first, len(read.chunks))))
+                    if len(read.chunks) >= LINE_CHUNKS and stop > first:  # a large file, under way
+                        line = lines.setdefault(complete, FileProgress(entry.name, sliced))
+                        now = line.embedding(stop - first, len(read.chunks))
+                        task.progress(done + complete, total, str(now))
                 pace = stop / max(time.monotonic() - began, 1e-3)  # chunks a second so far
                 start, size = stop, max(2, min(256, int(pace * SLICE_SECONDS)))
         except BaseException:
