@@ -148,9 +148,9 @@ class ParseWorker:
         self._beat = mmap.mmap(fd, _BEAT.size)
         os.close(fd)
         env = dict(os.environ)
-        # The child imports this very code, whatever the parent's sys.path was made of.
-        root = str(Path(__file__).resolve().parents[3])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        root = Path(__file__).resolve().parents[3]
+        if root.name not in ("site-packages", "dist-packages"):  # a checkout: the child imports this code
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
         self._proc = subprocess.Popen(
             child_command(self._beat_path),
             stdin=subprocess.PIPE,

@@ -23,7 +23,7 @@ def unit_text(kind: str, number: int) -> Message:
 
 
 def eta(seconds: float) -> Message:
-    """ "about 40 s left" under a minute, "about 3 min left" (rounded up) above."""
+    """The time left: "about 40 s left" (to 5 s) under a minute, "about 3 min left" (rounded up) above."""
     if seconds < 60:
         return message(reasons.ETA_SECONDS, seconds=max(5, int(round(seconds / 5)) * 5))
     return message(reasons.ETA_MINUTES, minutes=int(math.ceil(seconds / 60)))

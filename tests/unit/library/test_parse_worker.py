@@ -139,6 +139,7 @@ def test_a_file_that_advances_page_by_page_is_never_cut_while_a_stuck_unit_is(tm
         with pytest.raises(ParseError) as cut:
             read(a4_scan, 1.0)
         assert str(cut.value) == "took longer than 1 s at OCR page 1 (index.max_seconds_per_unit)"
+        assert heard[-1] == ("OCR page", 1, 1)  # OCR pages are units too: their lines reach the user
         assert worker.pid is None  # killed; the next file starts another
         assert len(read(_pdf(tmp_path / "after.pdf", 3), 60)) == 3
         assert worker.starts == 2
