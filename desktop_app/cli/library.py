@@ -123,12 +123,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_remove(args: argparse.Namespace) -> int:
     from desktop_app.core.library.folder import AmbiguousName, match_one
+    from desktop_app.core.library.names import escape_name
+
+    def designated(arg: str, names: list[str]) -> list[str]:
+        # The file's own name first (bytes that are not UTF-8 arrive as os.fsdecode gives them, a
+        # real "␛" is a real "␛"); then the escaped or shown form, a folder, a glob (folder.match_one).
+        own = escape_name(arg)
+        return (match_one(own, names) if own != arg else []) or match_one(arg, names)
 
     with open_desk(args) as desk:
         names = list(desk.kb.manifest.all())
-        try:  # names as stored or as shown, folders, globs (folder.matching)
-            missing = [n for n in args.names if not match_one(n, names)]
-            removed = desk.kb.remove([n for n in args.names if n not in missing])
+        try:
+            found = {n: designated(n, names) for n in args.names}
+            missing = [shown(escape_name(n)) for n, got in found.items() if not got]
+            removed = desk.kb.remove(sorted({d for got in found.values() for d in got}))
         except AmbiguousName as exc:
             eprint(f"error: {exc.name} names {len(exc.names)} documents; give one of these instead:")
             for n in exc.names:
