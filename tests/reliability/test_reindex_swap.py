@@ -78,15 +78,18 @@ def test_a_reindex_that_fails_midway_keeps_the_old_index(tmp_path, counting_embe
     _answers(KnowledgeBase(kb.data_dir, config=Config(), embedder=counting_embedder))
 
 
-def test_a_cancelled_reindex_keeps_the_old_index(tmp_path, counting_embedder):
+def test_a_cancelled_reindex_keeps_the_old_index_which_answers_meanwhile(tmp_path, counting_embedder):
     kb = _library(tmp_path, counting_embedder)
     before = _builds(kb)
     task = SimpleTask()
     calls = counting_embedder.calls
 
+    seen: list[str] = []
+
     class CancelOnProgress(SimpleTask):
         def progress(self, done, total, message=""):
-            if total:
+            if total and not task.cancelled():
+                seen.append(kb.search("flightless nocturnal parrot")[0].source)  # mid-rebuild
                 task.cancel()
 
         def cancelled(self):
@@ -95,6 +98,7 @@ def test_a_cancelled_reindex_keeps_the_old_index(tmp_path, counting_embedder):
     with pytest.raises(Cancelled):
         kb.reindex(CancelOnProgress())
     assert counting_embedder.calls == calls  # stopped before its first batch
+    assert seen == ["kakapo.md"]  # searches meanwhile are answered by the index in use
     _answers(kb)
     assert _builds(kb) == before
 

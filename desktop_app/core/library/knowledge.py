@@ -95,6 +95,7 @@ class KnowledgeBase:
         # Which build of the index is in use ("": the first; see _generation_pointer), read lazily.
         self._generation: str | None = None
         self._pointer_seen: tuple[int, int, int] | None = None
+        self._pointer_path: Path | None = None
 
     # ------------------------------------------------------------------ lazily built parts
     @property
@@ -158,7 +159,7 @@ class KnowledgeBase:
     def generation(self) -> str:
         """The build of the index in use ("" for the first); see ``_generation_pointer``."""
         if self._generation is None:
-            pointer = self._generation_pointer
+            pointer = self._pointer_path = self._generation_pointer
             self._pointer_seen = file_stamp(pointer)
             try:
                 text = pointer.read_text(encoding="ascii").strip()
@@ -391,9 +392,13 @@ class KnowledgeBase:
             dense.reload_if_changed()
 
     def _follow_generation(self) -> None:
-        """If another process switched to a rebuilt index, drop the parts opened on the old one."""
-        with self._lock:
-            if self._generation is not None and file_stamp(self._generation_pointer) != self._pointer_seen:
+        """If another process switched to a rebuilt index, drop the parts opened on the old one.
+        One stat, without the lock (a search must not wait for this process's own long write)."""
+        pointer = self._pointer_path
+        if self._generation is None or pointer is None or file_stamp(pointer) == self._pointer_seen:
+            return
+        with self._lock:  # a writer of this process switching updates _pointer_seen before letting go
+            if self._generation is not None and file_stamp(pointer) != self._pointer_seen:
                 self._detach_index()[-1]()
 
     def _detach_index(self) -> tuple[Any, ...]:
