@@ -395,6 +395,11 @@ ZH_CN: dict[str, str] = {
     "cannot read ({reason})": "无法读取（{reason}）",
     "is a folder (use import_paths for folders)": "这是文件夹（文件夹请用 import_paths）",
     "not a regular file (a pipe or a device)": "不是普通文件（管道或设备）",
+    # Only regular files are read (names helper): pipes, sockets and devices are left out.
+    "not a regular file ({kind}): never read": "不是普通文件（{kind}）：不会读取",
+    "a named pipe": "命名管道",
+    "a socket": "套接字",
+    "a device": "设备",
     "refusing to write {name} outside the knowledge folder (via a symlink)": "拒绝通过符号链接把 {name} 写到知识文件夹之外",
     "hidden folder": "隐藏文件夹",
     "hidden file": "隐藏文件",

@@ -120,6 +120,11 @@ HIDDEN_FOLDER = define("doc.hidden_folder", "hidden folder")
 HIDDEN_FILE = define("doc.hidden_file", "hidden file")
 SYMLINKED_FOLDER = define("doc.symlinked_folder", "symlinked folder, not followed")
 SYMLINK_OUTSIDE = define("doc.symlink_outside", "symlink to outside the dropped folder")
+# Only regular files are read (paths.open_regular): a pipe, socket or device is left out.
+NOT_REGULAR_KIND = define("doc.not_regular_kind", "not a regular file ({kind}): never read")
+KIND_PIPE = define("doc.kind.pipe", "a named pipe")
+KIND_SOCKET = define("doc.kind.socket", "a socket")
+KIND_DEVICE = define("doc.kind.device", "a device")
 
 # Progress lines (the knowledge panel shows them under its progress bar).
 OCR_PAGE = define("doc.ocr_page", "{name}: OCR page {number}/{count}")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.library.knowledge import SyncReport
+from desktop_app.core.library.names import display_name
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
@@ -389,19 +390,19 @@ class KnowledgePanel(QWidget):
         # Failures first and in red, files never copied in next in amber; what became of every
         # file that was read (its chunks, the pages OCR read, or a photo) in the normal colour.
         for name, error in report.failed:
-            self._add_outcome(f"{name}: {tr_core(error)}", FAILED_COLOUR)
+            self._add_outcome(f"{display_name(name)}: {tr_core(error)}", FAILED_COLOUR)
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
-            self._add_outcome(f"{tr('skipped')}: {name}: {tr_core(why)}", SKIPPED_COLOUR)
+            self._add_outcome(f"{tr('skipped')}: {display_name(name)}: {tr_core(why)}", SKIPPED_COLOUR)
         for name in [*report.added, *report.updated]:
             got = report.outcomes.get(name) if name not in failed else None
             if got and got.get("photo"):
-                self._add_outcome(f"{name}: {tr('a reference photo')}")
+                self._add_outcome(f"{display_name(name)}: {tr('a reference photo')}")
             elif got:
                 what = tr("{n} chunk" if got["chunks"] == 1 else "{n} chunks").format(n=got["chunks"])
                 if got.get("ocr_pages"):
                     pages = "{n} page read by OCR" if got["ocr_pages"] == 1 else "{n} pages read by OCR"
                     what += ", " + tr(pages).format(n=got["ocr_pages"])
-                self._add_outcome(f"{name}: {what}")
+                self._add_outcome(f"{display_name(name)}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
 
     def _add_outcome(self, text: str, colour: str = "") -> None:
