@@ -550,4 +550,11 @@ ZH_CN: dict[str, str] = {
     "OpenAI CLIP ViT-B/32 image-text model: 512-d reference-photo features, and photos matched against names and notes (zero-shot).": (
         "OpenAI CLIP ViT-B/32 图文模型：512 维参考照片特征，并把照片与名称和笔记直接匹配（零样本）。"
     ),
+    # the window cannot start on X11 (core/system_libs.py)
+    "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install them with: {command}": (
+        "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。安装命令：{command}"
+    ),
+    "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install the packages that provide them, then start Knowledge Desk again.": (
+        "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。请安装提供这些库的软件包，然后重新启动知识桌面。"
+    ),
 }
