@@ -195,16 +195,17 @@ ZH_CN: dict[str, str] = {
     "a subject with {colours} colours": "一个{colours}色的物体",
     "a subject with {colours} colours, {face} face": "一个{colours}色、{face}色正面的物体",
     "{seen}; the classifier suggests {labels}": "{seen}；分类器认为可能是{labels}",
-    "{name}: cannot open the file ({reason})": "{name}：无法打开文件（{reason}）",
-    "{name}: image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
+    "cannot open the file ({reason})": "无法打开文件（{reason}）",
+    "image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
     " possibly a decompression bomb": (
-        "{name}：图片过大（{width}x{height} = {megapixels:.0f} 百万像素；上限为 {limit:.0f}）：可能是解压炸弹"
+        "图片过大（{width}x{height} = {megapixels:.0f} 百万像素；上限为 {limit:.0f}）：可能是解压炸弹"
     ),
-    "{name}: image too large, possibly a decompression bomb ({error})": "{name}：图片过大，可能是解压炸弹（{error}）",
-    "{name}: the file is empty": "{name}：文件是空的",
-    "{name}: not an image file or an unsupported image format": "{name}：不是图片文件，或图片格式不受支持",
-    "{name}: the image file is truncated (incomplete download?)": "{name}：图片文件不完整（下载未完成？）",
-    "{name}: the image is corrupt ({error})": "{name}：图片已损坏（{error}）",
+    "image too large, possibly a decompression bomb ({error})": "图片过大，可能是解压炸弹（{error}）",
+    "the image file is empty": "图片文件是空的",
+    "not an image file or an unsupported image format": "不是图片文件，或图片格式不受支持",
+    "the image file is truncated (incomplete download?)": "图片文件不完整（下载未完成？）",
+    "the image is corrupt ({error})": "图片已损坏（{error}）",
+    "cannot read the photo {name}: {reason}": "无法读取照片 {name}：{reason}",
     # viewer
     "Source": "来源",
     "page {page}": "第 {page} 页",
