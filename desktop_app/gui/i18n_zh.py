@@ -42,6 +42,13 @@ ZH_CN: dict[str, str] = {
     "Add files": "添加文件",
     "Add folder": "添加文件夹",
     "Remove": "移除",
+    "Remove documents": "移除文档",
+    "Remove “{name}”? The file is deleted from the knowledge folder and its passages from the index. This cannot be undone.": (
+        "移除“{name}”？文件将从知识文件夹中删除，其段落也会从索引中删除。此操作无法撤销。"
+    ),
+    "Remove {n} documents? The files are deleted from the knowledge folder and their passages from the index. This cannot be undone.": (
+        "移除 {n} 个文档？这些文件将从知识文件夹中删除，其段落也会从索引中删除。此操作无法撤销。"
+    ),
     "Re-index": "重建索引",
     "Open folder": "打开文件夹",
     "Show the knowledge folder in your file manager": "在文件管理器中显示知识库文件夹",
