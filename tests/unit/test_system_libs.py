@@ -12,6 +12,7 @@ import pytest
 from desktop_app.core.system_libs import (
     MANAGERS,
     install_command,
+    package_manager,
     unloadable_libraries,
     uses_xcb,
     xcb_libraries,
@@ -118,7 +119,10 @@ def test_xcb_is_checked_only_when_qt_will_use_it(monkeypatch):
 def test_the_installed_plugin_loads_and_the_check_passes():
     plugin = xcb_plugin({})
     assert plugin is not None and plugin.name == "libqxcb.so"
-    assert unloadable_libraries(plugin) == []
+    missing = unloadable_libraries(plugin)
+    assert missing == [], (
+        f"the window cannot start here; install: {install_command(missing, package_manager())}"
+    )
     assert xcb_problem({"DISPLAY": ":0", "QT_QPA_PLATFORM": "xcb"}) is None
 
 
