@@ -45,7 +45,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_search)
 
 
-def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> int:
+def _print_report(
+    report: SyncReport, as_json: bool, verbose: bool = False, list_skipped: bool = False
+) -> int:
+    """Print what became of each file; skipped files are counted, and listed with their reason
+    when ``list_skipped`` (add: the user named them just now) or ``verbose``."""
+    verbose = verbose or list_skipped
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -87,10 +92,12 @@ def _run_indexing(
 def cmd_add(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     report = _run_indexing(args, "indexing", lambda kb, t: kb.add(paths, scope=args.scope, task=t))
-    _print_report(report, args.json, args.verbose)
-    # Per-file failures do not fail the batch; only "nothing could be added at all" does.
-    ok = report.added or report.updated or report.unchanged
-    return 0 if ok or not report.failed else 1
+    _print_report(report, args.json, args.verbose, list_skipped=True)
+    # Per-file failures do not fail the batch; only "nothing could be added at all" does. A failed
+    # file is in report.added (or unchanged) too, as the manifest lists it: it is not a success.
+    failed = {name for name, _ in report.failed}
+    ok = any(r not in failed for r in (*report.added, *report.updated, *report.unchanged))
+    return 0 if ok or not (report.failed or report.skipped) else 1
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
