@@ -431,7 +431,11 @@ def _repair_truncated(data: bytes) -> _Repair | None:
     out = io.BytesIO()
     out.write(data)
     for number, text in (
-        (tree, b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % n for n in pages), len(pages))),
+        (
+            tree,
+            b"<< /Type /Pages /Kids [%s] /Count %d >>"
+            % (b" ".join(b"%d 0 R" % n for n in pages), len(pages)),
+        ),
         (catalog, b"<< /Type /Catalog /Pages %d 0 R >>" % tree),
     ):
         offsets[number] = out.tell()
