@@ -175,8 +175,7 @@ class _Package:
         except ValueError as exc:  # a multi-byte encoding expat lacks: the (scanned) tree instead
             if "multi-byte" not in str(exc):
                 raise
-            check_tree("DOCX", name, elements)
-            root = self.xml(name, required=True)
+            root = self._tree(name, required=True, checked=checked)  # not scanned twice
             assert root is not None
             body = root.find(f"{_W}body")
             if body is None:
@@ -240,8 +239,9 @@ class _Package:
         self._parsed[name.lower()] = root
         return root
 
-    def _tree(self, name: str, *, required: bool) -> Element | None:
-        checked = self._checked(name, required=required)
+    def _tree(self, name: str, *, required: bool, checked: tuple[str, int] | None = None) -> Element | None:
+        """The part as a tree, after its scan (``checked``: done already)."""
+        checked = checked or self._checked(name, required=required)
         if checked is None:
             return None
         actual, elements = checked
