@@ -506,8 +506,9 @@ def table(rows: list[Row]) -> str:
     for r in rows:
         exit_ = "killed" if r.exit is None else str(r.exit)
         outcome = r.outcome.replace("|", "\\|")
+        size = f"{r.size:,}" if r.size else "-"
         lines.append(
-            f"| {r.case} | {r.size:,} | {r.file_mb} | {r.wall_s} | {r.peak_rss_mb:,.0f} | {exit_} | {outcome} |"
+            f"| {r.case} | {size} | {r.file_mb} | {r.wall_s} | {r.peak_rss_mb:,.0f} | {exit_} | {outcome} |"
         )
     return "\n".join(lines)
 

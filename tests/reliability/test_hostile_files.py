@@ -200,3 +200,25 @@ def test_no_real_document_meets_a_limit(suffix: str, shared_data: Path) -> None:
             parse_file(path)
         except ParseError as exc:
             assert exc.message.code not in limit_codes, f"{path.name}: {exc}"
+
+
+def test_a_sheet_part_named_like_a_picture_is_counted_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # openpyxl follows the workbook's relationships to a part of any name, so the scan goes by content.
+    import openpyxl
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("openpyxl opened a workbook the scan should have refused")
+
+    monkeypatch.setattr(openpyxl, "load_workbook", never)
+    path = hostile.xlsx_row(tmp_path, limits.MAX_COLUMNS + 1)
+    renamed = tmp_path / "renamed.xlsx"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(renamed, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            name = info.filename.replace("sheet1.xml", "sheet1.png")
+            if info.filename == "xl/_rels/workbook.xml.rels":
+                data = data.replace(b"sheet1.xml", b"sheet1.png")
+            out.writestr(name, data)
+    assert str(_refused(renamed)).startswith("too large: a row of the XLSX has more than 16,384 columns")

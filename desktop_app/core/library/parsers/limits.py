@@ -39,10 +39,13 @@ MAX_CELLS = 1_000_000
 MAX_COLUMNS = 16_384
 # Chapters (spine documents) of a book: long novels have a few hundred.
 MAX_CHAPTERS = 10_000
+# A package's root relationships (_rels/.rels), read whole to tell its kind: a few hundred bytes.
+MAX_ROOT_RELS_BYTES = 10**6
 # Bytes fed to a parser at a time while streaming one part.
 CHUNK_BYTES = 1 << 20
 
 _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _DOCTYPE_SUBSET = re.compile(rb"<!DOCTYPE[^>\[]*\[", re.I)
 
 
@@ -108,12 +111,15 @@ def scan_xml(
     paragraph: frozenset[str] = frozenset(),
     on_start: Callable[[str, dict[str, str]], None] | None = None,
     encoding: str | None = None,
+    entities: bool = False,
 ) -> int:
     """Stream a part through expat, counting its elements (into ``budget`` and returned),
     its ``paragraph`` elements ("namespace local") and its characters, and refusing entity
     declarations; ``on_start(name, attributes)`` sees each element. Raises ParseError for a part
     that is not well-formed or over a limit; nothing is kept, so memory stays flat. ``encoding``
-    overrides the part's declaration. Element names are "namespace local"."""
+    overrides the part's declaration. Element names are "namespace local". ``entities``: let
+    expat expand them within its own amplification limit (a picture's SVG from Illustrator
+    declares some), else refuse the part."""
     parser = pyexpat.ParserCreate(encoding, namespace_separator=" ")
     parser.buffer_text = True
     counted = 0
@@ -141,8 +147,9 @@ def scan_xml(
 
     parser.StartElementHandler = start
     parser.CharacterDataHandler = characters
-    parser.EntityDeclHandler = entity
-    parser.UnparsedEntityDeclHandler = entity
+    if not entities:
+        parser.EntityDeclHandler = entity
+        parser.UnparsedEntityDeclHandler = entity
     parser.SetParamEntityParsing(pyexpat.XML_PARAM_ENTITY_PARSING_NEVER)
     read = (lambda: b"") if isinstance(source, bytes) else (lambda: source.read(CHUNK_BYTES))
     try:
@@ -168,12 +175,15 @@ def scan_zip_part(
     *,
     paragraph: frozenset[str] = frozenset(),
     on_start: Callable[[str, dict[str, str]], None] | None = None,
+    entities: bool = False,
 ) -> int:
     """``scan_xml`` on a member of a ZIP archive, streamed as it unpacks. A part in a multi-byte
     encoding expat cannot read (GBK, Shift_JIS: some non-Word writers) is decoded by Python first."""
     try:
         with zf.open(name) as stream:
-            return scan_xml(stream, label, name, budget, paragraph=paragraph, on_start=on_start)
+            return scan_xml(
+                stream, label, name, budget, paragraph=paragraph, on_start=on_start, entities=entities
+            )
     except ValueError as exc:  # "multi-byte encodings are not supported"
         if "multi-byte" not in str(exc):
             raise
@@ -185,4 +195,25 @@ def scan_zip_part(
     except LookupError:  # an encoding Python does not know either
         text = data.decode("utf-8", errors="replace").encode("utf-8")
     del data
-    return scan_xml(text, label, name, budget, paragraph=paragraph, on_start=on_start, encoding="utf-8")
+    return scan_xml(
+        text, label, name, budget, paragraph=paragraph, on_start=on_start, encoding="utf-8", entities=entities
+    )
+
+
+def xml_members(zf: zipfile.ZipFile) -> list[str]:
+    """The members of a package that hold XML, by their first bytes, whatever their names: a
+    library follows relationships to parts of any name (a sheet can be called "x.png")."""
+    from desktop_app.core.library.parsers.package import ZIP_READ_ERRORS
+
+    names = []
+    for info in zf.infolist():
+        if info.is_dir() or info.file_size == 0:
+            continue
+        try:
+            with zf.open(info) as stream:
+                head = stream.read(64)
+        except ZIP_READ_ERRORS:
+            continue  # a member that cannot be unpacked: the library says so if it needs it
+        if head.startswith(_UTF16_BOMS) or head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+            names.append(info.filename)
+    return names

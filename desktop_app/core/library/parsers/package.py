@@ -107,7 +107,11 @@ def check_unpacked_size(zf: zipfile.ZipFile, label: str, limit: int) -> None:
 
 def office_family(zf: zipfile.ZipFile) -> str | None:
     """The folder of an Office package's main part ("word", "ppt", "xl"), None when it has none."""
+    from desktop_app.core.library.parsers.limits import MAX_ROOT_RELS_BYTES
+
     try:
+        if zf.getinfo("_rels/.rels").file_size > MAX_ROOT_RELS_BYTES:
+            raise ValueError("root relationships too large")  # read before any scan: keep it small
         rels = ET.fromstring(zf.read("_rels/.rels"))
     except (KeyError, ET.ParseError, *ZIP_READ_ERRORS):  # damaged: judged by the folders below
         rels = ET.Element("none")

@@ -19,7 +19,13 @@ from pathlib import Path
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
 from desktop_app.core.library.parsers import progress
-from desktop_app.core.library.parsers.limits import MAX_TREE_ELEMENTS, Budget, check_tree, scan_zip_part
+from desktop_app.core.library.parsers.limits import (
+    MAX_TREE_ELEMENTS,
+    Budget,
+    check_tree,
+    scan_zip_part,
+    xml_members,
+)
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
     check_office_family,
@@ -36,7 +42,6 @@ _KIND = str(message(reasons.POWERPOINT))
 # python-pptx loads every part (pictures and videos too) into memory when it opens a file.
 MAX_UNPACKED_BYTES = 10**9
 _A_P = "http://schemas.openxmlformats.org/drawingml/2006/main p"  # a paragraph, as the scan names it
-_XML_SUFFIXES = (".xml", ".rels")
 
 
 def parse_pptx(path: Path) -> list[Section]:
@@ -79,12 +84,13 @@ def parse_pptx(path: Path) -> list[Section]:
 def _scan_parts(zf) -> None:
     """Count every XML part before python-pptx holds them all as trees; refuse past a limit."""
     budget = Budget("PPTX")
-    parts = [info.filename for info in zf.infolist() if info.filename.lower().endswith(_XML_SUFFIXES)]
+    parts = xml_members(zf)
     held = 0
     for number, name in enumerate(parts, 1):
         progress.unit("part", number, len(parts))
         try:
-            held += scan_zip_part(zf, name, "PPTX", budget, paragraph=frozenset({_A_P}))
+            svg = name.lower().endswith(".svg")  # a picture, not read as XML by python-pptx
+            held += scan_zip_part(zf, name, "PPTX", budget, paragraph=frozenset({_A_P}), entities=svg)
         except ParseError as exc:
             if exc.message.code == reasons.PART_NOT_WELL_FORMED:
                 continue  # python-pptx says whether it needs the part (an unused one is no harm)

@@ -31,6 +31,7 @@ from desktop_app.core.library.parsers.limits import (
     Budget,
     check_columns,
     scan_zip_part,
+    xml_members,
 )
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
@@ -50,6 +51,13 @@ from desktop_app.core.messages import message
 SECTION_CHARS = 600
 __all__ = ["MAX_CELLS", "parse_csv", "parse_xlsx"]  # MAX_CELLS: openpyxl reads ~110,000 cells a second
 _ROWS_PER_UNIT = 5000  # progress is told every this many rows
+# A worksheet's rows and cells as the counting scan names them, transitional and Strict.
+_SHEET_NS = (
+    "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
+    "http://purl.oclc.org/ooxml/spreadsheetml/main",
+)
+_ROW = frozenset(f"{ns} row" for ns in _SHEET_NS)
+_CELL = frozenset(f"{ns} c" for ns in _SHEET_NS)
 MAX_UNPACKED_BYTES = 10**9  # the workbook's parts, before openpyxl opens it
 _KIND = str(message(reasons.EXCEL))
 _CSV_DELIMITERS = ",;\t|"
@@ -169,10 +177,9 @@ class _SheetCounter:
         self.width = 0  # the current row's last column
 
     def __call__(self, name: str, attributes: dict[str, str]) -> None:
-        local = name.rsplit(" ", 1)[-1]
-        if local == "row":
+        if name in _ROW:
             self.end_row()
-        elif local == "c":
+        elif name in _CELL:
             reference = attributes.get("r", "")
             letters = reference.rstrip("0123456789")
             column = _column_number(letters) if letters and letters.isalpha() else self.width + 1
@@ -198,12 +205,13 @@ def _scan_workbook(zf) -> None:
     A part that is not well-formed is left to openpyxl, which says whether it needs it."""
     budget = Budget("XLSX")
     cells = _CellBudget("XLSX")
-    parts = [i.filename for i in zf.infolist() if i.filename.lower().endswith((".xml", ".rels"))]
+    parts = xml_members(zf)
     for number, name in enumerate(parts, 1):
         progress.unit("part", number, len(parts))
-        counter = _SheetCounter(cells) if name.lower().startswith("xl/worksheets/") else None
+        counter = _SheetCounter(cells)  # only worksheets have rows and cells
         try:
-            scan_zip_part(zf, name, "XLSX", budget, on_start=counter)
+            svg = name.lower().endswith(".svg")  # a picture, not read as XML by openpyxl
+            scan_zip_part(zf, name, "XLSX", budget, on_start=counter, entities=svg)
         except ParseError as exc:
             if exc.message.code == reasons.PART_NOT_WELL_FORMED:
                 continue
