@@ -222,3 +222,27 @@ def test_a_sheet_part_named_like_a_picture_is_counted_all_the_same(
                 data = data.replace(b"sheet1.xml", b"sheet1.png")
             out.writestr(name, data)
     assert str(_refused(renamed)).startswith("too large: a row of the XLSX has more than 16,384 columns")
+
+
+def test_a_part_of_more_elements_than_the_streamed_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "MAX_XML_ELEMENTS", 1000)  # the real limit, 10 M, takes ~10 s to reach
+    head = f'<?xml version="1.0"?><w:document xmlns:w="{hostile._W_NS}"><w:body><w:p><w:r><w:t>x</w:t></w:r></w:p>'
+
+    def write(stream: zipfile.ZipExtFile) -> None:
+        hostile._write_repeated(stream, head, "<w:bookmarkEnd/>", 1000, "</w:body></w:document>")
+
+    error = _refused(hostile._docx(tmp_path / "elements.docx", write))
+    assert str(error) == (
+        "too large: the DOCX has more than 1,000 XML elements, the limit; split it into smaller files"
+    )
+
+
+def test_a_chapter_with_an_ordinary_doctype_is_read(tmp_path: Path) -> None:
+    doctype = (
+        '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">'
+    )
+    chapters = iter([("c1.xhtml", hostile._xhtml("<p>Call me Ishmael.</p>", prolog=doctype))])
+    sections = parse_file(hostile._epub(tmp_path / "book.epub", chapters, 1))
+    assert sections[0].text == "Call me Ishmael."
