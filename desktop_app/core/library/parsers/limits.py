@@ -4,13 +4,15 @@ Office packages and books are ZIP archives, so a file of 1 MB can unpack to giga
 (158 million empty paragraphs compress to almost nothing). Every parser counts what it reads as it
 streams and stops at the first limit with a "too large" reason, before memory or time runs out.
 Sized against real documents: the largest in the shared corpus (an 872-page handbook) has 8,243
-paragraphs, 100,418 XML elements in its body and 0.8 M characters; a limit is at least 20 times
-that, so no real document meets one, and each keeps the peak memory of ``kdesk add`` well under
+paragraphs, 100,418 XML elements in its body and 0.8 M characters; each limit is 10 to 100
+times that, so no real document meets one, and each keeps the peak memory of ``kdesk add`` well under
 1.5 GB (docs/reliability.md has the figures). The extracted text is also capped by the index
 setting ``index.max_document_mb`` (20 MB by default), checked after parsing.
 
 XML is read without entities: an internal DTD that declares one is refused ("billion laughs" and
-quadratic blow-ups expand a few kB into gigabytes), and no external entity or DTD is ever fetched.
+quadratic blow-ups expand a few kB into gigabytes; only a package's SVG pictures, which no library
+here parses, keep theirs within expat's own amplification limit), and no external entity or DTD is
+ever fetched.
 """
 
 from __future__ import annotations
