@@ -265,3 +265,39 @@ NO_IMAGE_SUPPORT = define(
     "image support is not installed (reference photos need torch and the classifier packages)",
 )
 # The reasons a photo cannot be opened are in core/identify/texts.py.
+
+# Limits on what one file may hold (parsers/limits.py): the parsers stream and stop at the first.
+TOO_MANY_PARAGRAPHS = define(
+    "doc.too_many_paragraphs",
+    "too large: the {label} has more than {limit:,} paragraphs, the limit; split it into smaller files",
+)
+TOO_MANY_ELEMENTS = define(
+    "doc.too_many_elements",
+    "too large: the {label} has more than {limit:,} XML elements, the limit; split it into smaller files",
+)
+PART_TOO_MANY_ELEMENTS = define(
+    "doc.part_too_many_elements",
+    "too large: {part} of the {label} has more than {limit:,} XML elements in one piece, the limit; "
+    "split it into smaller files",
+)
+TOO_MANY_CHARS = define(
+    "doc.too_many_chars",
+    "too large: the {label} has more than {limit:,} characters of text, the limit; split it into smaller files",
+)
+TOO_MANY_COLUMNS = define(
+    "doc.too_many_columns",
+    "too large: a row of the {label} has more than {limit:,} columns, the limit; split it into smaller files",
+)
+TOO_MANY_CHAPTERS = define(
+    "doc.too_many_chapters",
+    "too large: the EPUB has {count:,} chapters, more than the limit of {limit:,}; split it into smaller books",
+)
+XML_ENTITIES = define(
+    "doc.xml_entities",
+    "refused {label}: {part} declares XML entities, which are refused (they can expand without bound)",
+)
+XML_TOO_BIG = define("doc.xml_too_big", "its XML is too large or too deeply nested to be read")
+PDF_PAGES_LOST = define(
+    "doc.pdf_pages_lost",
+    "corrupt PDF: none of its pages can be read; the file is probably truncated ({reason})",
+)
