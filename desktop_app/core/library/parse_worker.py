@@ -61,7 +61,7 @@ IDLE_SECONDS = 300.0  # a worker without a file this long exits (the OCR model's
 START_SECONDS = 120.0  # a new worker that has not taken its file by then did not start
 FROZEN_FLAG = "--parse-worker"
 # Unit kinds by their index in the heartbeat (0: no unit yet); any other kind is a "part".
-KINDS = ("", "page", "slide", "chapter", "sheet", "part", "OCR page")
+KINDS = ("", "page", "slide", "chapter", "sheet", "part", "OCR page", "paragraph", "row")
 _KIND_INDEX = {kind: i for i, kind in enumerate(KINDS) if kind}
 # Modules every file needs, imported once at start so the first file's deadline does not pay them.
 _PRELOAD = ("desktop_app.core.library.sync", "desktop_app.core.library.chunking")
