@@ -8,6 +8,7 @@ and re-feeds the keyword and dense indexes from the vector store when they disag
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import queue
@@ -49,6 +50,7 @@ BATCH_CHUNKS = 256  # chunks embedded together at least (the encoder is fastest 
 # progress line counts them. The first slice is FIRST_SLICE chunks.
 SLICE_SECONDS = 0.4
 FIRST_SLICE = 8
+STORE_CHUNKS = 128  # a large file's encoded chunks go to Chroma this many at a time (an upsert costs)
 LINE_CHUNKS = 64  # a file of this many chunks or more has lines of its own while it is embedded
 
 
@@ -705,6 +707,7 @@ class _Batch:
         complete = 0  # entries whose chunks are all stored
         lines: dict[int, FileProgress] = {}
         start, size, began = 0, FIRST_SLICE, time.monotonic()
+        stored = 0  # chunks in the vector store
         try:
             while start < len(chunks):
                 if task is not None:
@@ -715,20 +718,23 @@ class _Batch:
                 if vectors is None:
                     vectors = np.empty((len(chunks), part.shape[1]), dtype=np.float32)
                 vectors[start:stop] = part
-                kb.store.upsert(chunks[start:stop], part)
-                finished = complete
-                while finished < len(self.entries) and ends[finished] <= stop:
-                    finished += 1
-                if finished > complete:
-                    self._complete(complete, finished, ends, vectors, dense)
-                    complete = finished
-                if task is not None and complete < len(self.entries):
-                    entry, read = self.entries[complete]  # the file being embedded now
-                    first = ends[complete] - len(read.chunks)
-                    if len(read.chunks) >= LINE_CHUNKS and stop > first:  # a large file, under way
-                        line = lines.setdefault(complete, FileProgress(entry.name, sliced))
-                        now = line.embedding(stop - first, len(read.chunks))
-                        task.progress(done + complete, total, str(now))
+                # Stored when a file is wholly encoded (it is kept even if a cancel comes next), or
+                # every STORE_CHUNKS chunks of a large one.
+                if ends[complete] <= stop or stop - stored >= STORE_CHUNKS:
+                    kb.store.upsert(chunks[stored:stop], vectors[stored:stop])
+                    stored = stop
+                    finished = complete
+                    while finished < len(self.entries) and ends[finished] <= stored:
+                        finished += 1
+                    if finished > complete:
+                        self._complete(complete, finished, ends, vectors, dense)
+                        complete = finished
+                at = bisect.bisect_left(ends, stop)  # the file of the last chunk encoded
+                entry, read = self.entries[at]
+                first = ends[at] - len(read.chunks)
+                if task is not None and len(read.chunks) >= LINE_CHUNKS and stop < ends[at]:
+                    line = lines.setdefault(at, FileProgress(entry.name, sliced))  # a large file, under way
+                    task.progress(done + at, total, str(line.embedding(stop - first, len(read.chunks))))
                 pace = stop / max(time.monotonic() - began, 1e-3)  # chunks a second so far
                 start, size = stop, max(2, min(256, int(pace * SLICE_SECONDS)))
         except BaseException:
