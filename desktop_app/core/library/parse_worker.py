@@ -330,9 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGINT"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pypdf").setLevel(
-        logging.ERROR
-    )  # recoverable PDF warnings: not for users (cli/main.py)
+    # Recoverable PDF warnings are not for users (as in cli/main.py).
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a library's print() must not garble the answers
     with open(args[0], "r+b") as f:
@@ -340,9 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in _PRELOAD:
         __import__(name)
     requests = sys.stdin.buffer
-    idle = threading.Timer(IDLE_SECONDS, os._exit, (0,))
-    idle.daemon = True
-    idle.start()
+    idle = _idle_exit()
     while True:
         try:
             request = pickle.load(requests)
@@ -355,9 +352,15 @@ def main(argv: list[str] | None = None) -> int:
         _BEAT.pack_into(beat, 0, _BEAT.unpack_from(beat)[0], 0, 0, 0)
         _send(answers, ("started", job))
         _send(answers, _read(job, req, beat))
-        idle = threading.Timer(IDLE_SECONDS, os._exit, (0,))
-        idle.daemon = True
-        idle.start()
+        idle = _idle_exit()
+
+
+def _idle_exit() -> threading.Timer:
+    """Leave after ``IDLE_SECONDS`` unless cancelled (by the next file)."""
+    timer = threading.Timer(IDLE_SECONDS, os._exit, (0,))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _read(job: int, req: ParseRequest, beat: Any) -> tuple[Any, ...]:
