@@ -48,7 +48,7 @@ BATCH_CHUNKS = 256  # chunks embedded together at least (the encoder is fastest 
 # Chunks are encoded and stored in slices of about this many seconds (sized from the encoder's
 # pace so far in the batch, 2 to 256 chunks): a cancel is seen between slices, and a large file's
 # progress line counts them. The first slice is FIRST_SLICE chunks.
-SLICE_SECONDS = 0.4
+SLICE_SECONDS = 0.5
 FIRST_SLICE = 8
 STORE_CHUNKS = 128  # a large file's encoded chunks go to Chroma this many at a time (an upsert costs)
 LINE_CHUNKS = 64  # a file of this many chunks or more has lines of its own while it is embedded
@@ -700,10 +700,16 @@ class _Batch:
             return
         kb = self.kb
         dense = kb.opened_dense
-        chunks = [c for _, r in self.entries for c in r.chunks]
-        texts = [t for _, r in self.entries for t in r.texts]
-        vectors: np.ndarray | None = None
         ends = [int(n) for n in np.cumsum([len(r.chunks) for _, r in self.entries])]
+        # Each file's chunks shortest first (its end stays where it was): a slice then holds texts of
+        # about one length, and the encoder pads little (in file order it cost DA-619p.pdf ~1.5x).
+        texts = [t for _, r in self.entries for t in r.texts]
+        order: list[int] = []
+        for end, (_, read) in zip(ends, self.entries):
+            begin = end - len(read.chunks)
+            order += sorted(range(begin, end), key=lambda i: len(texts[i]))
+        chunks = [c for _, r in self.entries for c in r.chunks]
+        vectors: np.ndarray | None = None
         complete = 0  # entries whose chunks are all stored
         lines: dict[int, FileProgress] = {}
         start, size, began = 0, FIRST_SLICE, time.monotonic()
@@ -714,14 +720,14 @@ class _Batch:
                     check(task)
                 stop = min(start + size, len(chunks))
                 sliced = time.monotonic()
-                part = kb.embedder.embed_documents(texts[start:stop])
+                part = kb.embedder.embed_documents([texts[i] for i in order[start:stop]])
                 if vectors is None:
                     vectors = np.empty((len(chunks), part.shape[1]), dtype=np.float32)
-                vectors[start:stop] = part
+                vectors[order[start:stop]] = part  # in the batch's own order
                 # Stored when a file is wholly encoded (it is kept even if a cancel comes next), or
                 # every STORE_CHUNKS chunks of a large one.
                 if ends[complete] <= stop or stop - stored >= STORE_CHUNKS:
-                    kb.store.upsert(chunks[stored:stop], vectors[stored:stop])
+                    kb.store.upsert([chunks[i] for i in order[stored:stop]], vectors[order[stored:stop]])
                     stored = stop
                     finished = complete
                     while finished < len(self.entries) and ends[finished] <= stored:
