@@ -67,6 +67,8 @@ def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> i
                 eprint(f"skipped   {name}: {why}")
     for name, err in report.failed:
         eprint(f"failed    {name}: {err}")
+    for name, why in report.repaired:  # chunks missing or altered in the vector store
+        eprint(f"repaired  {name}: {why}")
     return 0
 
 
@@ -142,10 +144,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         empty = desk.kb.is_empty()  # then search loads nothing and finds nothing: say why
         hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
+        warnings = desk.kb.search_warnings()  # tampered chunks left out (also logged)
     if args.json:
         emit_json(
             {"query": args.query, "hits": [h.to_dict() for h in hits]}
             | ({"note": EMPTY_LIBRARY} if empty else {})
+            | ({"warnings": warnings} if warnings else {})
         )
         return 0
     if empty:
