@@ -92,3 +92,30 @@ def test_a_store_leaves_out_foreign_chunks_and_reports_them(tmp_path):
     assert [r[0] for r in store.records()] == ["d1-chunk-0"]  # never into the dense index
     assert [[h.chunk_id for h in hits] for hits in store.query(vecs[1:], 2)] == [["d1-chunk-0"]]
     assert seen == [["d1-chunk-1"]] * 4
+
+
+def test_sync_checks_seals_in_turn_and_repairs_the_embedded_store(tmp_path, minilm, monkeypatch):
+    """The embedded index is checked the same way: one page of seals a sync, in turn (a page of one
+    chunk here), so a chunk changed on disk is found within as many syncs as there are chunks."""
+    from desktop_app.core.config import Config
+    from desktop_app.core.library import integrity
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    monkeypatch.setattr(integrity, "SAMPLE_CHUNKS", 1)
+    kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=minilm)
+    for name in ("a", "b", "c"):
+        (kb.knowledge_dir / f"{name}.md").write_text(f"# {name}\n\nThe {name} note counts {ord(name)} kea.\n")
+    assert len(kb.sync().added) == 3 and kb.store.count() == 3
+    got = kb.store.collection.get(ids=[kb.doc_id("c.md") + "-chunk-0"], include=["metadatas", "embeddings"])
+    kb.store.collection.upsert(
+        ids=got["ids"],
+        documents=["The c note counts 5 kea."],
+        metadatas=got["metadatas"],
+        embeddings=got["embeddings"],
+    )
+    repaired = [kb.sync().repaired for _ in range(3)]
+    assert sorted(r for r in repaired if r) == [
+        [("c.md", "re-indexed: its chunks in the vector store were changed outside the app")]
+    ]
+    assert "counts 99 kea" in kb.get_chunk(kb.doc_id("c.md") + "-chunk-0").text
+    kb.close()
