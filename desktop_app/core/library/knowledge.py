@@ -178,7 +178,7 @@ class KnowledgeBase:
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
                 sealer=integrity.Sealer(integrity.chunk_key_of(self.data_dir)),
             )
-            store.strict = integrity.is_sealed(self.collection_dir, store.sealer)
+            store.strict = integrity.is_sealed(store, self.collection_dir)
             store.on_foreign = self._foreign_chunks
             self._store = store
         return self._store

@@ -189,22 +189,27 @@ class ChromaStore:
             return True
         return self.sealer.check(chunk_id, text, meta, vector)
 
-    def _keep(self, got: dict[str, Any], texts: Sequence[Any] | None = None) -> list[int]:
-        """Positions of the genuine chunks of a ``get``/``query`` answer; the others are reported."""
+    def _sort(self, got: dict[str, Any]) -> tuple[list[int], list[int]]:
+        """Positions of the genuine and of the other chunks of a ``get``/``query`` answer."""
         ids = got["ids"]
         if self.sealer is None:
-            return list(range(len(ids)))
-        docs = texts if texts is not None else got.get("documents")
-        metas, embs = got.get("metadatas"), got.get("embeddings")
-        keep, foreign = [], []
+            return list(range(len(ids))), []
+        docs, metas, embs = got.get("documents"), got.get("metadatas"), got.get("embeddings")
+        keep: list[int] = []
+        other: list[int] = []
         for i, cid in enumerate(ids):
             vec = embs[i] if embs is not None else None
-            if self.genuine(cid, docs[i] if docs is not None else None, metas[i] if metas else None, vec):
-                keep.append(i)
-            else:
-                foreign.append(cid)
-        if foreign:
-            self.on_foreign(foreign)
+            genuine = self.genuine(
+                cid, docs[i] if docs is not None else None, metas[i] if metas else None, vec
+            )
+            (keep if genuine else other).append(i)
+        return keep, other
+
+    def _keep(self, got: dict[str, Any]) -> list[int]:
+        """Positions of the genuine chunks of a ``get``/``query`` answer; the others are reported."""
+        keep, other = self._sort(got)
+        if other:
+            self.on_foreign([got["ids"][i] for i in other])
         return keep
 
     @_guarded
@@ -299,12 +304,20 @@ class ChromaStore:
         return hits
 
     @_guarded
-    def get(self, chunk_ids: Sequence[str]) -> list[Hit]:
+    def get(self, chunk_ids: Sequence[str], vectors: dict[str, np.ndarray] | None = None) -> list[Hit]:
+        """Chunks by id. ``vectors``: the vectors search ranked them by (the dense index's own copy),
+        checked against the seals instead of reading Chroma's; a chunk that fails with them is
+        checked again with Chroma's vector (the copy may be a moment behind another process)."""
         if not chunk_ids:
             return []
-        got = self.collection.get(
-            ids=list(chunk_ids), include=["documents", "metadatas", *self._seal_include]
-        )
+        local = self.sealer is not None and vectors is not None and all(c in vectors for c in chunk_ids)
+        include = ["documents", "metadatas"] + ([] if local else self._seal_include)
+        got = self.collection.get(ids=list(chunk_ids), include=include)
+        if local:
+            got["embeddings"] = [vectors[c] for c in got["ids"]]
+            keep, other = self._sort(got)
+            hits = [hit_from(got["ids"][i], got["documents"][i], got["metadatas"][i]) for i in keep]
+            return hits + self.get([got["ids"][i] for i in other]) if other else hits
         ids, docs, metas = got["ids"], got["documents"], got["metadatas"]
         return [hit_from(ids[i], docs[i], metas[i]) for i in self._keep(got)]
 

@@ -119,3 +119,24 @@ def test_sync_checks_seals_in_turn_and_repairs_the_embedded_store(tmp_path, mini
     ]
     assert "counts 99 kea" in kb.get_chunk(kb.doc_id("c.md") + "-chunk-0").text
     kb.close()
+
+
+def test_a_replaced_chunk_key_re_embeds_every_document(tmp_path, minilm):
+    from desktop_app.core.config import Config
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    data = tmp_path / "data"
+    kb = KnowledgeBase(data, config=Config(), embedder=minilm)
+    for name in ("a", "b"):
+        (kb.knowledge_dir / f"{name}.md").write_text(f"# {name}\n\nThe {name} note counts {ord(name)} kea.\n")
+    assert len(kb.sync().added) == 2
+    kb.close()
+    (data / KEY_FILE).unlink()  # a new key is made: every seal is wrong now
+
+    again = KnowledgeBase(data, config=Config(), embedder=minilm)
+    report = again.sync()
+    assert report.repaired == [(n, "re-indexed: this library's chunk key changed") for n in ("a.md", "b.md")]
+    assert sorted(report.updated) == ["a.md", "b.md"]
+    assert "counts 98 kea" in again.search("how many kea does the b note count")[0].text
+    assert again.search_warnings() == [] and again.sync().changed == 0
+    again.close()
