@@ -221,13 +221,13 @@ class ChromaStore:
         step = min(self.max_batch, self.upsert_slice)
         for start in range(0, len(chunks), step):
             part = chunks[start : start + step]
+            ids = [c.id for c in part]
             vecs = np.asarray(embeddings[start : start + len(part)], dtype=np.float32)
+            texts = [c.text for c in part]
             metas = [_meta(c) for c in part]
-            if self.sealer is not None:
-                metas = [self.sealer.seal(c.id, c.text, m, v) for c, m, v in zip(part, metas, vecs)]
-            self.collection.upsert(
-                ids=[c.id for c in part], embeddings=vecs, documents=[c.text for c in part], metadatas=metas
-            )
+            if self.sealer is not None:  # last: the seal covers exactly what is sent
+                metas = [self.sealer.seal(*row) for row in zip(ids, texts, metas, vecs)]
+            self.collection.upsert(ids=ids, embeddings=vecs, documents=texts, metadatas=metas)
 
     @_guarded
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
