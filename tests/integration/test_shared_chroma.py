@@ -475,6 +475,14 @@ def test_a_chunk_overwritten_by_another_client_is_left_out_of_search_and_re_embe
     assert note in caplog.text and "notes/notes.md" in note
     assert [d.status for d in kb.list_documents()] == [PENDING]  # listed as needing work, not indexed
 
+    # The chat says so too: the assistant's search hands the note on as a Warning event.
+    from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.events import Warning as WarningEvent
+
+    hits, warning = Assistant(kb, None, kb.config).retrieve("how many kea were counted")
+    assert all("9,999" not in h.text for h in hits)
+    assert isinstance(warning, WarningEvent) and "not what this library wrote" in warning.message
+
     report = kb.sync()
     assert report.updated == ["notes/notes.md"]
     assert "212 birds" in _texts(kb, "how many kea were counted") and kb.search_warnings() == []
