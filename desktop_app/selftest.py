@@ -82,6 +82,12 @@ def _gui(data_dir: Path, embedder: Any, log: list[str]) -> bool:
         and sys.platform.startswith("linux")
     ):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from desktop_app.core.system_libs import xcb_problem
+
+    problem = xcb_problem()  # Qt would abort the whole process, naming no package
+    if problem is not None:
+        raise RuntimeError(str(problem))
+    from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
     from desktop_app.core.config import Config
@@ -93,13 +99,14 @@ def _gui(data_dir: Path, embedder: Any, log: list[str]) -> bool:
         window = create_window(data_dir, Config(), embedder=embedder, load=False)
         window.show()
         app.processEvents()
-        if not window.isVisible():
-            raise RuntimeError("the main window did not show")
+        # On a real display the window must also be mapped and drawn, not only marked visible.
+        if not window.isVisible() or not QTest.qWaitForWindowExposed(window, 10_000):
+            raise RuntimeError(f"the main window did not show (Qt platform {app.platformName()})")
         window.close()
         window.deleteLater()
         app.processEvents()
 
-    _step("opened and closed the main window", open_window, log)
+    _step(f"opened and closed the main window (Qt platform {app.platformName()})", open_window, log)
     return True
 
 

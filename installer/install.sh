@@ -15,6 +15,9 @@
 #   --editable          install the checkout in editable mode (developers)
 #   --with-models       also download the optional models (kdesk models fetch all; ~3.5 GB)
 #   --no-launcher       do not create the menu entry / app launcher
+#   --no-system-libs    Linux: only print the command that installs the system libraries the window
+#                       needs (Qt's X11 platform, desktop_app/core/qt_xcb_libs.txt) instead of
+#                       installing the missing ones (as root, or with sudo from a terminal)
 #   --dry-run           print the environment, pip and download commands instead of running them
 #                       (the launcher is still written, so its creation can be checked)
 #   -h, --help          this text
@@ -32,6 +35,7 @@ system_site=0
 editable=0
 with_models=0
 launcher=1
+system_libs=1
 dry_run=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
     --editable) editable=1; shift ;;
     --with-models) with_models=1; shift ;;
     --no-launcher) launcher=0; shift ;;
+    --no-system-libs) system_libs=0; shift ;;
     --dry-run) dry_run=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -77,6 +82,50 @@ if [ "$dry_run" = 0 ]; then
 fi
 
 started=$(date +%s)
+
+# --- the window's system libraries (Linux): Qt's X11 platform needs them, pip cannot install them ---
+# One list (soname, then the apt-get, dnf and pacman package), shared with .ci/run and kdesk's own
+# start-up check, so what CI tests is what is installed here.
+xcb_list=$src/desktop_app/core/qt_xcb_libs.txt
+ldcache=
+[ "$os" = Linux ] && ldcache=$( (ldconfig -p || /sbin/ldconfig -p) 2>/dev/null || true)
+if [ -z "$ldcache" ]; then
+  [ "$os" = Linux ] && say "note: cannot read the library cache (ldconfig -p); not checking the window's system libraries"
+elif [ -f "$xcb_list" ]; then
+  manager=
+  for m in apt-get dnf pacman; do command -v "$m" >/dev/null 2>&1 && { manager=$m; break; }; done
+  missing=() packages=()
+  while read -r soname apt dnf pacman _; do
+    case $soname in ''|'#'*) continue ;; esac
+    grep -q "^[[:space:]]*$soname " <<<"$ldcache" && continue
+    missing+=("$soname")
+    case $manager in apt-get) pkg=$apt ;; dnf) pkg=$dnf ;; pacman) pkg=$pacman ;; *) pkg= ;; esac
+    [ -n "$pkg" ] && [[ " ${packages[*]} " != *" $pkg "* ]] && packages+=("$pkg")
+  done <"$xcb_list"
+  if [ ${#missing[@]} -eq 0 ]; then
+    say "system libraries for the window: all present"
+  else
+    say "system libraries the window needs, missing: ${missing[*]}"
+    case $manager in
+      apt-get) install_cmd=(apt-get install -y --no-install-recommends "${packages[@]}") ;;
+      dnf) install_cmd=(dnf install -y "${packages[@]}") ;;
+      pacman) install_cmd=(pacman -S --needed --noconfirm "${packages[@]}") ;;
+      *) install_cmd=() ;;
+    esac
+    sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    if [ ${#install_cmd[@]} -eq 0 ]; then
+      say "no apt-get, dnf or pacman here: install the packages that provide ${missing[*]} (see $xcb_list)"
+    elif [ "$system_libs" = 1 ] && { [ ${#sudo[@]} -eq 0 ] || { command -v sudo >/dev/null 2>&1 && [ -t 0 ]; }; }; then
+      [ "$manager" = apt-get ] && { run "${sudo[@]}" apt-get update -qq || true; }
+      run "${sudo[@]}" "${install_cmd[@]}" ||
+        say "could not install them; the window will not start until you run: ${sudo[*]} ${install_cmd[*]}"
+    else
+      say "install them (the command-line tools work without them; the window does not): ${sudo[*]:+${sudo[*]} }${install_cmd[*]}"
+    fi
+  fi
+fi
+
 say "virtual environment: $venv"
 venv_args=()
 [ "$system_site" = 1 ] && venv_args+=(--system-site-packages)

@@ -79,9 +79,17 @@ def open_desk_with_llm(args: argparse.Namespace, warn: bool = True) -> Desk:
 
 
 def _hit_json(h: Any) -> dict:
-    d = h.to_dict()
+    from desktop_app.core.library.names import name_fields
+
+    d = h.to_dict() | name_fields(h.source, "source")  # as shown, and whether it is UTF-8
     d["text"] = d["text"][:1000]
     return d
+
+
+def _citation_json(c: Any) -> dict:
+    from desktop_app.core.library.names import name_fields
+
+    return {"n": c.n, **name_fields(c.source, "source"), "page": c.page}
 
 
 def _chat_conversation(desk: Desk, args: argparse.Namespace, out: dict[str, Any]) -> Conversation | None:
@@ -157,9 +165,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             elif isinstance(ev, Answer):
                 out["answer"] = ev.text
                 out["answer_by"] = ev.by
-                out["citations"] = [{"n": c.n, "source": c.source, "page": c.page} for c in ev.citations]
+                out["citations"] = [_citation_json(c) for c in ev.citations]
                 out["refused"] = ev.refused
-                out["related"] = [{"n": c.n, "source": c.source, "page": c.page} for c in ev.related]
+                out["related"] = [_citation_json(c) for c in ev.related]
             elif isinstance(ev, Warning):
                 out["warnings"].append(ev.message)
                 if streamed:

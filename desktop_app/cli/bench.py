@@ -391,6 +391,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.set_defaults(func=cmd_bench_identify)
 
+    h = bench.add_parser(
+        "hostile",
+        parents=[common],
+        help="wall time, peak RSS and outcome of `kdesk add` on each hostile file of issue 33, and a mixed folder",
+        description="Builds each hostile file of issue 33 at its size there (a slide of 158M empty paragraphs, an "
+        "XLSX row of 43M cells, a 950 MB sharedStrings part, a DOCX of 83M empty paragraphs, EPUBs of 100k "
+        "chapters and of 15 x 60 MB chapters, a CSV of 400k columns, entity attacks, a truncated PDF, a non-UTF-8 "
+        "name and a named pipe found by sync) in a temp folder, runs `kdesk add` (or `sync`) on each in a child "
+        "process with a fresh data folder under an address-space limit, and prints wall time, peak RSS and what "
+        "`kdesk list` says; then one `add` of a folder of them all plus 3 good files. --data-dir is not used.",
+    )
+    h.add_argument(
+        "--case",
+        dest="cases",
+        action="append",
+        metavar="NAME",
+        help="only this case (repeatable; "
+        "mixed for the folder); names: pptx-paragraphs, xlsx-row, xlsx-strings, docx-paragraphs, "
+        "epub-chapters, epub-big-chapters, csv-columns, docx-laughs, epub-laughs, epub-dtd, pdf-truncated, "
+        "name-not-utf8, fifo, mixed",
+    )
+    h.add_argument("--small", action="store_true", help="each file just past its parser limit, not full size")
+    h.add_argument(
+        "--timeout", type=positive_int, default=300, help="seconds before a run is killed (default 300)"
+    )
+    h.add_argument(
+        "--rss-limit-mb",
+        type=positive_int,
+        default=4000,
+        help="address-space limit of each child in MB, so a regression cannot take the machine down (default 4000)",
+    )
+    h.add_argument("--no-mixed", action="store_true", help="skip the mixed folder")
+    h.add_argument(
+        "--work-dir", type=Path, default=None, help="build the files under this folder (default: /tmp)"
+    )
+    h.set_defaults(func=cmd_bench_hostile)
+
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     from desktop_app.bench.retrieval import COMPARE, format_result, run_retrieval_bench
@@ -702,4 +739,30 @@ def _report(args: argparse.Namespace, run: Callable[[], Any], fmt: Callable[[Any
         emit_json(result.to_dict())
     else:
         print(fmt(result))
+    return 0
+
+
+def cmd_bench_hostile(args: argparse.Namespace) -> int:
+    import os
+
+    from desktop_app.bench.hostile import as_json, run, table
+
+    load_before = os.getloadavg()
+    rows = run(
+        args.cases,
+        small=args.small,
+        timeout=args.timeout,
+        rss_limit_mb=args.rss_limit_mb,
+        mixed=not args.no_mixed,
+        work_dir=args.work_dir,
+        report=None
+        if args.json
+        else lambda row: eprint(f"{row.case}: {row.wall_s} s, {row.peak_rss_mb} MB, {row.outcome}"),
+    )
+    load = [round(x, 2) for x in (*load_before, *os.getloadavg())]
+    if args.json:
+        emit_json({"rows": as_json(rows), "load_average_before_after": load})
+    else:
+        print(table(rows))
+        print(f"\nload average (1, 5, 15 min) before: {load[:3]}, after: {load[3:]}")
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from desktop_app.cli.common import common_flags, emit_json, eprint, open_desk
 from desktop_app.core.library.documents import page_label
+from desktop_app.core.library.names import display_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,7 +79,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             print()
         for c in m.citations:
             gone = "  (removed)" if c.gone else ""
-            print(f"[{c.n}] {c.source}" + (f", {page_label(c.source, c.page)}" if c.page else "") + gone)
+            where = f", {page_label(c.source, c.page)}" if c.page else ""
+            print(f"[{c.n}] {display_name(c.source)}{where}{gone}")
     if chat.last_subject or chat.last_query:
         print(f"\nfollow-ups refer to: {chat.last_subject or chat.last_query}")
     return 0

@@ -10,6 +10,8 @@ from desktop_app.cli.argtypes import positive_int
 from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, open_desk
 from desktop_app.core.library.documents import page_label
 from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
+from desktop_app.core.library.names import display_name as shown
+from desktop_app.core.library.names import name_fields
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +45,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_search)
 
 
-def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> int:
+def _print_report(
+    report: SyncReport, as_json: bool, verbose: bool = False, list_skipped: bool = False
+) -> int:
+    """Print what became of each file; skipped files are counted, and listed with their reason
+    when ``list_skipped`` (add: the user named them just now) or ``verbose``."""
+    verbose = verbose or list_skipped
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -51,9 +58,9 @@ def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> i
         for label, rels in (("added", report.added), ("updated", report.updated)):
             for rel in (r for r in rels if r not in failed):  # a failed one is said below, with why
                 what = report.outcome(rel)
-                print(f"{label:<9} {rel}" + (f"  ({what})" if what else ""))
+                print(f"{label:<9} {shown(rel)}" + (f"  ({what})" if what else ""))
         for rel in report.removed:
-            print(f"removed   {rel}")
+            print(f"removed   {shown(rel)}")
         skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
         hint = " (--verbose lists them)" if report.skipped and not verbose else ""
         added = sum(r not in failed for r in report.added)
@@ -64,11 +71,11 @@ def _print_report(report: SyncReport, as_json: bool, verbose: bool = False) -> i
         )
         if verbose:
             for name, why in report.skipped:
-                eprint(f"skipped   {name}: {why}")
+                eprint(f"skipped   {shown(name)}: {why}")
     for name, err in report.failed:
-        eprint(f"failed    {name}: {err}")
+        eprint(f"failed    {shown(name)}: {err}")
     for name, why in report.repaired:  # chunks missing or altered in the vector store
-        eprint(f"repaired  {name}: {why}")
+        eprint(f"repaired  {shown(name)}: {why}")
     return 0
 
 
@@ -87,10 +94,12 @@ def _run_indexing(
 def cmd_add(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
     report = _run_indexing(args, "indexing", lambda kb, t: kb.add(paths, scope=args.scope, task=t))
-    _print_report(report, args.json, args.verbose)
-    # Per-file failures do not fail the batch; only "nothing could be added at all" does.
-    ok = report.added or report.updated or report.unchanged
-    return 0 if ok or not report.failed else 1
+    _print_report(report, args.json, args.verbose, list_skipped=True)
+    # Per-file failures do not fail the batch; only "nothing could be added at all" does. A failed
+    # file is in report.added (or unchanged) too, as the manifest lists it: it is not a success.
+    failed = {name for name, _ in report.failed}
+    ok = any(r not in failed for r in (*report.added, *report.updated, *report.unchanged))
+    return 0 if ok or not (report.failed or report.skipped) else 1
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -108,31 +117,45 @@ def cmd_list(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         docs = desk.kb.list_documents()
     if args.json:
-        emit_json({"documents": [d.to_dict() for d in docs]})
+        # Names as shown (U+FFFD for bytes that are not UTF-8), with name_utf8 and the escaped form.
+        emit_json({"documents": [d.to_dict() | name_fields(d.name) | {"scope": shown(d.scope)} for d in docs]})
         return 0
     if not docs:
         print(f"no documents (knowledge folder: {desk.knowledge_dir})")
         return 0
-    width = min(60, max(len(d.name) for d in docs))
+    width = min(60, max(len(shown(d.name)) for d in docs))
     print(f"{'name':<{width}}  {'status':<8} {'chunks':>6} {'bytes':>10}  error")
     for d in docs:
-        print(f"{d.name:<{width}}  {d.status:<8} {d.chunks:>6} {d.size:>10}  {d.error or ''}")
+        print(f"{shown(d.name):<{width}}  {d.status:<8} {d.chunks:>6} {d.size:>10}  {d.error or ''}")
     return 0
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    from desktop_app.core.library.folder import AmbiguousName, match_one
+    from desktop_app.core.library.names import escape_name
+
+    def designated(arg: str, names: list[str]) -> list[str]:
+        # The file's own name first (bytes that are not UTF-8 arrive as os.fsdecode gives them, a
+        # real "␛" is a real "␛"); then the escaped or shown form, a folder, a glob (folder.match_one).
+        own = escape_name(arg)
+        return (match_one(own, names) if own != arg else []) or match_one(arg, names)
+
     with open_desk(args) as desk:
-        removed = desk.kb.remove(args.names)
-    missing = [
-        n
-        for n in args.names
-        if not any(r == n.strip("/") or r.startswith(n.strip("/") + "/") for r in removed)
-    ]
+        names = list(desk.kb.manifest.all())
+        try:
+            found = {n: designated(n, names) for n in args.names}
+            missing = [shown(escape_name(n)) for n, got in found.items() if not got]
+            removed = desk.kb.remove(sorted({d for got in found.values() for d in got}))
+        except AmbiguousName as exc:
+            eprint(f"error: {exc.name} names {len(exc.names)} documents; give one of these instead:")
+            for n in exc.names:
+                eprint(f"  {n}")
+            return 2
     if args.json:
-        emit_json({"removed": removed, "not_found": missing})
+        emit_json({"removed": [shown(r) for r in removed], "not_found": missing})
     else:
         for r in removed:
-            print(f"removed   {r}")
+            print(f"removed   {shown(r)}")
     for n in missing:
         eprint(f"not found: {n}")
     return 1 if missing else 0
@@ -147,7 +170,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         warnings = desk.kb.search_warnings()  # tampered chunks left out (also logged)
     if args.json:
         emit_json(
-            {"query": args.query, "hits": [h.to_dict() for h in hits]}
+            {"query": args.query, "hits": [h.to_dict() | name_fields(h.source, "source") for h in hits]}
             | ({"note": EMPTY_LIBRARY} if empty else {})
             | ({"warnings": warnings} if warnings else {})
         )
@@ -157,7 +180,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     elif not hits:
         print("no hits")
     for i, h in enumerate(hits, 1):
-        where = h.source + (f", {page_label(h.source, h.page)}" if h.page else "")
+        where = shown(h.source) + (f", {page_label(h.source, h.page)}" if h.page else "")
         text = " ".join(h.text.split())
         print(f"[{i}] {where}  (score {h.score:.3f})\n    {text[:300]}")
     return 0

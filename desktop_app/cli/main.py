@@ -36,6 +36,12 @@ _EPILOG = """examples:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
+    from desktop_app.core.system_libs import xcb_problem
+
+    problem = xcb_problem()  # before Qt, which would abort (exit 134) naming no package
+    if problem is not None:
+        eprint(f"error: {problem}")
+        return 1
     try:
         from desktop_app.gui.app import run
     except ImportError as exc:

@@ -27,6 +27,7 @@ DEFINERS = (
     "desktop_app.core.identify.texts",
     "desktop_app.core.ask.notes",
     "desktop_app.core.models.reasons",
+    "desktop_app.core.system_libs",
 )
 _loaded = False
 

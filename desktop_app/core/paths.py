@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 import platformdirs
 
@@ -71,10 +74,57 @@ def find_model(name: str, data_dir: Path | None = None) -> Path | None:
     return None
 
 
+class NotRegularFile(OSError):
+    """A path that is a named pipe, a socket or a device: never read (a read could block forever)."""
+
+    def __init__(self, path: Path | str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", str(path))
+        self.kind = kind  # "pipe", "socket", "device" or "other"
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for NotRegularFile: "pipe", "socket", "device" or "other"."""
+    if stat.S_ISFIFO(mode):
+        return "pipe"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "other"
+
+
+def ensure_regular(path: Path | str) -> os.stat_result:
+    """The file's stat (symlinks followed), or NotRegularFile; never opens it."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(path, "folder" if stat.S_ISDIR(st.st_mode) else file_kind(st.st_mode))
+    return st
+
+
+def open_regular(path: Path | str, *, nofollow: bool = False) -> BinaryIO:
+    """Open a file for reading only if it is a regular file, without ever blocking: opened with
+    O_NONBLOCK (opening a FIFO with no writer would wait forever), its type checked on the open
+    descriptor (so a file swapped for a pipe after a stat is still caught), then read as usual.
+    ``nofollow``: refuse a symlink as the last component (O_NOFOLLOW). Raises NotRegularFile."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    if nofollow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, "folder" if stat.S_ISDIR(mode) else file_kind(mode))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def sha256_file(path: Path) -> str:
-    """A file's sha256 (hex), read in 1 MiB blocks so a large file never sits in memory whole."""
+    """A file's sha256 (hex), read in 1 MiB blocks so a large file never sits in memory whole.
+    Only a regular file is read (``open_regular``): a pipe raises NotRegularFile, never blocks."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while block := f.read(1 << 20):
             h.update(block)
     return h.hexdigest()

@@ -42,6 +42,13 @@ ZH_CN: dict[str, str] = {
     "Add files": "添加文件",
     "Add folder": "添加文件夹",
     "Remove": "移除",
+    "Remove documents": "移除文档",
+    "Remove “{name}”? The file is deleted from the knowledge folder and its passages from the index. This cannot be undone.": (
+        "移除“{name}”？文件将从知识文件夹中删除，其段落也会从索引中删除。此操作无法撤销。"
+    ),
+    "Remove {n} documents? The files are deleted from the knowledge folder and their passages from the index. This cannot be undone.": (
+        "移除 {n} 个文档？这些文件将从知识文件夹中删除，其段落也会从索引中删除。此操作无法撤销。"
+    ),
     "Re-index": "重建索引",
     "Open folder": "打开文件夹",
     "Show the knowledge folder in your file manager": "在文件管理器中显示知识库文件夹",
@@ -195,16 +202,17 @@ ZH_CN: dict[str, str] = {
     "a subject with {colours} colours": "一个{colours}色的物体",
     "a subject with {colours} colours, {face} face": "一个{colours}色、{face}色正面的物体",
     "{seen}; the classifier suggests {labels}": "{seen}；分类器认为可能是{labels}",
-    "{name}: cannot open the file ({reason})": "{name}：无法打开文件（{reason}）",
-    "{name}: image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
+    "cannot open the file ({reason})": "无法打开文件（{reason}）",
+    "image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
     " possibly a decompression bomb": (
-        "{name}：图片过大（{width}x{height} = {megapixels:.0f} 百万像素；上限为 {limit:.0f}）：可能是解压炸弹"
+        "图片过大（{width}x{height} = {megapixels:.0f} 百万像素；上限为 {limit:.0f}）：可能是解压炸弹"
     ),
-    "{name}: image too large, possibly a decompression bomb ({error})": "{name}：图片过大，可能是解压炸弹（{error}）",
-    "{name}: the file is empty": "{name}：文件是空的",
-    "{name}: not an image file or an unsupported image format": "{name}：不是图片文件，或图片格式不受支持",
-    "{name}: the image file is truncated (incomplete download?)": "{name}：图片文件不完整（下载未完成？）",
-    "{name}: the image is corrupt ({error})": "{name}：图片已损坏（{error}）",
+    "image too large, possibly a decompression bomb ({error})": "图片过大，可能是解压炸弹（{error}）",
+    "the image file is empty": "图片文件是空的",
+    "not an image file or an unsupported image format": "不是图片文件，或图片格式不受支持",
+    "the image file is truncated (incomplete download?)": "图片文件不完整（下载未完成？）",
+    "the image is corrupt ({error})": "图片已损坏（{error}）",
+    "cannot read the photo {name}: {reason}": "无法读取照片 {name}：{reason}",
     # viewer
     "Source": "来源",
     "page {page}": "第 {page} 页",
@@ -402,6 +410,11 @@ ZH_CN: dict[str, str] = {
     "cannot read ({reason})": "无法读取（{reason}）",
     "is a folder (use import_paths for folders)": "这是文件夹（文件夹请用 import_paths）",
     "not a regular file (a pipe or a device)": "不是普通文件（管道或设备）",
+    # Only regular files are read (names helper): pipes, sockets and devices are left out.
+    "not a regular file ({kind}): never read": "不是普通文件（{kind}）：不会读取",
+    "a named pipe": "命名管道",
+    "a socket": "套接字",
+    "a device": "设备",
     "refusing to write {name} outside the knowledge folder (via a symlink)": "拒绝通过符号链接把 {name} 写到知识文件夹之外",
     "hidden folder": "隐藏文件夹",
     "hidden file": "隐藏文件",
@@ -445,6 +458,16 @@ ZH_CN: dict[str, str] = {
     "encrypted EPUB: the book is protected by DRM (copy protection), so its text cannot be read": "EPUB 已加密：这本书受 DRM（复制保护）保护，无法读取其文本",
     "corrupt EPUB: {part} lists no chapters in its spine": "EPUB 已损坏：{part} 的 spine 中没有列出任何章节",
     "corrupt EPUB: the chapter {part} is not text": "EPUB 已损坏：章节 {part} 不是文本",
+    # Limits on what one file may hold (parsers/limits.py).
+    "too large: the {label} has more than {limit:,} paragraphs, the limit; split it into smaller files": "过大：该 {label} 超过 {limit:,} 个段落（上限）；请拆分为更小的文件",
+    "too large: the {label} has more than {limit:,} XML elements, the limit; split it into smaller files": "过大：该 {label} 超过 {limit:,} 个 XML 元素（上限）；请拆分为更小的文件",
+    "too large: {part} of the {label} has more than {limit:,} XML elements in one piece, the limit; split it into smaller files": "过大：该 {label} 的 {part} 在一处有超过 {limit:,} 个 XML 元素（上限）；请拆分为更小的文件",
+    "too large: the {label} has more than {limit:,} characters of text, the limit; split it into smaller files": "过大：该 {label} 的文本超过 {limit:,} 个字符（上限）；请拆分为更小的文件",
+    "too large: a row of the {label} has more than {limit:,} columns, the limit; split it into smaller files": "过大：该 {label} 有一行超过 {limit:,} 列（上限）；请拆分为更小的文件",
+    "too large: the EPUB has {count:,} chapters, more than the limit of {limit:,}; split it into smaller books": "过大：该 EPUB 有 {count:,} 个章节，超过上限 {limit:,}；请拆分为更小的书",
+    "refused {label}: {part} declares XML entities, which are refused (they can expand without bound)": "已拒绝 {label}：{part} 声明了 XML 实体，这是不允许的（实体可以无限制地展开）",
+    "its XML is too large or too deeply nested to be read": "其 XML 过大或嵌套过深，无法读取",
+    "corrupt PDF: none of its pages can be read; the file is probably truncated ({reason})": "PDF 已损坏：没有任何页面可以读取；文件可能不完整（{reason}）",
     "encrypted PDF: the 'cryptography' package is needed to open it": "PDF 已加密：需要 'cryptography' 包才能打开",
     "encrypted PDF: cannot decrypt ({reason})": "PDF 已加密：无法解密（{reason}）",
     "empty document: the PDF has no pages": "空文档：该 PDF 没有页面",
@@ -556,5 +579,12 @@ ZH_CN: dict[str, str] = {
     ),
     "OpenAI CLIP ViT-B/32 image-text model: 512-d reference-photo features, and photos matched against names and notes (zero-shot).": (
         "OpenAI CLIP ViT-B/32 图文模型：512 维参考照片特征，并把照片与名称和笔记直接匹配（零样本）。"
+    ),
+    # the window cannot start on X11 (core/system_libs.py)
+    "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install them with: {command}": (
+        "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。安装命令：{command}"
+    ),
+    "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install the packages that provide them, then start Knowledge Desk again.": (
+        "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。请安装提供这些库的软件包，然后重新启动知识桌面。"
     ),
 }

@@ -16,6 +16,7 @@ from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySeq
 from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QMenu, QPushButton, QSizePolicy, QWidget
 
 from desktop_app.core.library.documents import page_label
+from desktop_app.core.library.names import display_name
 from desktop_app.gui.chat.markdown import SafeTextBrowser, plain_tooltip
 from desktop_app.gui.i18n import tr
 
@@ -104,7 +105,7 @@ def place_label(source: str, page: int | None) -> str:
 
 
 def citation_label(citation: Any) -> str:
-    where = Path(citation.source).name
+    where = Path(display_name(citation.source)).name  # U+FFFD for bytes that are not UTF-8
     if citation.page:
         where += f" · {place_label(citation.source, citation.page)}"
     return f"[{citation.n}] {where}"
@@ -112,7 +113,8 @@ def citation_label(citation: Any) -> str:
 
 def citation_reference(source: str, page: int | None) -> str:
     """How a copied citation names its place: "file, page N"."""
-    return f"{source}, {place_label(source, page)}" if page else source
+    shown = display_name(source)
+    return f"{shown}, {place_label(source, page)}" if page else shown
 
 
 class CiteChip(QPushButton):

@@ -70,3 +70,22 @@ def test_files_changed_while_the_app_was_closed_are_indexed_at_start(make_window
     window.ctx.runner.wait_idle(60_000)
     assert any("corella" in h.text for h in kb.search("corella", top_k=3))
 
+
+
+def test_the_watcher_lists_no_pipe_socket_or_name_qt_cannot_hold(tmp_path):
+    import os
+    import socket
+
+    from desktop_app.gui.knowledge.watcher import _scan
+
+    (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe.md")  # watching it must never open it
+    with open(os.path.join(os.fsencode(tmp_path), b"\xe9t\xe9.txt"), "w") as f:
+        f.write("Latin-1 name")
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(tmp_path / "socket.md"))
+        dirs, files = _scan(tmp_path)
+    finally:
+        sock.close()
+    assert dirs == [str(tmp_path)] and files == [str(tmp_path / "notes.md")]

@@ -50,7 +50,7 @@ def test_a_closed_pipe_ends_quietly(library):
     assert err == b"", err
 
 
-def test_skipped_files_are_counted_and_listed_with_verbose(kdesk_factory, tmp_path):
+def test_skipped_files_are_counted_and_add_lists_each_with_its_reason(kdesk_factory, tmp_path):
     kd = kdesk_factory(index={"max_document_mb": 1})
     src = tmp_path / "drop"
     (src / ".git").mkdir(parents=True)
@@ -61,10 +61,9 @@ def test_skipped_files_are_counted_and_listed_with_verbose(kdesk_factory, tmp_pa
     (src / "ok.md").write_text("# OK\nA galah is pink and grey.\n", encoding="utf-8")
     res = kd.run("add", str(src), timeout=300)
     assert res.rc == 0, res.stderr
-    assert "1 added" in res.stdout and "4 skipped (--verbose lists them)" in res.stdout
+    assert "1 added" in res.stdout and "4 skipped" in res.stdout and "--verbose" not in res.stdout
     assert not (kd.data_dir / "knowledge" / "drop" / "huge.txt").exists()  # checked before any copy
     assert not (kd.data_dir / "knowledge" / "drop" / "photo.xyz").exists()
-    res = kd.run("add", str(src), "--verbose", timeout=300)
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped")]
     assert lines == [
         f"skipped   {src / '.git'}: hidden folder",
@@ -75,6 +74,33 @@ def test_skipped_files_are_counted_and_listed_with_verbose(kdesk_factory, tmp_pa
     ]
     as_json = kd.run("add", str(src / "huge.txt"), "--json", timeout=300).json()
     assert as_json["skipped"][0]["name"] == str(src / "huge.txt") and not as_json["failed"]
+
+
+def test_adding_only_a_refused_file_says_why_and_exits_1(kdesk_factory, tmp_path):
+    kd = kdesk_factory(index={"max_document_mb": 1})
+    huge = tmp_path / "huge.txt"
+    huge.write_bytes(b"parrot " * 160_000)  # 1.1 MB > 1 MB
+    res = kd.run("add", str(huge), timeout=300)
+    assert res.rc == 1  # nothing added and something refused: a failure (0 success, 1 failure, 2 usage)
+    assert "0 added" in res.stdout and "1 skipped" in res.stdout
+    assert res.stderr.strip() == (
+        f"skipped   {huge}: too large: 1.1 MB > limit 1 MB (index.max_document_mb); split the file or raise the limit"
+    )
+    good = tmp_path / "good.md"
+    good.write_text("# Good\nA kea is green.\n", encoding="utf-8")
+    assert kd.run("add", str(good), str(huge), timeout=300).rc == 0  # something was added
+
+
+def test_an_unreadable_image_is_named_once(kdesk_factory, tmp_path):
+    kd = kdesk_factory()
+    (tmp_path / "empty.png").write_bytes(b"")
+    res = kd.run("add", str(tmp_path / "empty.png"), timeout=300)
+    assert res.rc == 1  # the only file failed
+    assert res.stderr.strip() == "failed    empty.png: the image file is empty"
+    [doc] = kd.run("list", "--json", timeout=120).json()["documents"]
+    assert doc["name"] == "empty.png" and doc["error"] == "the image file is empty"
+    again = kd.run("add", str(tmp_path / "empty.png"), timeout=300)  # unchanged, still failed
+    assert again.rc == 1 and "failed    empty.png: the image file is empty" in again.stderr
 
 
 def test_a_failure_names_the_path_once(kdesk_factory, tmp_path):

@@ -52,6 +52,8 @@ def _manifest_rows(data_dir: Path) -> dict[str, tuple[str, str]]:
         try:
             for name, status, sha in con.execute("SELECT name, status, sha256 FROM documents"):
                 rows[name] = (status, sha)
+        except sqlite3.OperationalError:  # a rebuild's new manifest (reindex), still being made
+            continue
         finally:
             con.close()
     return rows

@@ -33,7 +33,7 @@ def run(home: Path, *args: str) -> subprocess.CompletedProcess:
 def test_help_lists_the_options(tmp_path):
     r = run(tmp_path, "--help")
     assert r.returncode == 0
-    for opt in ("--cuda", "--with-models", "--no-torch-index", "--dry-run", "--prefix"):
+    for opt in ("--cuda", "--with-models", "--no-torch-index", "--dry-run", "--prefix", "--no-system-libs"):
         assert opt in r.stdout
 
 
@@ -96,3 +96,87 @@ def test_ps1_installer_offers_the_same_choices():
         'models", "fetch", "all',
     ):
         assert word in text
+
+
+# --- the window's system libraries (desktop_app/core/qt_xcb_libs.txt) ------------------------------
+XCB_LIST = ROOT / "desktop_app" / "core" / "qt_xcb_libs.txt"
+TOOLS = ("bash", "dirname", "uname", "date", "sed", "grep", "mkdir", "ln", "cat", "chmod")
+
+
+def _listed_sonames() -> list[str]:
+    lines = (line.split("#", 1)[0].split() for line in XCB_LIST.read_text().splitlines())
+    return [fields[0] for fields in lines if fields]
+
+
+def fake_system(tmp_path: Path, *, missing: set[str], manager: str, uid: int) -> Path:
+    """A PATH of only the tools install.sh uses, with an `ldconfig -p` that lacks `missing`, a
+    package manager that must not run (a dry run only prints it) and an `id -u` of `uid`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in TOOLS:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    cache = "".join(f"\t{s} (libc6,x86-64) => /usr/lib/{s}\\n" for s in _listed_sonames() if s not in missing)
+    scripts = {
+        "ldconfig": f'#!/bin/sh\nprintf "{len(_listed_sonames())} libs found in cache\\n{cache}"\n',
+        manager: "#!/bin/sh\necho 'the package manager ran' >&2\nexit 1\n",
+        "id": f"#!/bin/sh\necho {uid}\n",
+    }
+    for name, text in scripts.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def run_on(bin_dir: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {"HOME": str(home), "PATH": str(bin_dir)}
+    return subprocess.run(
+        [str(bin_dir / "bash"), str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_missing_window_libraries_are_installed_from_the_shared_list_as_root(tmp_path):
+    bin_dir = fake_system(
+        tmp_path, missing={"libxcb-icccm.so.4", "libxcb-keysyms.so.1"}, manager="apt-get", uid=0
+    )
+    r = run_on(bin_dir, tmp_path, "--dry-run", "--no-launcher")
+    assert r.returncode == 0, r.stderr
+    assert "missing: libxcb-icccm.so.4 libxcb-keysyms.so.1" in r.stderr
+    lines = r.stdout.splitlines()
+    assert "+ apt-get install -y --no-install-recommends libxcb-icccm4 libxcb-keysyms1" in lines
+    assert lines.index("+ apt-get update -qq") < lines.index(
+        "+ apt-get install -y --no-install-recommends libxcb-icccm4 libxcb-keysyms1"
+    )
+
+
+def test_pacman_gets_its_own_package_names_once(tmp_path):
+    missing = {"libxcb-icccm.so.4", "libxcb-randr.so.0", "libxcb-shm.so.0"}
+    bin_dir = fake_system(tmp_path, missing=missing, manager="pacman", uid=0)
+    r = run_on(bin_dir, tmp_path, "--dry-run", "--no-launcher")
+    assert r.returncode == 0, r.stderr
+    assert "+ pacman -S --needed --noconfirm xcb-util-wm libxcb" in r.stdout.splitlines()
+
+
+def test_without_root_or_a_terminal_the_exact_command_is_printed(tmp_path):
+    bin_dir = fake_system(tmp_path, missing={"libxcb-cursor.so.0"}, manager="dnf", uid=1000)
+    r = run_on(bin_dir, tmp_path, "--dry-run", "--no-launcher")
+    assert r.returncode == 0, r.stderr
+    assert "sudo dnf install -y xcb-util-cursor" in r.stderr
+    assert "dnf" not in r.stdout  # printed for the user, not run
+
+
+def test_no_system_libs_only_prints_and_all_present_says_so(tmp_path):
+    bin_dir = fake_system(tmp_path, missing={"libxcb-keysyms.so.1"}, manager="apt-get", uid=0)
+    r = run_on(bin_dir, tmp_path, "--dry-run", "--no-launcher", "--no-system-libs")
+    assert "apt-get" not in r.stdout
+    assert "apt-get install -y --no-install-recommends libxcb-keysyms1" in r.stderr
+
+    (tmp_path / "all").mkdir()
+    bin_dir = fake_system(tmp_path / "all", missing=set(), manager="apt-get", uid=0)
+    r = run_on(bin_dir, tmp_path, "--dry-run", "--no-launcher")
+    assert "system libraries for the window: all present" in r.stderr
+    assert "apt-get" not in r.stdout

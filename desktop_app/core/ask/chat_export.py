@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from desktop_app.core.ask.citations import _SEP, CITATION_MARK  # the markers answers are checked with
 from desktop_app.core.ask.conversation_store import StoredChat, StoredCitation, StoredMessage
+from desktop_app.core.library.names import display_name, fs_path
 
 PASSAGE_CHARS = 160
 
@@ -19,15 +20,15 @@ def _link(path: Path, base: Path | None) -> str:
     both are on one drive, else a file:// URL; percent-encoded so spaces keep the link whole."""
     if base is not None:
         try:
-            return quote(Path(os.path.relpath(path, base)).as_posix())
+            return quote(os.fsencode(Path(os.path.relpath(path, base)).as_posix()))  # bytes: any name
         except ValueError:  # another drive (Windows)
             pass
     return path.resolve().as_uri()
 
 
 def _footnote(label: int, c: StoredCitation, knowledge_dir: Path, base: Path | None) -> str:
-    name = c.source.replace("[", "\\[").replace("]", "\\]")
-    where = name if c.gone else f"[{name}]({_link(knowledge_dir / c.source, base)})"
+    name = display_name(c.source).replace("[", "\\[").replace("]", "\\]")
+    where = name if c.gone else f"[{name}]({_link(fs_path(knowledge_dir, c.source), base)})"
     if c.page:
         where += f", page {c.page}"
     if c.gone:

@@ -41,6 +41,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.identify.result import IdentifyResult
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.names import fs_path
 
 log = logging.getLogger(__name__)
 
@@ -495,7 +496,7 @@ class ConversationStore:
         def stored(r: sqlite3.Row) -> StoredCitation:
             source = r["source"]
             if source not in present:
-                present[source] = (self.knowledge_dir / source).is_file()
+                present[source] = fs_path(self.knowledge_dir, source).is_file()  # names.py
             return StoredCitation(
                 r["n"], source, r["page"], r["chunk_id"], r["text"], not present[source], r["sha256"]
             )

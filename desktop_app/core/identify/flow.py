@@ -23,6 +23,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,6 +69,7 @@ from desktop_app.core.identify.texts import (
     ALSO_BY_EYE,
     CANNOT,
     CONFIDENT,
+    IMAGE_UNREADABLE,
     LOOKS_LIKE,
     PHOTOS_POINT_TO,
     QUERY_COMPARE,
@@ -167,8 +169,11 @@ class Identifier:
         t0 = time.perf_counter()
         try:
             img = load_image(image, min_side=RESIZE)
-        except ParseError as exc:
-            yield Error(str(exc))
+        except ParseError as exc:  # the reason has no file name: say which photo, when it has one
+            if isinstance(image, str | Path):
+                yield Error(str(message(IMAGE_UNREADABLE, name=Path(image).name, reason=exc.message)))
+            else:
+                yield Error(str(exc))
             return
         crop = centre_crop(img)
         t["load"] = (time.perf_counter() - t0) * 1000

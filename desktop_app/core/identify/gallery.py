@@ -43,6 +43,7 @@ from desktop_app.core.identify.classifier import (
 )
 from desktop_app.core.identify.image_text import FeatureModel
 from desktop_app.core.identify.images import load_image
+from desktop_app.core.library.names import fs_path  # a document name back to its path
 from desktop_app.core.library.parsers.image import PHOTO_FOLDERS
 from desktop_app.core.library.scopes import chroma_where
 
@@ -319,7 +320,7 @@ class GalleryHandler:
             if doc.kind != "image" or doc.status != "indexed" or doc.doc_id in stored:
                 continue
             try:
-                self.index(doc.doc_id, Path(root) / doc.name, doc.name, doc.scope or "shared")
+                self.index(doc.doc_id, fs_path(Path(root), doc.name), doc.name, doc.scope or "shared")
                 done += 1
             except Exception as exc:  # the file may have gone; the next sync reports it
                 log.warning("re-embedding %s failed: %s", doc.name, exc)

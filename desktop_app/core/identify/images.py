@@ -43,11 +43,10 @@ def load_image(
     """
     if isinstance(source, Image.Image):
         return _to_rgb(_upright(source))
-    name = "image" if isinstance(source, bytes) else Path(source).name
     try:
         fp = io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")  # noqa: SIM115
     except OSError as exc:
-        raise ParseError(IMAGE_CANNOT_OPEN, name=name, reason=exc.strerror or exc) from exc
+        raise ParseError(IMAGE_CANNOT_OPEN, reason=exc.strerror or exc) from exc
     with fp:
         try:
             with warnings.catch_warnings():
@@ -58,7 +57,6 @@ def load_image(
                 if width * height > max_pixels:
                     raise ParseError(
                         IMAGE_TOO_LARGE,
-                        name=name,
                         width=width,
                         height=height,
                         megapixels=width * height / 1e6,
@@ -74,16 +72,16 @@ def load_image(
         except ParseError:
             raise
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise ParseError(IMAGE_BOMB, name=name, error=exc) from exc
+            raise ParseError(IMAGE_BOMB, error=exc) from exc
         except UnidentifiedImageError as exc:
             if fp.seek(0, io.SEEK_END) == 0:
-                raise ParseError(IMAGE_EMPTY, name=name) from exc
-            raise ParseError(IMAGE_NOT_IMAGE, name=name) from exc
+                raise ParseError(IMAGE_EMPTY) from exc
+            raise ParseError(IMAGE_NOT_IMAGE) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             text = str(exc)
-            if "truncated" in text or isinstance(exc, EOFError):
-                raise ParseError(IMAGE_TRUNCATED, name=name) from exc
-            raise ParseError(IMAGE_CORRUPT, name=name, error=text) from exc
+            if "truncated" in text.lower() or isinstance(exc, EOFError):  # Pillow: "Truncated File Read"
+                raise ParseError(IMAGE_TRUNCATED) from exc
+            raise ParseError(IMAGE_CORRUPT, error=text) from exc
         return _to_rgb(_upright(img))
 
 

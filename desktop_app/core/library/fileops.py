@@ -19,8 +19,9 @@ from pathlib import Path, PurePosixPath
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import inside
+from desktop_app.core.library.names import escape_name
 from desktop_app.core.messages import message
-from desktop_app.core.paths import sha256_file
+from desktop_app.core.paths import NotRegularFile, file_kind, open_regular, sha256_file
 
 # Why a file or folder is not copied ("" or None: copy it). Files get their stat (size, before any copy).
 FileScreen = Callable[[Path, os.stat_result], str | None]
@@ -35,6 +36,20 @@ _WINDOWS_RESERVED = re.compile(r'[<>:"|?*]')
 
 class FileOpsError(ValueError):
     """A file could not be copied into the knowledge folder; the message is shown to the user as is."""
+
+
+class NotRegularSource(FileOpsError):
+    """A named pipe, socket or device: never read, left out with its reason (skipped, not failed)."""
+
+
+_KINDS = {"pipe": reasons.KIND_PIPE, "socket": reasons.KIND_SOCKET, "device": reasons.KIND_DEVICE}
+
+
+def not_regular_reason(kind: str) -> str:
+    """Why a file that is not a regular one is never read (NotRegularFile.kind: pipe, socket...)."""
+    if kind not in _KINDS:
+        return str(message(reasons.NOT_REGULAR))
+    return str(message(reasons.NOT_REGULAR_KIND, kind=str(message(_KINDS[kind]))))
 
 
 @dataclass
@@ -60,13 +75,20 @@ def sanitize_component(name: str) -> str:
 
 
 def _truncate(name: str) -> str:
-    if len(name.encode("utf-8")) <= _MAX_COMPONENT_BYTES:
+    # Bytes as the file system counts them: a name that is not UTF-8 has surrogates (os.fsdecode).
+    if len(os.fsencode(name)) <= _MAX_COMPONENT_BYTES:
         return name
     stem, dot, suffix = name.rpartition(".")
     if not dot or len(suffix) > 16:
         stem, suffix = name, ""
-    budget = _MAX_COMPONENT_BYTES - len(suffix.encode("utf-8")) - (1 if suffix else 0)
-    cut = stem.encode("utf-8")[:budget].decode("utf-8", errors="ignore")  # never split a character
+    budget = _MAX_COMPONENT_BYTES - len(os.fsencode(suffix)) - (1 if suffix else 0)
+    kept, used = [], 0
+    for ch in stem:  # whole characters only; a byte that is not UTF-8 is one (a surrogate)
+        used += len(os.fsencode(ch))
+        if used > budget:
+            break
+        kept.append(ch)
+    cut = "".join(kept)
     return f"{cut}.{suffix}" if suffix else cut
 
 
@@ -102,14 +124,14 @@ def _regular_source(src: Path) -> os.stat_result:
     if stat.S_ISDIR(st.st_mode):
         raise FileOpsError(str(message(reasons.IS_A_FOLDER)))
     if not stat.S_ISREG(st.st_mode):  # FIFOs and devices would block or never end
-        raise FileOpsError(str(message(reasons.NOT_REGULAR)))
+        raise NotRegularSource(not_regular_reason(file_kind(st.st_mode)))
     return st
 
 
 def _atomic_copy(src: Path, dest: Path) -> None:
     tmp = dest.with_name(f"{TMP_PREFIX}{uuid.uuid4().hex}")
     try:
-        with open(src, "rb") as fin, open(tmp, "xb") as fout:
+        with open_regular(src) as fin, open(tmp, "xb") as fout:  # a pipe swapped in never blocks
             shutil.copyfileobj(fin, fout, 1 << 20)
             fout.flush()
             os.fsync(fout.fileno())
@@ -183,19 +205,23 @@ def import_paths(
             if src.is_dir():
                 why = screen_folder(src.resolve()) if screen_folder else None
                 if why:
-                    report.skipped.append((str(src), why))
+                    report.skipped.append((escape_name(str(src)), why))
                 else:
                     _import_folder(knowledge_dir, src, dest_for, report, screen_file, screen_folder)
             else:
                 why = screen_file(src, _regular_source(src)) if screen_file else None
                 if why:
-                    report.skipped.append((str(src), why))
+                    report.skipped.append((escape_name(str(src)), why))
                 else:
                     report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(src.name)))
+        except NotRegularSource as exc:
+            report.skipped.append((escape_name(str(src)), str(exc)))
         except FileOpsError as exc:
-            report.failed.append((str(src), str(exc)))
+            report.failed.append((escape_name(str(src)), str(exc)))
+        except NotRegularFile as exc:  # swapped for a pipe between the check and the copy
+            report.skipped.append((escape_name(str(src)), not_regular_reason(exc.kind)))
         except OSError as exc:
-            report.failed.append((str(src), exc.strerror or str(exc)))
+            report.failed.append((escape_name(str(src)), exc.strerror or str(exc)))
     return report
 
 
@@ -215,11 +241,11 @@ def _import_folder(
         for d in sorted(dirnames):
             sub = here / d
             if d.startswith("."):  # .git, .cache: never indexed, so not copied either
-                report.skipped.append((str(sub), str(message(reasons.HIDDEN_FOLDER))))
+                report.skipped.append((escape_name(str(sub)), str(message(reasons.HIDDEN_FOLDER))))
             elif sub.is_symlink():
-                report.skipped.append((str(sub), str(message(reasons.SYMLINKED_FOLDER))))
+                report.skipped.append((escape_name(str(sub)), str(message(reasons.SYMLINKED_FOLDER))))
             elif screen_folder and (why := screen_folder(sub.resolve())):
-                report.skipped.append((str(sub), why))
+                report.skipped.append((escape_name(str(sub)), why))
             else:
                 keep.append(d)
         dirnames[:] = keep
@@ -227,19 +253,23 @@ def _import_folder(
             src = here / fname
             rel_in = src.relative_to(top).as_posix()
             if fname.startswith("."):  # .DS_Store, editor swap files
-                report.skipped.append((str(src), str(message(reasons.HIDDEN_FILE))))
+                report.skipped.append((escape_name(str(src)), str(message(reasons.HIDDEN_FILE))))
                 continue
             try:
                 if src.is_symlink():
                     target = src.resolve()
                     if not inside(target, top):
-                        report.skipped.append((str(src), str(message(reasons.SYMLINK_OUTSIDE))))
+                        report.skipped.append((escape_name(str(src)), str(message(reasons.SYMLINK_OUTSIDE))))
                         continue
                 if screen_file and (why := screen_file(src, _regular_source(src))):
-                    report.skipped.append((str(src), why))
+                    report.skipped.append((escape_name(str(src)), why))
                     continue
                 report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(f"{name}/{rel_in}")))
+            except NotRegularSource as exc:
+                report.skipped.append((escape_name(str(src)), str(exc)))
             except FileOpsError as exc:
-                report.failed.append((str(src), str(exc)))
+                report.failed.append((escape_name(str(src)), str(exc)))
+            except NotRegularFile as exc:  # swapped for a pipe between the check and the copy
+                report.skipped.append((escape_name(str(src)), not_regular_reason(exc.kind)))
             except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop in resolve() on 3.10
-                report.failed.append((str(src), getattr(exc, "strerror", None) or str(exc)))
+                report.failed.append((escape_name(str(src)), getattr(exc, "strerror", None) or str(exc)))

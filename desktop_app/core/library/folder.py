@@ -8,6 +8,7 @@ indexed anyway are screened out before anything is copied.
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 from collections.abc import Collection, Iterator, Sequence
@@ -17,6 +18,7 @@ from pathlib import Path
 from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import inside, is_data_folder
 from desktop_app.core.library.fileops import ImportReport, import_paths, sanitize_component
+from desktop_app.core.library.names import display_name, escape_name, fs_path
 from desktop_app.core.library.scopes import SHARED
 from desktop_app.core.messages import message
 
@@ -51,17 +53,38 @@ def screen_file(src: Path, st: os.stat_result, limit: float) -> str | None:
     return None
 
 
+class AmbiguousName(ValueError):
+    """A shown name (U+FFFD in it) that stands for several documents; ``names``: their stored names."""
+
+    def __init__(self, name: str, names: list[str]) -> None:
+        super().__init__(name)
+        self.name, self.names = name, sorted(names)
+
+
 def matching(names: Sequence[str], documents: Collection[str]) -> list[str]:
-    """The documents that names designate: a document's relative path, or a folder's (all of the
-    documents under it), sorted."""
-    found: list[str] = []
-    for name in names:
-        key = name.strip("/").replace("\\", "/")
-        if key in documents:
-            found.append(key)
-        else:
-            found.extend(n for n in documents if n.startswith(key + "/"))
-    return sorted(set(found))
+    """The documents that names designate, sorted: a document's relative path (as stored, see
+    names.py, or as shown, with U+FFFD for bytes that are not UTF-8), a folder's (all of the
+    documents under it), or a glob (``*.txt``, ``notes/*``) over either form."""
+    return sorted({n for name in names for n in match_one(name, documents)})
+
+
+def match_one(name: str, documents: Collection[str]) -> list[str]:
+    """The documents one name designates (``matching``)."""
+    key = name.strip("/").replace("\\", "/")
+    if key in documents:
+        return [key]
+    under = [n for n in documents if n.startswith(key + "/")]
+    if under:
+        return under
+    same = [n for n in documents if display_name(n) == key]
+    if len(same) > 1:  # two names that are not UTF-8 shown alike: never guess which to delete
+        raise AmbiguousName(key, same)
+    shown = same or [n for n in documents if display_name(n).startswith(key + "/")]
+    if shown:
+        return shown
+    if any(c in key for c in "*?["):
+        return [n for n in documents if fnmatch.fnmatchcase(n, key) or fnmatch.fnmatchcase(display_name(n), key)]
+    return []
 
 
 class KnowledgeFolder:
@@ -98,7 +121,7 @@ class KnowledgeFolder:
             for name in sorted(files):
                 if name.startswith(".") or name.startswith("~$") or name.endswith(_TEMP_SUFFIXES):
                     continue
-                rel = (rel_root / name).as_posix()
+                rel = escape_name((rel_root / name).as_posix())  # names.py: how names are stored
                 if rel in _SKIP_NAMES:
                     continue
                 path = Path(root) / name
@@ -132,7 +155,7 @@ class KnowledgeFolder:
             if not inside(real, knowledge):
                 placement.outside.append(src)
                 continue
-            rel_in = real.relative_to(knowledge).as_posix()
+            rel_in = escape_name(real.relative_to(knowledge).as_posix())
             if src.is_dir():
                 placement.inside.update(
                     (r, p) for r, p in self.scan().items() if rel_in == "." or r.startswith(rel_in + "/")
@@ -160,12 +183,12 @@ class KnowledgeFolder:
 
     def relative(self, path: Path) -> str:
         """A path in the knowledge folder as the relative posix name documents go by."""
-        return path.resolve().relative_to(self.path.resolve()).as_posix()
+        return escape_name(path.resolve().relative_to(self.path.resolve()).as_posix())
 
     def delete(self, names: Sequence[str]) -> None:
         """Delete documents' files (not their chunks), then the folders left empty."""
         for rel in names:
-            path = self.path / rel
+            path = fs_path(self.path, rel)
             try:
                 if path.is_file() or path.is_symlink():
                     path.unlink()

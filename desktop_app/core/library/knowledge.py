@@ -8,12 +8,15 @@ one at a time, and offers the public operations; sync.py is the crash-safe index
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import logging
 import os
+import re
 import shutil
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -24,10 +27,11 @@ from desktop_app.core.config import Config, load_config
 from desktop_app.core.library import integrity, reasons
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
-from desktop_app.core.library.datafolder import WriterLock
+from desktop_app.core.library.datafolder import WriterLock, file_stamp
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
 from desktop_app.core.library.manifest import INDEXED, PENDING, Manifest, adopt_as_pending
+from desktop_app.core.library.names import display_name
 from desktop_app.core.library.store import (
     UPSERT_SLICE,
     UPSERT_SLICE_INTERACTIVE,
@@ -50,6 +54,7 @@ __all__ = ["DocumentHandler", "KnowledgeBase", "SyncReport", "chunk_from_hit"]
 log = logging.getLogger(__name__)
 
 EMPTY_LIBRARY = str(message(reasons.EMPTY_LIBRARY))
+_GENERATION = re.compile(r"r[0-9a-f]{12}")  # a rebuilt index's suffix (KnowledgeBase._generation_pointer)
 
 
 class KnowledgeBase:
@@ -89,6 +94,10 @@ class KnowledgeBase:
         self._dense: DenseIndex | bool | None = None
         self._handlers: dict[str, DocumentHandler] | None = None
         self._retriever: Retriever | None = None  # built on the first search
+        # Which build of the index is in use ("": the first; see _generation_pointer), read lazily.
+        self._generation: str | None = None
+        self._pointer_seen: tuple[int, int, int] | None = None
+        self._pointer_path: Path | None = None
         self._search_notes = threading.local()  # warnings of each thread's last search
 
     # ------------------------------------------------------------------ lazily built parts
@@ -137,8 +146,35 @@ class KnowledgeBase:
         return library_id_of(self.data_dir) if self.config.index.chroma_url else ""
 
     @property
-    def _chunks_collection(self) -> str:
+    def _base_collection(self) -> str:
         return collection_name("chunks", self.embedder_name, self._embedder_dim())
+
+    # -- generations: `reindex` builds a new index beside the one in use and switches at the end
+    @property
+    def _generation_pointer(self) -> Path:
+        """index/<collection>.current: which build of this model's index is in use. Absent: the
+        first one (collection and index/<collection>/ named without a suffix); else it holds the
+        suffix of the build `reindex` made last (``r`` and 12 hex digits: ``<collection>__r...``).
+        Replaced whole (os.replace) once a rebuild has succeeded: the one switch."""
+        return self.index_dir / (namespaced(self._base_collection, self.library_id) + ".current")
+
+    @property
+    def generation(self) -> str:
+        """The build of the index in use ("" for the first); see ``_generation_pointer``."""
+        if self._generation is None:
+            pointer = self._pointer_path = self._generation_pointer
+            self._pointer_seen = file_stamp(pointer)
+            try:
+                text = pointer.read_text(encoding="ascii").strip()
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            self._generation = text if _GENERATION.fullmatch(text) else ""
+        return self._generation
+
+    @property
+    def _chunks_collection(self) -> str:
+        generation = self.generation
+        return f"{self._base_collection}__{generation}" if generation else self._base_collection
 
     @property
     def collection(self) -> str:
@@ -189,7 +225,7 @@ class KnowledgeBase:
         indexed = {e.doc_id: e for e in self.manifest.all().values() if e.status == INDEXED}
         rows = {d: indexed[d] for d in {integrity.doc_of_chunk(c) for c in chunk_ids} if d in indexed}
         self.manifest.put_many([replace(e, status=PENDING) for e in rows.values()])
-        names = ", ".join(sorted(e.name for e in rows.values())) or ", ".join(chunk_ids)
+        names = ", ".join(sorted(display_name(e.name) for e in rows.values())) or ", ".join(chunk_ids)
         note = str(
             message(reasons.FOREIGN_CHUNKS, count=len(chunk_ids), location=self.store.location, names=names)
         )
@@ -211,7 +247,7 @@ class KnowledgeBase:
     def manifest(self) -> Manifest:
         if self._manifest is None:
             path = self.collection_dir / "manifest.sqlite3"
-            if self.library_id and not path.exists():
+            if self.library_id and not self.generation and not path.exists():
                 # New to its namespace on the shared server, its documents indexed without one (by an
                 # older release, or in the embedded index) are listed as pending rather than missing.
                 legacy = self.index_dir / self._chunks_collection / "manifest.sqlite3"
@@ -370,7 +406,9 @@ class KnowledgeBase:
 
     def _take_others_writes(self, writer: bool = False) -> None:
         """Reload the keyword and dense indexes if another process flushed them since this one
-        last looked (a stat call each when nothing changed)."""
+        last looked (a stat call each when nothing changed), and follow another process's
+        `reindex` to the index it built."""
+        self._follow_generation()
         if self._keyword is not None:
             self._keyword.reload_if_changed()
         dense = self.opened_dense
@@ -378,6 +416,80 @@ class KnowledgeBase:
             if writer:
                 dense.set_writer(True)
             dense.reload_if_changed()
+
+    def _follow_generation(self) -> None:
+        """If another process switched to a rebuilt index, drop the parts opened on the old one.
+        One stat, without the lock (a search must not wait for this process's own long write)."""
+        pointer = self._pointer_path
+        if self._generation is None or pointer is None or file_stamp(pointer) == self._pointer_seen:
+            return
+        with self._lock:  # a writer of this process switching updates _pointer_seen before letting go
+            if self._generation is not None and file_stamp(pointer) != self._pointer_seen:
+                self._detach_index()[-1]()
+
+    def _detach_index(self) -> tuple[Any, ...]:
+        """Forget the parts opened on the index in use; returns them and a function closing them."""
+        parts = (self._generation, self._pointer_seen, self._store, self._manifest, self._keyword, self._dense)
+        self._generation = self._pointer_seen = None
+        self._store = self._manifest = self._keyword = self._dense = None
+        self._retriever = None
+        manifest = parts[3]
+        return (*parts, (lambda: manifest.close()) if manifest is not None else (lambda: None))
+
+    def _attach_index(self, parts: tuple[Any, ...]) -> None:
+        (self._generation, self._pointer_seen, self._store, self._manifest, self._keyword, self._dense) = parts[:6]
+        self._retriever = None
+        if self._store is not None:  # its foreign chunks are this knowledge base's to report now
+            self._store.on_foreign = self._foreign_chunks
+
+    def _drop_generation(self, generation: str) -> None:
+        """Delete one build of the index: its Chroma collection, then its folder (a crash between
+        the two leaves the folder, which the next clean-up finds)."""
+        base = self._base_collection
+        name = f"{base}__{generation}" if generation else base
+        try:
+            self.chroma_client.delete_collection(name)
+        except Exception as exc:  # already gone (a crash after this step), or never made
+            log.debug("no collection %s to drop: %s", name, exc)
+        shutil.rmtree(self.index_dir / namespaced(name, self.library_id), ignore_errors=True)
+
+    def _drop_stale_generations(self) -> None:
+        """Delete what a rebuild left that is not in use: a build a killed or failed `reindex` had
+        started, or the one replaced when the process ended before deleting it. Writers only."""
+        current = self.generation
+        base = namespaced(self._base_collection, self.library_id)
+        stale = []
+        try:
+            for entry in os.scandir(self.index_dir):
+                if entry.name.startswith(base + "__") and entry.is_dir(follow_symlinks=False):
+                    generation = entry.name[len(base) + 2 :]
+                    if _GENERATION.fullmatch(generation) and generation != current:
+                        stale.append(generation)
+        except OSError:
+            return
+        if current and (self.index_dir / base).is_dir():
+            stale.append("")  # the first build, replaced
+        for generation in stale:
+            log.info("dropping an unused index build %r", generation or base)
+            self._drop_generation(generation)
+
+    def _switch_generation(self, generation: str) -> None:
+        """Make ``generation`` the build in use: the pointer file replaced whole, then synced."""
+        pointer = self._generation_pointer
+        tmp = pointer.with_name(f".{pointer.name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(generation + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, pointer)
+        try:  # the rename itself made durable
+            fd = os.open(self.index_dir, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
 
     # ------------------------------------------------------------------ the folder
     def never_indexed(self, folder: Path) -> str | None:
@@ -399,19 +511,49 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ public operations
     def list_documents(self) -> list[DocumentInfo]:
+        self._follow_generation()
         return [e.info() for e in self.manifest.all().values()]
 
     def sync(self, task: TaskState | None = None) -> SyncReport:
         """Index new and changed files, drop removed ones. Unchanged files cost a stat call."""
         with self._writing(task):
+            self._drop_stale_generations()
             return self._sync(self.scan(), task or NullTask(), prune=True)
 
     def reindex(self, task: TaskState | None = None) -> SyncReport:
-        """Rebuild this model's index from the knowledge folder."""
+        """Rebuild this model's index from the knowledge folder, beside the one in use (a new
+        Chroma collection, manifest, keyword and dense index), and switch to it only once it is
+        complete: searches meanwhile, and after a failed, cancelled or killed rebuild, use the old one."""
         with self._writing(task):
-            entries = self.manifest.all()
-            syncing.drop_documents(self, [e.name for e in entries.values()], entries)
-            return self._sync(self.scan(), task or NullTask(), prune=True, force=True)
+            self._drop_stale_generations()
+            self.chroma_client  # noqa: B018 - opened here, so the new build shares it (and its process)
+            current, building = self.generation, "r" + uuid.uuid4().hex[:12]
+            old_photos = {e.doc_id for e in self.manifest.all().values() if e.kind != "text"}
+            new = copy.copy(self)  # the same settings, clients and writer lock; its own index parts
+            new._attach_index((building, self._pointer_seen, None, None, None, None))
+            try:
+                # Its folder first: a crash from here on leaves something _drop_stale_generations finds.
+                new.collection_dir.mkdir(parents=True)
+                report = new._sync(new.scan(), task or NullTask(), prune=True)
+                new.manifest  # noqa: B018 - made even for an empty folder: the new build's list
+            except BaseException:
+                log.warning("re-indexing stopped: the index in use is kept")
+                new._detach_index()[-1]()
+                self._drop_generation(building)
+                raise
+            finally:
+                self._embedder, self._handlers = new._embedder, new._handlers  # loaded on the way
+            self._switch_generation(building)
+            self._detach_index()[-1]()  # the old build's manifest closed, then the build deleted
+            self._attach_index(new._detach_index())
+            self._pointer_seen = file_stamp(self._generation_pointer)
+            self._drop_generation(current)
+            # Photos live in one gallery for every build: drop those the new build no longer has.
+            gone = old_photos - {e.doc_id for e in self.manifest.all().values() if e.kind != "text"}
+            handler = self.handler_for(".jpg") if gone else None
+            if handler is not None:
+                handler.delete(gone)
+            return report
 
     def add(
         self, paths: Sequence[Path | str], scope: str = "shared", task: TaskState | None = None
@@ -470,6 +612,8 @@ class KnowledgeBase:
         self._search_notes.warnings = []
         if self.is_empty():
             return []
+        if self._writes == 0:
+            self._follow_generation()  # another process's `reindex` switched to its new build
         retriever = self.retriever
         if self._writes == 0:  # a reader: another process may have written since the last search
             self._take_others_writes()

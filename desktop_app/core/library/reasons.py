@@ -120,6 +120,11 @@ HIDDEN_FOLDER = define("doc.hidden_folder", "hidden folder")
 HIDDEN_FILE = define("doc.hidden_file", "hidden file")
 SYMLINKED_FOLDER = define("doc.symlinked_folder", "symlinked folder, not followed")
 SYMLINK_OUTSIDE = define("doc.symlink_outside", "symlink to outside the dropped folder")
+# Only regular files are read (paths.open_regular): a pipe, socket or device is left out.
+NOT_REGULAR_KIND = define("doc.not_regular_kind", "not a regular file ({kind}): never read")
+KIND_PIPE = define("doc.kind.pipe", "a named pipe")
+KIND_SOCKET = define("doc.kind.socket", "a socket")
+KIND_DEVICE = define("doc.kind.device", "a device")
 
 # Progress lines (the knowledge panel shows them under its progress bar).
 OCR_PAGE = define("doc.ocr_page", "{name}: OCR page {number}/{count}")
@@ -260,6 +265,42 @@ NO_IMAGE_SUPPORT = define(
     "image support is not installed (reference photos need torch and the classifier packages)",
 )
 # The reasons a photo cannot be opened are in core/identify/texts.py.
+
+# Limits on what one file may hold (parsers/limits.py): the parsers stream and stop at the first.
+TOO_MANY_PARAGRAPHS = define(
+    "doc.too_many_paragraphs",
+    "too large: the {label} has more than {limit:,} paragraphs, the limit; split it into smaller files",
+)
+TOO_MANY_ELEMENTS = define(
+    "doc.too_many_elements",
+    "too large: the {label} has more than {limit:,} XML elements, the limit; split it into smaller files",
+)
+PART_TOO_MANY_ELEMENTS = define(
+    "doc.part_too_many_elements",
+    "too large: {part} of the {label} has more than {limit:,} XML elements in one piece, the limit; "
+    "split it into smaller files",
+)
+TOO_MANY_CHARS = define(
+    "doc.too_many_chars",
+    "too large: the {label} has more than {limit:,} characters of text, the limit; split it into smaller files",
+)
+TOO_MANY_COLUMNS = define(
+    "doc.too_many_columns",
+    "too large: a row of the {label} has more than {limit:,} columns, the limit; split it into smaller files",
+)
+TOO_MANY_CHAPTERS = define(
+    "doc.too_many_chapters",
+    "too large: the EPUB has {count:,} chapters, more than the limit of {limit:,}; split it into smaller books",
+)
+XML_ENTITIES = define(
+    "doc.xml_entities",
+    "refused {label}: {part} declares XML entities, which are refused (they can expand without bound)",
+)
+XML_TOO_BIG = define("doc.xml_too_big", "its XML is too large or too deeply nested to be read")
+PDF_PAGES_LOST = define(
+    "doc.pdf_pages_lost",
+    "corrupt PDF: none of its pages can be read; the file is probably truncated ({reason})",
+)
 
 # Tamper detection (integrity.py): chunks whose keyed hash does not match what this library wrote.
 CHUNK_KEY_DAMAGED = define(

@@ -29,7 +29,7 @@ from desktop_app.core.library.languages import text_lang
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, now_iso
 from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.messages import message
-from desktop_app.core.paths import sha256_file
+from desktop_app.core.paths import NotRegularFile, ensure_regular, sha256_file
 from desktop_app.core.tasks import TaskState, check
 
 if TYPE_CHECKING:
@@ -64,16 +64,23 @@ class SyncReport:
         return len(self.added) + len(self.updated) + len(self.removed)
 
     def to_dict(self) -> dict[str, Any]:
+        # Names as shown (U+FFFD for bytes that are not UTF-8); "not_utf8" has their escaped forms.
+        from desktop_app.core.library.names import display_name as shown
+        from desktop_app.core.library.names import is_utf8
+
+        every = [*self.added, *self.updated, *self.unchanged, *self.removed]
+        every += [n for n, _ in self.failed + self.skipped]
         return {
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "failed": [{"name": n, "error": e} for n, e in self.failed],
-            "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
+            "added": [shown(n) for n in self.added],
+            "updated": [shown(n) for n in self.updated],
+            "unchanged": [shown(n) for n in self.unchanged],
+            "removed": [shown(n) for n in self.removed],
+            "failed": [{"name": shown(n), "error": e} for n, e in self.failed],
+            "skipped": [{"name": shown(n), "reason": r} for n, r in self.skipped],
             "cancelled": self.cancelled,
-            "outcomes": self.outcomes,
-            "repaired": [{"name": n, "reason": r} for n, r in self.repaired],
+            "outcomes": {shown(n): o for n, o in self.outcomes.items()},
+            "not_utf8": sorted({n for n in every if not is_utf8(n)}),
+            "repaired": [{"name": shown(n), "reason": r} for n, r in self.repaired],
         }
 
     def outcome(self, rel: str) -> str:
@@ -233,6 +240,7 @@ def find_changes(
     """Drop removed files (``prune``), bring the derived indexes in step with the vector store,
     and list the files to index: new, changed or pending ones (all of them with ``force``)."""
     entries = kb.manifest.all()
+    files, stats = _regular_files(files, report)  # a pipe, socket or device is never read
     if prune:
         gone = sorted(set(entries) - set(files))
         drop_documents(kb, gone, entries)
@@ -246,20 +254,23 @@ def find_changes(
 
     changes: list[Change] = []
     for rel, path in files.items():
-        try:
-            st = path.stat()
-        except OSError as exc:
-            report.failed.append((rel, str(message(reasons.CANNOT_READ, reason=exc.strerror or exc))))
-            continue
         old = entries.get(rel)
+        st = stats.get(rel)
+        if isinstance(st, OSError):
+            _unreadable(kb, rel, None, old, st, report)
+            continue
+        # A row without a hash was unreadable: looked at again (a chmod leaves the mtime alone).
         done = not force and old is not None and old.status in (INDEXED, FAILED) and not _before_ocr(old)
-        if done and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+        if done and old.sha256 and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             _unchanged(rel, old, report)
             continue
         try:
             digest = sha256_file(path)
+        except NotRegularFile as exc:  # swapped for a pipe since the stat
+            report.skipped.append((rel, _not_regular(exc.kind)))
+            continue
         except OSError as exc:
-            report.failed.append((rel, str(message(reasons.CANNOT_READ, reason=exc.strerror or exc))))
+            _unreadable(kb, rel, st, old, exc, report)
             continue
         if done and old.sha256 == digest:  # touched, same content: only the stat shortcut is new
             kb.manifest.put(replace(old, size=st.st_size, mtime_ns=st.st_mtime_ns))
@@ -267,6 +278,57 @@ def find_changes(
             continue
         changes.append(Change(rel, path, st, digest, old))
     return changes
+
+
+def _not_regular(kind: str) -> str:
+    from desktop_app.core.library.fileops import not_regular_reason
+
+    return not_regular_reason(kind)
+
+
+def _regular_files(
+    files: dict[str, Path], report: SyncReport
+) -> tuple[dict[str, Path], dict[str, os.stat_result | OSError]]:
+    """The files that are regular files (symlinks followed), with their stat, or the error that
+    refused the stat; the others are skipped with their reason (and dropped from the index)."""
+    regular: dict[str, Path] = {}
+    stats: dict[str, os.stat_result | OSError] = {}
+    for rel, path in files.items():
+        try:
+            stats[rel] = ensure_regular(path)
+        except NotRegularFile as exc:
+            report.skipped.append((rel, _not_regular(exc.kind)))
+            continue
+        except OSError as exc:
+            stats[rel] = exc
+        regular[rel] = path
+    return regular, stats
+
+
+def _unreadable(
+    kb: KnowledgeBase, rel: str, st: os.stat_result | None, old: Entry | None, exc: OSError, report: SyncReport
+) -> None:
+    """A file that cannot be read (permission denied...): listed as failed with the reason, its
+    old chunks dropped; without a hash, the next sync looks at it again."""
+    why = str(message(reasons.CANNOT_READ, reason=exc.strerror or exc))
+    report.failed.append((rel, why))
+    entry = Entry(
+        name=rel,
+        doc_id=kb.doc_id(rel),
+        sha256="",
+        size=st.st_size if st else 0,
+        mtime_ns=st.st_mtime_ns if st else 0,
+        chunks=0,
+        status=FAILED,
+        error=why,
+        indexed_at=None,
+        kind=old.kind if old is not None else "text",
+        scope=scope_of(rel),
+    )
+    if old is not None and old.chunks:
+        kb.manifest.put(replace(old, status=PENDING))  # pending while its chunks go
+        _delete_chunks(kb, [old], kb.opened_dense)
+    kb.manifest.put(entry)
 
 
 def _before_ocr(entry: Entry) -> bool:
@@ -498,6 +560,10 @@ def chunk_file(
     from desktop_app.core.library.chunking import chunk_sections
     from desktop_app.core.library.parsers import IMAGE_SUFFIXES, parse_file
 
+    try:  # swapped for a pipe since it was hashed: parsers open by path, and must never block
+        ensure_regular(path)
+    except NotRegularFile as exc:
+        raise ParseError(reasons.NOT_REGULAR) from exc
     limit = cfg.max_document_mb
     suffix = path.suffix.lower()
     if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:

@@ -30,6 +30,7 @@ from desktop_app.core.identify import texts as _texts  # noqa: F401 - its messag
 from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import Message, parse, render_parsed, render_text
 from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
@@ -359,7 +360,8 @@ class IdentifyCard(QFrame):
             # A one-line snippet has no room for Markdown: its markup is dropped, not shown.
             snippet = " ".join(markdown_to_plain(hit.text).split())
             snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
-            where = Path(hit.source).name + (f" · {place_label(hit.source, hit.page)}" if hit.page else "")
+            where = Path(display_name(hit.source)).name
+            where += f" · {place_label(hit.source, hit.page)}" if hit.page else ""
             chip = CiteChip(where, hit.source, hit.page, hit.text)  # a gone file is marked by its source
             chip.clicked.connect(lambda _=False, h=hit: self.citation_clicked.emit(h))
             self.evidence_box.addWidget(chip, 0, Qt.AlignLeft)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from desktop_app.core.library.documents import DocumentInfo
+from desktop_app.core.library.names import display_name, escape_name, fs_path
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import tr, tr_core
 
@@ -82,7 +83,7 @@ class DocumentsModel(QAbstractTableModel):
         col = index.column()
         if role == _DISPLAY:
             if col == 0:
-                return doc.name if doc.scope == "shared" else f"{doc.name}"
+                return display_name(doc.name)  # U+FFFD for bytes that are not UTF-8 (names.py)
             if col == 1:
                 return tr(doc.status)
             if col == 2:
@@ -96,7 +97,8 @@ class DocumentsModel(QAbstractTableModel):
             # whole reason on the error column.
             if col == 4 and doc.error:
                 return plain_tooltip(tr_core(doc.error))
-            return plain_tooltip(str(self.root / doc.name) if self.root is not None else doc.name)
+            whole = escape_name(str(fs_path(self.root, doc.name))) if self.root is not None else doc.name
+            return plain_tooltip(display_name(whole))
         if role == _ALIGN and col in (2, 3):
             return _RIGHT
         if role == _FOREGROUND and doc.status == "failed" and col in (1, 4):

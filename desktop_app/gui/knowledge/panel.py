@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QTableView,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.library.knowledge import SyncReport
+from desktop_app.core.library.names import display_name
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
@@ -79,6 +81,7 @@ class KnowledgePanel(QWidget):
         self._pending: list[tuple[list[Path], str]] = []  # drops before the KB is ready
         self._scopes: list[str] = ["shared"]
         self.last_report: Any = None
+        self._known_failures: dict[str, str] = {}  # name -> reason, as last listed or reported
 
         self.title = QLabel(objectName="panelTitle")
         self.scope_label = QLabel()
@@ -285,7 +288,7 @@ class KnowledgePanel(QWidget):
 
     def remove_selected(self) -> None:
         names = [self.model.rows[i.row()].name for i in self.table.selectionModel().selectedRows()]
-        if not names or self.ctx.kb is None:
+        if not names or self.ctx.kb is None or not self.confirm_remove(names):
             return
         kb = self.ctx.kb
         run_batch(
@@ -298,6 +301,19 @@ class KnowledgePanel(QWidget):
             on_failure=self._show_error,
             on_cancelled=lambda: None,
         )
+
+    def confirm_remove(self, names: list[str]) -> bool:
+        """Ask before deleting: Remove deletes the files from the knowledge folder too."""
+        if len(names) == 1:
+            text = tr(
+                "Remove “{name}”? The file is deleted from the knowledge folder and its passages from the index. This cannot be undone."
+            ).format(name=names[0])
+        else:
+            text = tr(
+                "Remove {n} documents? The files are deleted from the knowledge folder and their passages from the index. This cannot be undone."
+            ).format(n=len(names))
+        answer = QMessageBox.question(self, tr("Remove documents"), text)
+        return answer == QMessageBox.Yes
 
     def refresh(self, change: KnowledgeChange | None = None) -> None:
         """Reload the documents table from the index (in the background), unless ``change`` says
@@ -347,18 +363,35 @@ class KnowledgePanel(QWidget):
 
     def _batch_done(self, report: SyncReport, kind: JobKind = JobKind.ADD) -> None:
         change = KnowledgeChange.of_report(kind, report)
-        if kind is not JobKind.SYNC or change.any:  # a watcher sync that found nothing keeps the last summary
+        # A watcher sync that found nothing new keeps the last summary: one that only tried an
+        # unchanged failed file again would otherwise bring back an old batch's failure.
+        if kind is not JobKind.SYNC or self._is_news(report):
             self.last_report = report
             self._show_report(report)
+        self._known_failures.update(report.failed)
         self.ctx.knowledge_changed.emit(change)
         self.batch_finished.emit(report)
 
+    def _is_news(self, report: SyncReport) -> bool:
+        failed = {name for name, _ in report.failed}
+        done = [n for n in (*report.added, *report.updated) if n not in failed]
+        again = all(self._known_failures.get(name) == why for name, why in report.failed)
+        return bool(done or report.removed or report.cancelled or not again)
+
+    def _clear_outcomes(self) -> None:
+        """A batch that failed or was cancelled replaces the last one's results, lines included."""
+        self.last_report = None
+        self.errors.clear()
+        self.errors.hide()
+
     def _batch_failed(self, message: str, kind: JobKind) -> None:
+        self._clear_outcomes()
         self._show_error(message)
         self.ctx.knowledge_changed.emit(KnowledgeChange.of_report(kind, None))
         self.batch_finished.emit(None)
 
     def _batch_cancelled(self, kind: JobKind) -> None:
+        self._clear_outcomes()
         self.result_label.setText(tr("Cancelled. Files already indexed are kept."))
         self.result_label.show()
         self.ctx.knowledge_changed.emit(KnowledgeChange.of_report(kind, None))
@@ -389,19 +422,19 @@ class KnowledgePanel(QWidget):
         # Failures first and in red, files never copied in next in amber; what became of every
         # file that was read (its chunks, the pages OCR read, or a photo) in the normal colour.
         for name, error in report.failed:
-            self._add_outcome(f"{name}: {tr_core(error)}", FAILED_COLOUR)
+            self._add_outcome(f"{display_name(name)}: {tr_core(error)}", FAILED_COLOUR)
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
-            self._add_outcome(f"{tr('skipped')}: {name}: {tr_core(why)}", SKIPPED_COLOUR)
+            self._add_outcome(f"{tr('skipped')}: {display_name(name)}: {tr_core(why)}", SKIPPED_COLOUR)
         for name in [*report.added, *report.updated]:
             got = report.outcomes.get(name) if name not in failed else None
             if got and got.get("photo"):
-                self._add_outcome(f"{name}: {tr('a reference photo')}")
+                self._add_outcome(f"{display_name(name)}: {tr('a reference photo')}")
             elif got:
                 what = tr("{n} chunk" if got["chunks"] == 1 else "{n} chunks").format(n=got["chunks"])
                 if got.get("ocr_pages"):
                     pages = "{n} page read by OCR" if got["ocr_pages"] == 1 else "{n} pages read by OCR"
                     what += ", " + tr(pages).format(n=got["ocr_pages"])
-                self._add_outcome(f"{name}: {what}")
+                self._add_outcome(f"{display_name(name)}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
 
     def _add_outcome(self, text: str, colour: str = "") -> None:
@@ -417,6 +450,7 @@ class KnowledgePanel(QWidget):
 
     def _set_documents(self, docs: list[Any]) -> None:
         self.model.set_documents(docs)
+        self._known_failures = {d.name: d.error for d in docs if d.status == "failed" and d.error}
         scopes = {"shared"} | {d.scope for d in docs}
         for scope in sorted(scopes):
             if scope not in self._scopes:

@@ -12,18 +12,24 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
+from desktop_app.core.library.names import escape_name, is_utf8
 from desktop_app.gui.operations import INDEXING, JobKind
 
 MAX_WATCHED_FILES = 4000  # inotify watches are a limited resource; folders are always watched
 
 
 def _scan(root: Path) -> tuple[list[str], list[str]]:
+    """The folders and regular files to watch. Nothing is opened; a pipe, socket or device is
+    left to its folder's watch, and so is a name Qt cannot hold (not UTF-8: names.py)."""
     dirs, files = [str(root)], []
     for current, subdirs, names in os.walk(root):
         subdirs[:] = [d for d in subdirs if not d.startswith(".")]
         dirs.extend(os.path.join(current, d) for d in subdirs)
         if len(files) < MAX_WATCHED_FILES:
-            files.extend(os.path.join(current, n) for n in names if not n.startswith("."))
+            for n in names:
+                path = os.path.join(current, n)
+                if not n.startswith(".") and is_utf8(escape_name(path)) and os.path.isfile(path):
+                    files.append(path)
     return dirs, files[:MAX_WATCHED_FILES]
 
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.ask.citations import changed_since_answer
+from desktop_app.core.library.names import display_name, fs_path
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.operations import JobKind
@@ -139,7 +140,7 @@ class SourceViewer(QWidget):
         if self.page:  # a PPTX section's page is its slide number (parsers/pptx.py)
             slide = Path(self.source).suffix.lower() == ".pptx"
             where = " · " + (tr("slide {page}") if slide else tr("page {page}")).format(page=self.page)
-        self.title.setText(self.source + where)
+        self.title.setText(display_name(self.source) + where)
 
     # -- opening -------------------------------------------------------------------------------
     def open_citation(self, citation: Any) -> None:
@@ -155,7 +156,7 @@ class SourceViewer(QWidget):
         self.banner.hide()
         self.show()
         self._update_title()
-        path = self.ctx.knowledge_dir / citation.source
+        path = fs_path(self.ctx.knowledge_dir, citation.source)  # names.py: stored name to path
         if path.suffix.lower() == ".pdf" and HAVE_QTPDF and path.is_file():
             self._open_pdf(path, citation)
         else:

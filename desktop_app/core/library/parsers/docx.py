@@ -12,6 +12,11 @@ text, a floating shape's as blocks right after the paragraph it is anchored to. 
 endnotes follow the block that refers to them, Markdown style (``text[^1]`` ... ``[^1]: note``).
 Headers open the document and footers close it, each distinct paragraph once however many
 sections repeat it.
+
+Memory stays bounded (limits.py): every part is first streamed through a counting scan that
+refuses entity declarations and stops at the limits on elements, paragraphs and characters; the
+body is then read one top-level block (a paragraph, a table) at a time with ``iterparse``, each
+block dropped once read, and the other parts, small in real documents, as trees.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from urllib.parse import unquote
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers import progress
+from desktop_app.core.library.parsers.limits import Budget, check_tree, scan_zip_part
 from desktop_app.core.library.parsers.package import ZIP_READ_ERRORS, open_zip, read_head, zip_reason
 from desktop_app.core.library.parsers.pdf import clean_text
 from desktop_app.core.library.parsers.tables import markdown_table
@@ -70,6 +77,10 @@ _DRAWINGS = frozenset({f"{_W}drawing", f"{_W}pict", f"{_W}object"})
 _NOTE_REFS = {f"{_W}footnoteReference": "footnote", f"{_W}endnoteReference": "endnote"}
 _FLOATING_VML = re.compile(r"position\s*:\s*absolute")
 _HEADER_ORDER = {"first": 0, "default": 1, "even": 2}  # page 1, then every page, then even pages
+# Paragraphs as the counting scan names them ("namespace local"), transitional and Strict.
+_SCAN_PARAGRAPHS = frozenset({f"{_W_NS} p", f"{_STRICT_PREFIX}wordprocessingml/main p"})
+_PARAGRAPH_TAGS = frozenset({_P, f"{{{_STRICT_PREFIX}wordprocessingml/main}}p"})
+_UNIT_PARAGRAPHS = 1000  # the body's progress is told every this many paragraphs
 
 # The largest real body part in the shared corpus (an 872-page handbook) unpacks to a few MB.
 MAX_PART_BYTES = 512 * 10**6
@@ -122,9 +133,13 @@ class _Package:
         self._zf = zf
         self._names = {info.filename.lower(): info.filename for info in zf.infolist()}
         self._rels: dict[str, dict[str, tuple[str, str]]] = {}
+        self._parsed: dict[str, Element | None] = {}  # a diagram's part may be referred to many times
+        self.budget = Budget("DOCX")
+        self._units = 0
 
-    def xml(self, name: str, *, required: bool = False) -> Element | None:
-        """A parsed part. A missing or unreadable optional part is None: the body still counts."""
+    def _checked(self, name: str, *, required: bool) -> tuple[str, int] | None:
+        """(member name, elements) of a part after its counting scan; None when an optional part
+        is missing or cannot be unpacked. Over a limit, or with entities, the file is refused."""
         actual = self._names.get(name.lower())
         if actual is None:
             return None
@@ -133,6 +148,104 @@ class _Package:
             raise ParseError(
                 reasons.DOCX_PART_TOO_LARGE, part=name, mb=size / 1e6, limit_mb=MAX_PART_BYTES / 1e6
             )
+        self._units += 1
+        progress.unit("part", self._units)
+        try:
+            elements = scan_zip_part(self._zf, actual, "DOCX", self.budget, paragraph=_SCAN_PARAGRAPHS)
+        except ZIP_READ_ERRORS as exc:
+            if not required:
+                return None
+            raise ParseError(
+                reasons.PART_CANNOT_UNPACK, label="DOCX", part=name, reason=zip_reason(exc)
+            ) from exc
+        except ParseError as exc:
+            if not required and exc.message.code == reasons.PART_NOT_WELL_FORMED:
+                return None
+            raise
+        return actual, elements
+
+    def body(self, name: str) -> Iterator[Element]:
+        """The top-level children of the main part's w:body, streamed: each is complete when given
+        and dropped after. Raises DOCX_NO_BODY without a body."""
+        checked = self._checked(name, required=True)
+        assert checked is not None
+        actual, elements = checked
+        try:
+            yield from self._stream_body(actual, name)
+        except ValueError as exc:  # a multi-byte encoding expat lacks: the (scanned) tree instead
+            if "multi-byte" not in str(exc):
+                raise
+            root = self._tree(name, required=True, checked=checked)  # not scanned twice
+            assert root is not None
+            body = root.find(f"{_W}body")
+            if body is None:
+                raise ParseError(reasons.DOCX_NO_BODY, part=name) from exc
+            yield from list(body)
+
+    def _stream_body(self, actual: str, name: str) -> Iterator[Element]:
+        depth = 0
+        body: Element | None = None
+        inside = False  # between the body's start and end
+        strict = False
+        held = 0  # elements of the block being read
+        paragraphs = 0
+        try:
+            with self._zf.open(actual) as stream:
+                for event, element in ET.iterparse(stream, events=("start", "end")):
+                    if event == "start":
+                        depth += 1
+                        if depth == 1:
+                            strict = element.tag.startswith("{" + _STRICT_PREFIX)
+                        elif depth == 2 and element.tag.rsplit("}", 1)[-1] == "body" and body is None:
+                            body, inside, held = element, True, 0
+                        elif depth > 2:
+                            held += 1
+                            if held > 100_000:  # counted in steps: a block of millions of runs
+                                check_tree("DOCX", name, held)
+                        continue
+                    depth -= 1
+                    if element.tag in _PARAGRAPH_TAGS:
+                        paragraphs += 1
+                        if paragraphs % _UNIT_PARAGRAPHS == 0:
+                            progress.unit("paragraph", paragraphs)
+                    if element is body:
+                        inside = False
+                    elif depth == 2 and inside and body is not None:
+                        check_tree("DOCX", name, held)
+                        held = 0
+                        if strict:
+                            _to_transitional(element)
+                        yield element
+                        body.remove(element)
+        except ZIP_READ_ERRORS as exc:
+            if isinstance(exc, ValueError) and "multi-byte" in str(exc):
+                raise
+            raise ParseError(
+                reasons.PART_CANNOT_UNPACK, label="DOCX", part=name, reason=zip_reason(exc)
+            ) from exc
+        except ET.ParseError as exc:  # the scan read it whole, so only a changed file gets here
+            line, column = exc.position
+            raise ParseError(
+                reasons.PART_NOT_WELL_FORMED, label="DOCX", part=name, line=line, column=column + 1
+            ) from exc
+        if body is None:
+            raise ParseError(reasons.DOCX_NO_BODY, part=name)
+
+    def xml(self, name: str, *, required: bool = False) -> Element | None:
+        """A parsed part. A missing or unreadable optional part is None: the body still counts."""
+        if name.lower() in self._parsed:
+            return self._parsed[name.lower()]
+        root = self._tree(name, required=required)
+        self._parsed[name.lower()] = root
+        return root
+
+    def _tree(self, name: str, *, required: bool, checked: tuple[str, int] | None = None) -> Element | None:
+        """The part as a tree, after its scan (``checked``: done already)."""
+        checked = checked or self._checked(name, required=required)
+        if checked is None:
+            return None
+        actual, elements = checked
+        check_tree("DOCX", name, elements)
         try:
             data = self._zf.read(actual)
         except ZIP_READ_ERRORS as exc:
@@ -294,11 +407,8 @@ class _Reader:
     def __init__(self, package: _Package) -> None:
         self._package = package
         self._diagram_sources: dict[Element, str] = {}  # SmartArt reference -> the part holding it
-        main = package.main_part()
-        document = self._load(main, required=True)
-        self.body = document.find(f"{_W}body")
-        if self.body is None:
-            raise ParseError(reasons.DOCX_NO_BODY, part=main)
+        self._main = main = package.main_part()
+        self._sect_prs: list[Element] = []  # the body's section properties, read as it streams
         self._main_rels = package.rels(main)
         first = {kind: target for kind, target in reversed(list(self._main_rels.values()))}
         self._styles = _Styles(self._load(first["styles"]) if "styles" in first else None)
@@ -322,10 +432,7 @@ class _Reader:
         found: dict[str, list[Block]] = {"header": [], "footer": []}
         parts_read: set[str] = set()
         texts: set[str] = set()
-        changed = {id(old) for change in self.body.iter(f"{_W}sectPrChange") for old in change}
-        for sect_pr in self.body.iter(f"{_W}sectPr"):
-            if id(sect_pr) in changed:  # a tracked change's old layout
-                continue
+        for sect_pr in self._sect_prs:
             references = [r for r in sect_pr if r.tag in (f"{_W}headerReference", f"{_W}footerReference")]
             references.sort(key=lambda ref: _HEADER_ORDER.get(ref.get(f"{_W}type") or "", 1))
             for ref in references:
@@ -339,6 +446,19 @@ class _Reader:
                         texts.add(text)
                         found[kind].append((text, None))
         return found["header"], found["footer"]
+
+    def body_blocks(self) -> list[Block]:
+        """The body's blocks, headings marked, read one top-level block at a time."""
+        out: list[Block] = []
+        holder = ET.Element("holder")
+        for element in self._package.body(self._main):
+            self._diagram_sources.update(dict.fromkeys(element.iter(_DIAGRAM), self._main))
+            changed = {id(old) for change in element.iter(f"{_W}sectPrChange") for old in change}
+            self._sect_prs += [s for s in element.iter(f"{_W}sectPr") if id(s) not in changed]
+            holder.append(element)
+            out += self.blocks(holder, headings=True)
+            holder.remove(element)
+        return out
 
     def blocks(self, container: Element, headings: bool = False) -> list[Block]:
         out: list[Block] = []
@@ -491,8 +611,9 @@ def _read(path: Path, head: bytes) -> tuple[list[Block], list[Block], list[Block
     """(header, body, footer) blocks of a DOCX."""
     with open_zip(path, head, "DOCX", ".docx", _KIND) as zf:
         reader = _Reader(_Package(zf))
+        body = reader.body_blocks()  # first: the sections' headers and footers are named in it
         headers, footers = reader.page_furniture()
-        return headers, reader.blocks(reader.body, headings=True), footers
+        return headers, body, footers
 
 
 def parse_docx(path: Path) -> list[Section]:

@@ -5,6 +5,11 @@ manifest lists the files and whose spine gives their reading order. Each spine d
 is read by the HTML reader (``html_sections``). Text before a chapter's first heading, or a
 whole chapter without headings, takes the chapter's title from the table of contents (the EPUB 3
 navigation document, else the EPUB 2 NCX), so every section says which chapter it is.
+
+Bounded (limits.py): at most ``MAX_CHAPTERS`` chapters; the package document and tables of
+contents are scanned (entity declarations refused, elements counted) before they are parsed;
+a chapter whose DTD declares entities is refused rather than read with its declarations as
+text, and the chapters' elements, blocks and characters are counted over the book as they are read.
 """
 
 from __future__ import annotations
@@ -17,6 +22,14 @@ from urllib.parse import unquote
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers import progress
+from desktop_app.core.library.parsers.limits import (
+    MAX_CHAPTERS,
+    Budget,
+    check_tree,
+    declares_entities,
+    scan_xml,
+)
 from desktop_app.core.library.parsers.package import (
     OFFICE_FAMILIES,
     ZIP_READ_ERRORS,
@@ -53,6 +66,7 @@ class _Book:
     def __init__(self, zf: zipfile.ZipFile) -> None:
         self._zf = zf
         self._names = set(zf.namelist())
+        self.budget = Budget("EPUB")
 
     def read(self, name: str, what: str) -> bytes:
         if name not in self._names:
@@ -70,8 +84,10 @@ class _Book:
             ) from exc
 
     def xml(self, name: str, what: str) -> ET.Element:
+        data = self.read(name, what)
+        check_tree("EPUB", name, scan_xml(data, "EPUB", name, self.budget))  # entities refused
         try:
-            return ET.fromstring(self.read(name, what))
+            return ET.fromstring(data)
         except ET.ParseError as exc:
             line, column = exc.position
             raise ParseError(
@@ -159,18 +175,25 @@ class _Book:
         documents = [manifest[i][0] for i in spine if i in manifest and manifest[i][1] in _DOCUMENT_TYPES]
         if not documents:
             raise ParseError(reasons.EPUB_NO_SPINE, part=opf)
+        chapters = list(dict.fromkeys(documents))  # a document listed twice is read once
+        if len(chapters) > MAX_CHAPTERS:
+            raise ParseError(reasons.TOO_MANY_CHAPTERS, count=len(chapters), limit=MAX_CHAPTERS)
         self.refuse_drm(documents)
         titles = self.titles(manifest, toc_id)
 
         sections: list[Section] = []
-        for document in dict.fromkeys(documents):  # a document listed twice is read once
+        for number, document in enumerate(chapters, 1):
+            progress.unit("chapter", number, len(chapters))
             data = self.read(document, "the chapter")
+            if declares_entities(data):  # html.parser would index the declarations as text
+                raise ParseError(reasons.XML_ENTITIES, label="EPUB", part=document)
             try:
                 text, _ = decode_bytes(data, declared=True)
             except ParseError as exc:
                 raise ParseError(reasons.EPUB_CHAPTER_NOT_TEXT, part=document) from exc
+            del data
             title = titles.get(document)
-            for section in html_sections(text):
+            for section in html_sections(text, self.budget):
                 if title and not section.heading_path:
                     section.heading_path = [title]
                     if not section.text.startswith(title):

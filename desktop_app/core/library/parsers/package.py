@@ -8,6 +8,7 @@ password-protected DOCX/PPTX/XLSX into one (an ``EncryptedPackage`` stream), and
 from __future__ import annotations
 
 import posixpath
+import re
 import xml.etree.ElementTree as ET
 import zipfile
 import zlib
@@ -36,6 +37,9 @@ OFFICE_FAMILIES = {
     "xl": str(message(reasons.EXCEL_XLSX)),
 }
 _PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+# libxml2's errors at its own limits ("use XML_PARSE_HUGE option", "see xmlCtxtSetMaxAmplification",
+# "Excessive depth in document"): parser internals no user can act on.
+_LIBXML_LIMITS = re.compile(r"XML_PARSE_HUGE|MaxAmplification|amplification|Excessive depth|Huge input", re.I)
 
 # What zipfile raises for a damaged member: bad CRC or header (BadZipFile), bad deflate data (zlib),
 # cut-off data (EOFError), unknown compression (NotImplementedError), encryption (RuntimeError), a
@@ -103,7 +107,11 @@ def check_unpacked_size(zf: zipfile.ZipFile, label: str, limit: int) -> None:
 
 def office_family(zf: zipfile.ZipFile) -> str | None:
     """The folder of an Office package's main part ("word", "ppt", "xl"), None when it has none."""
+    from desktop_app.core.library.parsers.limits import MAX_ROOT_RELS_BYTES
+
     try:
+        if zf.getinfo("_rels/.rels").file_size > MAX_ROOT_RELS_BYTES:
+            raise ValueError("root relationships too large")  # read before any scan: keep it small
         rels = ET.fromstring(zf.read("_rels/.rels"))
     except (KeyError, ET.ParseError, *ZIP_READ_ERRORS):  # damaged: judged by the folders below
         rels = ET.Element("none")
@@ -129,6 +137,8 @@ def damaged_reason(exc: BaseException) -> str:
     (KeyError), XML that is not well-formed (lxml's and ElementTree's errors are SyntaxErrors) or
     not shaped as it should be, a value of the wrong type, a member that cannot be unpacked, or the library's own message."""
     if isinstance(exc, SyntaxError):
+        if _LIBXML_LIMITS.search(str(exc)):  # libxml2's safety limits, which name its own options
+            return str(message(reasons.XML_TOO_BIG))
         return str(message(reasons.PART_NOT_XML, error=" ".join(str(exc).split())))
     if isinstance(exc, KeyError):
         return str(message(reasons.PART_MISSING, part=exc.args[0] if exc.args else exc))

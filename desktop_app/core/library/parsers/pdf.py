@@ -15,10 +15,17 @@ no text layer that hold images (scanned pages) are read by OCR when the caller a
 ``OcrJob``: sync does, within ``index.ocr_max_pages``); their sections have ``ocr`` set. The
 document fails only when no page gives text, and the message then tells scanned pages (no OCR
 allowed, or OCR read nothing) from blank or vector-only ones. Measurements: docs/pdf-extraction.md.
+
+A truncated PDF (an interrupted download or copy) has lost its cross-reference table and often
+its page tree, which PDF writers put at the end: pypdf then reads no page at all. Its complete
+page objects are found by scanning the bytes and given a new page tree (``_repair_truncated``),
+so the readable pages are kept; ``truncated`` and ``pages_lost`` in the first section's metadata
+say what happened.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import unicodedata
@@ -29,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers import progress
 
 if TYPE_CHECKING:
     from desktop_app.core.library.ocr import OcrJob
@@ -365,6 +373,7 @@ def _read_scanned(
     texts: dict[int, str] = {}
     for i, (number, image) in enumerate(render_pdf_pages(path, numbers), 1):
         job.page(i, len(numbers))
+        progress.unit("page", number)  # an OCR page is a unit of its own
         if isinstance(image, str):
             page_errors.append({"page": number, "error": image})
             continue
@@ -374,19 +383,114 @@ def _read_scanned(
     return texts
 
 
+_OBJECT = re.compile(rb"(?<![\d])(\d{1,9})\s+(\d{1,5})\s+obj\b")
+_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
+_PAGES_COUNT = re.compile(rb"/Type\s*/Pages\b.*?/Count\s+(\d+)|/Count\s+(\d+).*?/Type\s*/Pages\b", re.S)
+_PARENT = re.compile(rb"/Parent\s+(\d+)\s+\d+\s+R")
+
+
+@dataclass
+class _Repair:
+    data: bytes  # the file with a new page tree and cross-reference table
+    pages: int  # page objects found
+    expected: int | None  # the page count the file's own page tree gave, when that object survived
+    error: str = ""  # what pypdf said of the file as it was
+
+
+def _repair_truncated(data: bytes) -> _Repair | None:
+    """A truncated PDF's complete objects with a new page tree over its page objects (in file
+    order), a catalog and a cross-reference table; None when no page object is complete. Page
+    objects inside compressed object streams cannot be found so, nor shared resources lost."""
+    end = data.rfind(b"endobj")
+    if end < 0:
+        return None
+    data = data[: end + len(b"endobj")] + b"\n"
+    offsets: dict[int, int] = {}
+    pages: list[int] = []
+    parents: Counter[int] = Counter()
+    expected: int | None = None
+    matches = list(_OBJECT.finditer(data))
+    for match, after in zip(matches, [*matches[1:], None]):
+        number = int(match.group(1))
+        offsets[number] = match.start()
+        body = data[match.end() : after.start() if after else len(data)]
+        head = body.split(b"stream", 1)[0]
+        if _PAGE.search(head):
+            pages.append(number)
+            if parent := _PARENT.search(head):
+                parents[int(parent.group(1))] += 1
+        elif count := _PAGES_COUNT.search(head):
+            expected = max(expected or 0, int(count.group(1) or count.group(2)))
+    pages = list(dict.fromkeys(pages))
+    if not pages:
+        return None
+    # The pages' own parent number, when it was lost, so /Parent finds the new tree.
+    lost = [n for n, _ in parents.most_common() if n not in offsets]
+    tree = lost[0] if lost else max(offsets) + 1
+    catalog = max(max(offsets), tree) + 1
+    out = io.BytesIO()
+    out.write(data)
+    for number, text in (
+        (
+            tree,
+            b"<< /Type /Pages /Kids [%s] /Count %d >>"
+            % (b" ".join(b"%d 0 R" % n for n in pages), len(pages)),
+        ),
+        (catalog, b"<< /Type /Catalog /Pages %d 0 R >>" % tree),
+    ):
+        offsets[number] = out.tell()
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, text))
+    xref = out.tell()
+    size = max(offsets) + 1
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
+    for number in range(1, size):
+        if number in offsets:
+            out.write(b"%010d 00000 n \n" % offsets[number])
+        else:
+            out.write(b"0000000000 65535 f \n")
+    out.write(b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, catalog, xref))
+    return _Repair(out.getvalue(), len(pages), expected)
+
+
+def _open_pdf(path: Path) -> tuple[Any, int, _Repair | None]:
+    """A PdfReader of the file and its page count, else of its repair when the file is
+    truncated (see the module)."""
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(path, strict=False)
+        if reader.is_encrypted:  # pages are counted after decryption
+            return reader, -1, None
+        return reader, len(reader.pages), None
+    except OSError as exc:
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
+    except (Exception, RecursionError) as exc:
+        error = exc
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
+    if b"%%EOF" in data[-1024:] or not data.startswith(b"%PDF"):  # not truncated: damaged otherwise
+        raise ParseError(reasons.CORRUPT, label="PDF", reason=_short(error)) from error
+    repair = _repair_truncated(data)
+    if repair is None:
+        raise ParseError(reasons.PDF_PAGES_LOST, reason=_short(error)) from error
+    repair.error = _short(error)
+    try:
+        reader = PdfReader(io.BytesIO(repair.data), strict=False)
+        return reader, len(reader.pages), repair
+    except (Exception, RecursionError) as exc:
+        raise ParseError(reasons.PDF_PAGES_LOST, reason=_short(error)) from exc
+
+
 def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     """Sections of a PDF (see the module docstring); scanned pages are read by OCR only when
     ``ocr`` is given. Raises ParseError for encrypted, corrupt, scanned (without OCR) or textless
     files."""
-    from pypdf import PasswordType, PdfReader
+    from pypdf import PasswordType
     from pypdf.errors import DependencyError
 
-    try:
-        reader = PdfReader(path, strict=False)
-    except OSError as exc:
-        raise ParseError(reasons.UNREADABLE, reason=exc.strerror or exc) from exc
-    except (Exception, RecursionError) as exc:
-        raise ParseError(reasons.CORRUPT, label="PDF", reason=_short(exc)) from exc
+    reader, page_count, repair = _open_pdf(path)
 
     if reader.is_encrypted:
         try:
@@ -399,10 +503,11 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
         if result == PasswordType.NOT_DECRYPTED:
             raise ParseError(reasons.ENCRYPTED, label="PDF")
 
-    try:
-        page_count = len(reader.pages)
-    except (Exception, RecursionError) as exc:
-        raise ParseError(reasons.CORRUPT, label="PDF", reason=_short(exc)) from exc
+    if page_count < 0:
+        try:
+            page_count = len(reader.pages)
+        except (Exception, RecursionError) as exc:
+            raise ParseError(reasons.CORRUPT, label="PDF", reason=_short(exc)) from exc
     if page_count == 0:
         raise ParseError(reasons.PDF_NO_PAGES)
 
@@ -411,6 +516,7 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     page_errors: list[dict[str, object]] = []
     for index in range(page_count):
         number = index + 1
+        progress.unit("page", number, page_count)
         try:
             text = normalize_text(_page_text(reader.pages[index]))
         except (Exception, RecursionError) as exc:
@@ -431,6 +537,8 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
         without_text = [number for number in without_text if number not in read_by_ocr]
 
     if not pages:
+        if repair is not None:
+            raise ParseError(reasons.PDF_PAGES_LOST, reason=repair.error)
         if page_errors and not without_text:
             raise ParseError(reasons.PDF_NO_PAGE_READ, reason=page_errors[0]["error"])
         if scanned and ocr is not None:
@@ -470,4 +578,8 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
         meta["ocr_pages"] = sorted(read_by_ocr)
     if page_errors:
         meta["page_errors"] = page_errors
+    if repair is not None:
+        meta["truncated"] = True
+        if repair.expected is not None and repair.expected > page_count:
+            meta["pages_lost"] = repair.expected - page_count
     return sections

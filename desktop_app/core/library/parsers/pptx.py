@@ -4,6 +4,11 @@ Read with python-pptx after the checks every ZIP-based format shares (package.py
 in the slide's z-order, the order screen readers use; group shapes are read through, tables become
 Markdown, a chart gives its title. Each section opens with "Slide N: title", so a citation shows
 which slide it is even where only a page number is printed.
+
+python-pptx builds an lxml tree of every XML part when it opens a file, so each part is first
+streamed through a counting scan (limits.py) that refuses entity declarations and stops at the
+limits on paragraphs, characters and the elements held as trees: a 1.4 MB slide of 158 million
+empty paragraphs is refused in seconds instead of filling 10 GB.
 """
 
 from __future__ import annotations
@@ -13,6 +18,14 @@ from pathlib import Path
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers import progress
+from desktop_app.core.library.parsers.limits import (
+    MAX_TREE_ELEMENTS,
+    Budget,
+    check_tree,
+    scan_zip_part,
+    xml_members,
+)
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
     check_office_family,
@@ -28,6 +41,7 @@ from desktop_app.core.messages import message
 _KIND = str(message(reasons.POWERPOINT))
 # python-pptx loads every part (pictures and videos too) into memory when it opens a file.
 MAX_UNPACKED_BYTES = 10**9
+_A_P = "http://schemas.openxmlformats.org/drawingml/2006/main p"  # a paragraph, as the scan names it
 
 
 def parse_pptx(path: Path) -> list[Section]:
@@ -39,8 +53,11 @@ def parse_pptx(path: Path) -> list[Section]:
         with open_zip(path, head, "PPTX", ".pptx", _KIND) as zf:
             check_unpacked_size(zf, "PPTX", MAX_UNPACKED_BYTES)
             check_office_family(zf, "ppt", "PPTX", _KIND, "ppt/presentation.xml")
+            _scan_parts(zf)
         sections: list[Section] = []
-        for number, slide in enumerate(pptx.Presentation(str(path)).slides, 1):
+        slides = pptx.Presentation(str(path)).slides
+        for number, slide in enumerate(slides, 1):
+            progress.unit("slide", number, len(slides))
             if found := _slide(number, slide):
                 heading, text = found
                 sections.append(Section(text=text, page=number, heading_path=[heading]))
@@ -62,6 +79,24 @@ def parse_pptx(path: Path) -> list[Section]:
         *ZIP_READ_ERRORS,
     ) as exc:
         raise ParseError(reasons.CORRUPT, label="PPTX", reason=damaged_reason(exc)) from exc
+
+
+def _scan_parts(zf) -> None:
+    """Count every XML part before python-pptx holds them all as trees; refuse past a limit."""
+    budget = Budget("PPTX")
+    parts = xml_members(zf)
+    held = 0
+    for number, name in enumerate(parts, 1):
+        progress.unit("part", number, len(parts))
+        try:
+            svg = name.lower().endswith(".svg")  # a picture, not read as XML by python-pptx
+            held += scan_zip_part(zf, name, "PPTX", budget, paragraph=frozenset({_A_P}), entities=svg)
+        except ParseError as exc:
+            if exc.message.code == reasons.PART_NOT_WELL_FORMED:
+                continue  # python-pptx says whether it needs the part (an unused one is no harm)
+            raise
+        if held > MAX_TREE_ELEMENTS:
+            check_tree("PPTX", name, held)
 
 
 def _slide(number: int, slide) -> tuple[str, str] | None:

@@ -19,6 +19,7 @@ import charset_normalizer
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError, Section
+from desktop_app.core.library.parsers.limits import Budget
 
 TEXT_SUFFIXES = frozenset(
     {
@@ -307,8 +308,9 @@ class _HTMLText(HTMLParser):
     )  # fmt: skip
     _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
         super().__init__(convert_charrefs=True)
+        self._budget = budget or Budget("HTML")
         self.sections: list[tuple[list[str], list[str]]] = [([], [])]  # (heading_path, blocks)
         self._stack: list[tuple[int, str]] = []
         self._skip_depth = 0
@@ -317,6 +319,9 @@ class _HTMLText(HTMLParser):
         self._buf: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._budget.add_elements()
+        if tag in self._BLOCK:
+            self._budget.add_paragraphs()
         if tag == "body":
             self._skip_depth = 0  # an unclosed <noscript> or <svg> in the head must not hide the page
         if tag in self._SKIP:
@@ -362,6 +367,7 @@ class _HTMLText(HTMLParser):
                 self._pre_depth = max(0, self._pre_depth - 1)
 
     def handle_data(self, data: str) -> None:
+        self._budget.add_chars(len(data))
         if self._skip_depth:
             return
         if self._heading is not None:
@@ -386,12 +392,15 @@ class _HTMLText(HTMLParser):
         self._flush()
 
 
-def html_sections(html: str) -> list[Section]:
-    """Visible text of an HTML page (no scripts or styles), one section per heading."""
-    parser = _HTMLText()
+def html_sections(html: str, budget: Budget | None = None) -> list[Section]:
+    """Visible text of an HTML page (no scripts or styles), one section per heading; ``budget``
+    counts elements, blocks and characters against the limits (over a whole book for EPUB)."""
+    parser = _HTMLText(budget)
     try:
         parser.feed(html)
         parser.close()
+    except ParseError:  # a limit
+        raise
     except Exception as exc:  # html.parser is lenient; this is a last line of defence
         raise ParseError(reasons.CORRUPT, label="HTML", reason=exc) from exc
     sections: list[Section] = []

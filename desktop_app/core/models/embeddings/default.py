@@ -34,7 +34,8 @@ def default_model_id(data_dir: Path | None) -> str:
 
     if data_dir is not None:
         old = Path(data_dir) / "index" / collection_name("chunks", FP32_MODEL_ID, FP32_DIM)
-        if (old / "manifest.sqlite3").is_file():
+        # A rebuilt index (`kdesk reindex`) is named by a pointer file beside it (knowledge.py).
+        if (old / "manifest.sqlite3").is_file() or old.with_name(old.name + ".current").is_file():
             return FP32_MODEL_ID
     return MODEL_ID
 
