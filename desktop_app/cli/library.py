@@ -79,6 +79,8 @@ def _print_report(
                 eprint(f"skipped   {shown(name)}: {why}")
     for name, err in report.failed:
         eprint(f"failed    {shown(name)}: {err}")
+    for name, why in report.repaired:  # chunks missing or altered in the vector store
+        eprint(f"repaired  {shown(name)}: {why}")
     return 0
 
 
@@ -172,10 +174,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         empty = desk.kb.is_empty()  # then search loads nothing and finds nothing: say why
         hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
+        warnings = desk.kb.search_warnings()  # tampered chunks left out (also logged)
     if args.json:
         emit_json(
             {"query": args.query, "hits": [h.to_dict() | name_fields(h.source, "source") for h in hits]}
             | ({"note": EMPTY_LIBRARY} if empty else {})
+            | ({"warnings": warnings} if warnings else {})
         )
         return 0
     if empty:

@@ -396,6 +396,13 @@ ZH_CN: dict[str, str] = {
     "cannot use the Chroma server at {url}: {error}": "无法使用位于 {url} 的 Chroma 服务器：{error}",
     "cannot reach the vector store at {location}: {error}": "无法连接位于 {location} 的向量库：{error}",
     "cannot open the vector collection {name}: {error}": "无法打开向量集合 {name}：{error}",
+    # tamper detection (core/library/integrity.py)
+    "{path} is damaged: it should hold this library's 64-character chunk key; restore it from a backup (deleting it makes the next sync re-index every document)": "{path} 已损坏：它应保存这个资料库 64 个字符的分块密钥；请从备份恢复（删除它会让下一次同步重新索引所有文档）",
+    "{count} chunks read from {location} were left out: they are not what this library wrote (changed outside the app); the next sync re-indexes {names}": "从 {location} 读取的 {count} 个分块已被略去：它们不是这个资料库写入的内容（在应用之外被改动过）；下一次同步会重新索引 {names}",
+    "re-indexed: {found} of its {expected} chunks were in the vector store": "已重新索引：向量库中只有它 {expected} 个分块中的 {found} 个",
+    "re-indexed: its chunks in the vector store were changed outside the app": "已重新索引：它在向量库中的分块在应用之外被改动过",
+    "re-indexed: this library's chunk key changed": "已重新索引：这个资料库的分块密钥已更换",
+    "{count} documents had missing or altered chunks in {location} and are re-indexed from the knowledge folder": "有 {count} 个文档在 {location} 中的分块缺失或被改动，正在从知识文件夹重新索引",
     "{name}: OCR page {number}/{count}": "{name}：OCR 第 {number}/{count} 页",
     "waiting for {holder} to finish writing to the data folder": "正在等待 {holder} 完成对数据文件夹的写入",
     "busy: {holder} to finish writing to the data folder": "忙碌：正在等待 {holder} 完成对数据文件夹的写入",

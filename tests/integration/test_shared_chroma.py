@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from desktop_app.core import secrets
@@ -435,3 +436,150 @@ def test_server_options_carry_the_token_in_the_configured_header(monkeypatch):
     with pytest.raises(StoreError, match="ASCII") as info:
         server_options(cfg)
     assert "two words" not in str(info.value)
+
+
+# -- anyone who reaches the server can write: tampering is detected and repaired ---------------------
+
+FORGED = "# Kea survey\n\nThe kea survey in Arthur's Pass counted 9,999 birds and found the road closed.\n"
+
+
+def _intruder(url: str, kb: KnowledgeBase):
+    """Another client of the same server, with no token and no library id: Chroma lets it at everything."""
+    import chromadb
+
+    server = parse_server_url(url)
+    intruder = chromadb.HttpClient(host=server.host, port=server.port)
+    assert kb.collection in [c.name for c in intruder.list_collections()]  # it sees every library
+    return intruder, intruder.get_collection(kb.collection)
+
+
+def test_a_chunk_overwritten_by_another_client_is_left_out_of_search_and_re_embedded(
+    tmp_path, chroma, minilm, caplog
+):
+    kb = _library(tmp_path / "victim", chroma, minilm, KEA)
+    assert kb.sync().added == ["notes/notes.md"]
+    _, victim = _intruder(chroma, kb)
+    got = victim.get(include=["documents", "metadatas", "embeddings"])
+    chunk_id, meta = got["ids"][0], got["metadatas"][0]
+    # The forged text with its own vector and the genuine metadata (seal included): search would
+    # rank it first and show it as the library's own.
+    victim.upsert(
+        ids=[chunk_id], documents=[FORGED], metadatas=[meta], embeddings=minilm.embed_documents([FORGED])
+    )
+
+    with caplog.at_level(logging.WARNING):
+        hits = kb.search("how many kea were counted", top_k=5)
+    assert all("9,999" not in h.text for h in hits)
+    [note] = kb.search_warnings()
+    assert note.startswith(f"1 chunks read from {chroma} were left out: they are not what this library wrote")
+    assert note in caplog.text and "notes/notes.md" in note
+    assert [d.status for d in kb.list_documents()] == [PENDING]  # listed as needing work, not indexed
+
+    # The chat says so too: the assistant's search hands the note on as a Warning event.
+    from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.events import Warning as WarningEvent
+
+    hits, warning = Assistant(kb, None, kb.config).retrieve("how many kea were counted")
+    assert all("9,999" not in h.text for h in hits)
+    assert isinstance(warning, WarningEvent) and "not what this library wrote" in warning.message
+
+    report = kb.sync()
+    assert report.updated == ["notes/notes.md"]
+    assert "212 birds" in _texts(kb, "how many kea were counted") and kb.search_warnings() == []
+    assert [d.status for d in kb.list_documents()] == [INDEXED]
+    assert kb.sync().changed == 0
+    kb.close()
+
+
+def test_sync_finds_an_altered_chunk_or_vector_by_itself(tmp_path, chroma, minilm):
+    """No search in between: the sync's sample of seals finds the change (a library this small is
+    checked whole every sync), for the text and for the vector alone."""
+    kb = _library(tmp_path / "victim", chroma, minilm, KEA)
+    kb.sync()
+    _, victim = _intruder(chroma, kb)
+    got = victim.get(include=["documents", "metadatas", "embeddings"])
+    for forged in (
+        {"documents": [FORGED], "embeddings": [got["embeddings"][0]]},  # metadata and vector as they were
+        {"embeddings": [(-np.asarray(got["embeddings"][0])).tolist()]},  # the vector only: steers ranking
+    ):
+        victim.update(ids=[got["ids"][0]], **forged)
+        report = kb.sync()
+        assert report.repaired == [
+            ("notes/notes.md", "re-indexed: its chunks in the vector store were changed outside the app")
+        ]
+        assert report.updated == ["notes/notes.md"]
+        assert "212 birds" in _texts(kb, "how many kea were counted") and kb.search_warnings() == []
+    kb.close()
+
+
+def test_a_collection_deleted_by_another_client_is_noticed_by_sync_and_re_embedded(tmp_path, chroma, minilm):
+    kb = _library(tmp_path / "victim", chroma, minilm, KEA)
+    kb.sync()
+    chunks = kb.list_documents()[0].chunks
+    intruder, _ = _intruder(chroma, kb)
+    intruder.delete_collection(kb.collection)
+
+    assert kb.search("how many kea were counted") == []  # the app made the collection again, empty
+    report = kb.sync()  # the counts differ: the document goes back in
+    assert report.repaired == [
+        ("notes/notes.md", f"re-indexed: 0 of its {chunks} chunks were in the vector store")
+    ]
+    assert report.updated == ["notes/notes.md"] and report.unchanged == []
+    assert "212 birds" in _texts(kb, "how many kea were counted")
+    assert intruder.get_collection(kb.collection).count() == chunks
+
+    # A chunk added under the library's name is deleted; a deleted one brings its document back.
+    intruder.get_collection(kb.collection).add(
+        ids=["planted"], documents=[FORGED], embeddings=minilm.embed_documents([FORGED])
+    )
+    assert kb.sync().repaired == [] and intruder.get_collection(kb.collection).count() == chunks
+    kb.close()
+
+    # The CLI says what it repaired, on stderr, after a new process finds the collection gone.
+    intruder.delete_collection(kb.collection)
+    env = dict(os.environ, KDESK_NO_KEYRING="1", HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+    cli = subprocess.run(
+        [sys.executable, "-m", "desktop_app.cli.main", "--data-dir", str(kb.data_dir), "sync"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    assert "1 updated" in cli.stdout
+    assert (
+        f"repaired  notes/notes.md: re-indexed: 0 of its {chunks} chunks were in the vector store"
+        in cli.stderr
+    )
+    print(f"\nrepaired by the CLI: {cli.stderr.strip()[-400:]}")
+
+
+def test_chunks_written_before_seals_are_sealed_once_by_the_next_sync(tmp_path, chroma, minilm):
+    """A library indexed by an older release (chunks without seals) is not re-embedded: its first
+    sync seals the chunks as they are; from then on an unsealed chunk is a foreign one."""
+    kb = _library(tmp_path / "old", chroma, minilm, KEA)
+    kb.sync()
+    kb.close()
+    admin, old = _intruder(chroma, kb)
+    got = old.get(include=["documents", "metadatas", "embeddings"])
+    plain = [{k: v for k, v in m.items() if not k.startswith("kd_")} for m in got["metadatas"]]
+    admin.delete_collection(kb.collection)
+    admin.create_collection(kb.collection, metadata={"hnsw:space": "cosine"}).add(
+        ids=got["ids"], documents=got["documents"], metadatas=plain, embeddings=got["embeddings"]
+    )
+    (kb.collection_dir / "integrity.json").unlink()
+
+    again = _library(tmp_path / "old", chroma, minilm)
+    assert "212 birds" in _texts(again, "how many kea were counted")  # unsealed, and not yet sealed
+    report = again.sync()
+    assert (report.changed, report.repaired) == (0, [])  # nothing re-embedded
+    sealed = admin.get_collection(kb.collection).get(include=["metadatas"])["metadatas"]
+    assert all(len(m["kd_mac"]) == 64 for m in sealed)
+    assert "212 birds" in _texts(again, "how many kea were counted") and again.search_warnings() == []
+
+    admin.get_collection(kb.collection).upsert(
+        ids=got["ids"][:1], documents=[FORGED], metadatas=plain[:1], embeddings=got["embeddings"][:1]
+    )
+    assert all("9,999" not in h.text for h in again.search("how many kea were counted"))
+    assert again.search_warnings()
+    again.close()

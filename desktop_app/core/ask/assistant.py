@@ -246,7 +246,10 @@ class Assistant:
         if self._probe_cache and self._probe_cache[:2] == (query, scope):
             return list(self._probe_cache[2]), None
         try:
-            return list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=scope)), None
+            hits = list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=scope))
+            # Chunks that failed their integrity check (a store without seals, as tests' fakes, has none).
+            left_out = getattr(self.kb, "search_warnings", list)()
+            return hits, Warning(" ".join(left_out)) if left_out else None
         except Exception as exc:  # the index may be missing, locked or mid-rebuild
             log.warning("search failed: %s", exc)
             return [], Warning(str(message(notes.SEARCH_FAILED, error=exc)))

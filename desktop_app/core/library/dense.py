@@ -232,6 +232,15 @@ class DenseIndex:
             self._compact()
             return set(self._rows_of())
 
+    def vectors_of(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The held vectors of these chunks (unknown ids are left out)."""
+        with self._lock:
+            self._compact()
+            if self._index is None:
+                self._index = {cid: r for r, cid in enumerate(self._ids)}
+            rows = {cid: self._index.get(cid) for cid in chunk_ids}
+            return {cid: self._mat[r] for cid, r in rows.items() if r is not None}
+
     def scores(self, queries: np.ndarray, scopes: set[str] | None = None) -> DenseScores:
         """Cosine of every chunk for each query (rows outside ``scopes`` get -inf)."""
         q = np.asarray(queries, dtype=np.float32).reshape(-1, self.dim)

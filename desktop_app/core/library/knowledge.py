@@ -19,17 +19,19 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
-from desktop_app.core.library import reasons
+from desktop_app.core.library import integrity, reasons
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
 from desktop_app.core.library.datafolder import WriterLock, file_stamp
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
-from desktop_app.core.library.manifest import Manifest, adopt_as_pending
+from desktop_app.core.library.manifest import INDEXED, PENDING, Manifest, adopt_as_pending
+from desktop_app.core.library.names import display_name
 from desktop_app.core.library.store import (
     UPSERT_SLICE,
     UPSERT_SLICE_INTERACTIVE,
@@ -97,6 +99,7 @@ class KnowledgeBase:
         self._generation: str | None = None
         self._pointer_seen: tuple[int, int, int] | None = None
         self._pointer_path: Path | None = None
+        self._search_notes = threading.local()  # warnings of each thread's last search
         self._parse_worker: ParseWorker | None = None  # the file reader process, kept across syncs
 
     # ------------------------------------------------------------------ lazily built parts
@@ -206,13 +209,36 @@ class KnowledgeBase:
             # Embedded inside the GUI (its Chroma process failed to start): small upserts, so the
             # GIL is never held long (see store.UPSERT_SLICE).
             interactive = self.own_process and self._server is None
-            self._store = ChromaStore(
+            store = ChromaStore(
                 client,
                 self._chunks_collection,  # the shared server's client adds the namespace
                 location=self.config.index.chroma_url or str(self.index_dir),
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
+                sealer=integrity.Sealer(integrity.chunk_key_of(self.data_dir)),
             )
+            store.strict = integrity.is_sealed(store, self.collection_dir)
+            store.on_foreign = self._foreign_chunks
+            self._store = store
         return self._store
+
+    def _foreign_chunks(self, chunk_ids: list[str]) -> None:
+        """Chunks read back that this library did not write (integrity.py) were left out: say so,
+        and send their documents back to pending, so the next sync re-embeds them."""
+        indexed = {e.doc_id: e for e in self.manifest.all().values() if e.status == INDEXED}
+        rows = {d: indexed[d] for d in {integrity.doc_of_chunk(c) for c in chunk_ids} if d in indexed}
+        self.manifest.put_many([replace(e, status=PENDING) for e in rows.values()])
+        names = ", ".join(sorted(display_name(e.name) for e in rows.values())) or ", ".join(chunk_ids)
+        note = str(
+            message(reasons.FOREIGN_CHUNKS, count=len(chunk_ids), location=self.store.location, names=names)
+        )
+        log.warning("%s", note)
+        warnings = getattr(self._search_notes, "warnings", None)
+        if warnings is not None:
+            warnings.append(note)
+
+    def search_warnings(self) -> list[str]:
+        """What this thread's last search left out and why (tampered chunks), for the user to see."""
+        return list(getattr(self._search_notes, "warnings", None) or [])
 
     @property
     def collection_dir(self) -> Path:
@@ -427,6 +453,8 @@ class KnowledgeBase:
     def _attach_index(self, parts: tuple[Any, ...]) -> None:
         (self._generation, self._pointer_seen, self._store, self._manifest, self._keyword, self._dense) = parts[:6]
         self._retriever = None
+        if self._store is not None:  # its foreign chunks are this knowledge base's to report now
+            self._store.on_foreign = self._foreign_chunks
 
     def _drop_generation(self, generation: str) -> None:
         """Delete one build of the index: its Chroma collection, then its folder (a crash between
@@ -580,9 +608,9 @@ class KnowledgeBase:
         retry_failed: bool = False,
     ) -> SyncReport:
         report = SyncReport()
-        changes = syncing.find_changes(
-            self, files, report, prune=prune, force=force, retry_failed=retry_failed
-        )
+        if prune:  # missing or altered chunks go back to pending: re-embedded below
+            report.repaired = integrity.check_store(self)
+        changes = syncing.find_changes(self, files, report, prune=prune, force=force, retry_failed=retry_failed)
         try:
             syncing.index_changes(self, changes, task, report)
         finally:  # cancelled or not, what was fully embedded is kept
@@ -604,6 +632,7 @@ class KnowledgeBase:
     ) -> list[Hit]:
         """Several queries, one batched embedding call, merged and deduplicated (best score kept).
         An empty library answers at once: no model is loaded, no index opened, to find nothing."""
+        self._search_notes.warnings = []
         if self.is_empty():
             return []
         if self._writes == 0:

@@ -302,6 +302,30 @@ PDF_PAGES_LOST = define(
     "corrupt PDF: none of its pages can be read; the file is probably truncated ({reason})",
 )
 
+# Tamper detection (integrity.py): chunks whose keyed hash does not match what this library wrote.
+CHUNK_KEY_DAMAGED = define(
+    "store.chunk_key_damaged",
+    "{path} is damaged: it should hold this library's 64-character chunk key; restore it from a backup "
+    "(deleting it makes the next sync re-index every document)",
+)
+FOREIGN_CHUNKS = define(
+    "store.foreign_chunks",
+    "{count} chunks read from {location} were left out: they are not what this library wrote (changed "
+    "outside the app); the next sync re-indexes {names}",
+)
+REPAIR_MISSING = define(
+    "store.repair_missing", "re-indexed: {found} of its {expected} chunks were in the vector store"
+)
+REPAIR_CHANGED = define(
+    "store.repair_changed", "re-indexed: its chunks in the vector store were changed outside the app"
+)
+REPAIR_KEY = define("store.repair_key", "re-indexed: this library's chunk key changed")
+REPAIRED = define(
+    "store.repaired",
+    "{count} documents had missing or altered chunks in {location} and are re-indexed from the "
+    "knowledge folder",
+)
+
 # Bounded time and memory per file, progress inside one file (parse_worker.py, progress_lines.py).
 # Where a parser is in a file (parsers/progress.py units); an unknown kind is shown as a part.
 UNIT = {

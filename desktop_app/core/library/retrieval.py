@@ -214,8 +214,11 @@ class Retriever:
             ]
             rows.sort(key=lambda r: (r[1], r[3] or 0.0), reverse=True)
             ranked.append(rows[:keep])
-        # Text and metadata for the kept candidates only (one read for all queries).
-        hits_by_id = {h.chunk_id: h for h in self.store.get(sorted({r[0] for rows in ranked for r in rows}))}
+        # Text and metadata for the kept candidates only (one read for all queries), checked against
+        # their seals with the vectors they were ranked by when those are held here.
+        kept = sorted({r[0] for rows in ranked for r in rows})
+        held = self.dense.vectors_of(kept) if self.dense is not None else None
+        hits_by_id = {h.chunk_id: h for h in self.store.get(kept, vectors=held)}
         return [
             [
                 replace(

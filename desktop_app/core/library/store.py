@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from desktop_app.core.library import reasons
 from desktop_app.core.library.chroma_client import LibraryClient, StoreError
 from desktop_app.core.library.documents import Chunk, Hit
+from desktop_app.core.library.integrity import Sealer
 from desktop_app.core.messages import message
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
@@ -97,6 +99,11 @@ def _transient(exc: BaseException) -> bool:
     return type(exc).__name__ == "InternalError" and "Error finding id" in str(exc)
 
 
+def _vanished(exc: BaseException) -> bool:
+    """The collection this store holds was deleted (by another client of a shared server)."""
+    return type(exc).__name__ == "NotFoundError" and "does not exist" in str(exc)
+
+
 def _guarded(method):
     """Turn connection failures into a StoreError that names the server, for every store call;
     a read that met another process's commit half-way is tried again."""
@@ -105,6 +112,7 @@ def _guarded(method):
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         delays = list(_READ_RETRIES) if reads else []
+        reopened = False
         while True:
             try:
                 return method(self, *args, **kwargs)
@@ -113,6 +121,10 @@ def _guarded(method):
             except Exception as exc:
                 if delays and _transient(exc):
                     time.sleep(delays.pop(0))
+                    continue
+                if not reopened and _vanished(exc):  # made again, empty: the next sync refills it
+                    reopened = True
+                    self._open()
                     continue
                 if _unreachable(exc):
                     raise StoreError(
@@ -126,25 +138,79 @@ def _guarded(method):
 
 
 class ChromaStore:
+    """One Chroma collection of chunks. With a ``sealer`` (integrity.py) every chunk written carries
+    a keyed hash, and every chunk read back (search hits, a document's chunks, vectors for the dense
+    index) is checked: one that is not what this library wrote is left out and its id handed to
+    ``on_foreign``."""
+
     def __init__(
-        self, client, name: str, location: str = "the local index", *, upsert_slice: int = UPSERT_SLICE
+        self,
+        client,
+        name: str,
+        location: str = "the local index",
+        *,
+        upsert_slice: int = UPSERT_SLICE,
+        sealer: Sealer | None = None,
     ) -> None:
         self.client = client
         self.name = name
         self.location = location
         self.upsert_slice = max(1, upsert_slice)
-        try:
-            self.collection = client.get_or_create_collection(
-                name,
-                metadata={"hnsw:space": "cosine", "hnsw:search_ef": 128, "hnsw:construction_ef": 128},
-                embedding_function=None,
-            )
-        except Exception as exc:
-            raise StoreError(str(message(reasons.STORE_COLLECTION, name=name, error=exc))) from exc
+        self.sealer = sealer
+        # Chunks without a seal pass until the collection is sealed (written by an older release).
+        self.strict = False
+        self.on_foreign: Callable[[list[str]], None] = lambda chunk_ids: None
+        self._open()
         try:
             self.max_batch = int(client.get_max_batch_size())
         except Exception:
             self.max_batch = 1000
+
+    def _open(self) -> None:
+        try:
+            self.collection = self.client.get_or_create_collection(
+                self.name,
+                metadata={"hnsw:space": "cosine", "hnsw:search_ef": 128, "hnsw:construction_ef": 128},
+                embedding_function=None,
+            )
+        except Exception as exc:
+            raise StoreError(str(message(reasons.STORE_COLLECTION, name=self.name, error=exc))) from exc
+
+    # -- seals ---------------------------------------------------------------------------------
+    @property
+    def _seal_include(self) -> list[str]:
+        return ["embeddings"] if self.sealer is not None else []
+
+    def genuine(self, chunk_id: str, text: Any, meta: dict[str, Any] | None, vector: Any) -> bool:
+        """Whether a chunk read back is this library's own (always, without a sealer)."""
+        if self.sealer is None:
+            return True
+        if not self.strict and not self.sealer.sealed(meta):
+            return True
+        return self.sealer.check(chunk_id, text, meta, vector)
+
+    def _sort(self, got: dict[str, Any]) -> tuple[list[int], list[int]]:
+        """Positions of the genuine and of the other chunks of a ``get``/``query`` answer."""
+        ids = got["ids"]
+        if self.sealer is None:
+            return list(range(len(ids))), []
+        docs, metas, embs = got.get("documents"), got.get("metadatas"), got.get("embeddings")
+        keep: list[int] = []
+        other: list[int] = []
+        for i, cid in enumerate(ids):
+            vec = embs[i] if embs is not None else None
+            genuine = self.genuine(
+                cid, docs[i] if docs is not None else None, metas[i] if metas else None, vec
+            )
+            (keep if genuine else other).append(i)
+        return keep, other
+
+    def _keep(self, got: dict[str, Any]) -> list[int]:
+        """Positions of the genuine chunks of a ``get``/``query`` answer; the others are reported."""
+        keep, other = self._sort(got)
+        if other:
+            self.on_foreign([got["ids"][i] for i in other])
+        return keep
 
     @_guarded
     def count(self) -> int:
@@ -155,12 +221,13 @@ class ChromaStore:
         step = min(self.max_batch, self.upsert_slice)
         for start in range(0, len(chunks), step):
             part = chunks[start : start + step]
-            self.collection.upsert(
-                ids=[c.id for c in part],
-                embeddings=np.asarray(embeddings[start : start + len(part)], dtype=np.float32),
-                documents=[c.text for c in part],
-                metadatas=[_meta(c) for c in part],
-            )
+            ids = [c.id for c in part]
+            vecs = np.asarray(embeddings[start : start + len(part)], dtype=np.float32)
+            texts = [c.text for c in part]
+            metas = [_meta(c) for c in part]
+            if self.sealer is not None:  # last: the seal covers exactly what is sent
+                metas = [self.sealer.seal(*row) for row in zip(ids, texts, metas, vecs)]
+            self.collection.upsert(ids=ids, embeddings=vecs, documents=texts, metadatas=metas)
 
     @_guarded
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
@@ -168,6 +235,49 @@ class ChromaStore:
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             self.collection.delete(where={"doc_id": {"$in": part}} if len(part) > 1 else {"doc_id": part[0]})
+
+    @_guarded
+    def delete_ids(self, chunk_ids: Sequence[str]) -> None:
+        for start in range(0, len(chunk_ids), 500):
+            self.collection.delete(ids=list(chunk_ids[start : start + 500]))
+
+    @_guarded
+    def doc_counts(self) -> tuple[Counter[str], list[str]]:
+        """Chunks per doc_id, and the ids of chunks without one (paging through the metadata only)."""
+        found: Counter[str] = Counter()
+        undocumented: list[str] = []
+        offset, page = 0, 5000
+        while True:
+            got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
+            metas = got.get("metadatas") or []
+            for cid, meta in zip(got["ids"], metas):
+                doc = str((meta or {}).get("doc_id", "") or "")
+                if doc:
+                    found[doc] += 1
+                else:
+                    undocumented.append(cid)
+            if len(metas) < page:
+                return found, undocumented
+            offset += page
+
+    @_guarded
+    def page(self, offset: int, limit: int) -> list[tuple[str, Any, dict[str, Any], Any]]:
+        """(id, text, metadata, vector) of ``limit`` chunks from ``offset`` in the store's order."""
+        got = self.collection.get(
+            include=["documents", "metadatas", "embeddings"], limit=limit, offset=offset
+        )
+        embs = got.get("embeddings")
+        return [
+            (cid, got["documents"][i], got["metadatas"][i] or {}, embs[i] if embs is not None else None)
+            for i, cid in enumerate(got["ids"])
+        ]
+
+    @_guarded
+    def update_metadatas(self, chunk_ids: Sequence[str], metadatas: Sequence[dict[str, Any]]) -> None:
+        for start in range(0, len(chunk_ids), 500):
+            self.collection.update(
+                ids=list(chunk_ids[start : start + 500]), metadatas=list(metadatas[start : start + 500])
+            )
 
     @_guarded
     def doc_ids(self) -> set[str]:
@@ -187,17 +297,29 @@ class ChromaStore:
         if not doc_ids:
             return []
         where = {"doc_id": {"$in": list(doc_ids)}} if len(doc_ids) > 1 else {"doc_id": doc_ids[0]}
-        got = self.collection.get(where=where, include=["documents", "metadatas"])
-        hits = [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+        got = self.collection.get(where=where, include=["documents", "metadatas", *self._seal_include])
+        ids, docs, metas = got["ids"], got["documents"], got["metadatas"]
+        hits = [hit_from(ids[i], docs[i], metas[i]) for i in self._keep(got)]
         hits.sort(key=lambda h: (h.doc_id, h.chunk_index))
         return hits
 
     @_guarded
-    def get(self, chunk_ids: Sequence[str]) -> list[Hit]:
+    def get(self, chunk_ids: Sequence[str], vectors: dict[str, np.ndarray] | None = None) -> list[Hit]:
+        """Chunks by id. ``vectors``: the vectors search ranked them by (the dense index's own copy),
+        checked against the seals instead of reading Chroma's; a chunk that fails with them is
+        checked again with Chroma's vector (the copy may be a moment behind another process)."""
         if not chunk_ids:
             return []
-        got = self.collection.get(ids=list(chunk_ids), include=["documents", "metadatas"])
-        return [hit_from(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+        local = self.sealer is not None and vectors is not None and all(c in vectors for c in chunk_ids)
+        include = ["documents", "metadatas"] + ([] if local else self._seal_include)
+        got = self.collection.get(ids=list(chunk_ids), include=include)
+        if local:
+            got["embeddings"] = [vectors[c] for c in got["ids"]]
+            keep, other = self._sort(got)
+            hits = [hit_from(got["ids"][i], got["documents"][i], got["metadatas"][i]) for i in keep]
+            return hits + self.get([got["ids"][i] for i in other]) if other else hits
+        ids, docs, metas = got["ids"], got["documents"], got["metadatas"]
+        return [hit_from(ids[i], docs[i], metas[i]) for i in self._keep(got)]
 
     @_guarded
     def query_ids(
@@ -247,14 +369,18 @@ class ChromaStore:
         """(chunk id, doc id, scope, vector) of every stored chunk, or of some documents' chunks."""
         out: list[tuple[str, str, str, np.ndarray]] = []
 
+        include = ["embeddings", "metadatas"] + (["documents"] if self.sealer is not None else [])
+
         def take(got) -> int:
             embs = got.get("embeddings")
             metas = got.get("metadatas") or []
             if embs is None:
                 return 0
-            for cid, meta, vec in zip(got["ids"], metas, embs):
-                meta = meta or {}
-                out.append((cid, str(meta.get("doc_id", "")), str(meta.get("scope", "shared")), vec))
+            for i in self._keep(got):  # a forged vector never reaches the dense index
+                meta = metas[i] or {}
+                out.append(
+                    (got["ids"][i], str(meta.get("doc_id", "")), str(meta.get("scope", "shared")), embs[i])
+                )
             return len(got["ids"])
 
         if doc_ids is not None:
@@ -262,11 +388,11 @@ class ChromaStore:
             for start in range(0, len(ids), 200):
                 part = ids[start : start + 200]
                 where = {"doc_id": {"$in": part}} if len(part) > 1 else {"doc_id": part[0]}
-                take(self.collection.get(where=where, include=["embeddings", "metadatas"]))
+                take(self.collection.get(where=where, include=include))
             return out
         offset = 0
         while True:
-            n = take(self.collection.get(include=["embeddings", "metadatas"], limit=page, offset=offset))
+            n = take(self.collection.get(include=include, limit=page, offset=offset))
             if n < page:
                 return out
             offset += page
@@ -274,10 +400,14 @@ class ChromaStore:
     @_guarded
     def query(self, embeddings: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[list[Hit]]:
         """Nearest chunks for each query vector, best first."""
-        res = self._query(embeddings, k, where, ["documents", "metadatas", "distances"])
+        res = self._query(embeddings, k, where, ["documents", "metadatas", "distances", *self._seal_include])
         if res is None:
             return [[] for _ in range(len(embeddings))]
         out: list[list[Hit]] = []
-        for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
-            out.append([hit_from(i, d, m, dist) for i, d, m, dist in zip(ids, docs, metas, dists)])
+        for q, (ids, docs, metas, dists) in enumerate(
+            zip(res["ids"], res["documents"], res["metadatas"], res["distances"])
+        ):
+            embs = res["embeddings"][q] if self.sealer is not None else None
+            got = {"ids": ids, "documents": docs, "metadatas": metas, "embeddings": embs}
+            out.append([hit_from(ids[i], docs[i], metas[i], dists[i]) for i in self._keep(got)])
         return out

@@ -66,6 +66,8 @@ class SyncReport:
     cancelled: bool = False
     # What became of each added or updated file: its chunks and the pages OCR read, or a photo.
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Documents whose chunks in the vector store were missing or altered, re-embedded (integrity.py).
+    repaired: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -88,6 +90,7 @@ class SyncReport:
             "cancelled": self.cancelled,
             "outcomes": {shown(n): o for n, o in self.outcomes.items()},
             "not_utf8": sorted({n for n in every if not is_utf8(n)}),
+            "repaired": [{"name": shown(n), "reason": r} for n, r in self.repaired],
         }
 
     def outcome(self, rel: str) -> str:

@@ -53,7 +53,7 @@ class FixedStore:
     def vectors(self, chunk_ids):
         return {}
 
-    def get(self, chunk_ids):
+    def get(self, chunk_ids, vectors=None):
         return [h for h in self.hits if h.chunk_id in set(chunk_ids)]
 
 
