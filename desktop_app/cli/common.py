@@ -47,7 +47,9 @@ class CliTask:
             self._bar = tqdm(total=total, desc=self.desc, unit="file", file=sys.stderr, leave=False)
         self._bar.total = total
         self._bar.n = done
-        self._bar.set_postfix_str(message[-40:], refresh=False)
+        # A line inside a large file ("a.pdf: reading page 120 of 619, about 1 min left") whole,
+        # a long one cut at its start.
+        self._bar.set_postfix_str(message if len(message) <= 72 else "…" + message[-71:], refresh=False)
         self._bar.refresh()
 
     def cancelled(self) -> bool:

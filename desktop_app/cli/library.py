@@ -24,6 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_add)
 
     p = subparsers.add_parser("sync", parents=[common], help="index new/changed files, drop removed ones")
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="read the files that failed again (otherwise they are retried only once they change)",
+    )
     p.set_defaults(func=cmd_sync)
 
     p = subparsers.add_parser("list", parents=[common], help="documents with status, chunks, size and errors")
@@ -104,7 +109,9 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     return _print_report(
-        _run_indexing(args, "syncing", lambda kb, t: kb.sync(task=t)), args.json, args.verbose
+        _run_indexing(args, "syncing", lambda kb, t: kb.sync(task=t, retry_failed=args.retry_failed)),
+        args.json,
+        args.verbose,
     )
 
 

@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         from desktop_app.core.library.chroma_server import main as serve
 
         return serve(argv[1:])
+    if argv[:1] == ["--parse-worker"]:  # ... and for the sync's file reader (parse_worker.py)
+        from desktop_app.core.library.parse_worker import main as read_files
+
+        return read_files(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -35,6 +35,16 @@ class IndexConfig:
     # Pages without a text layer read by OCR per file at most (a few seconds each on a laptop's CPU):
     # a file with more fails with "too many scanned pages" before any is read; 0 = no limit.
     ocr_max_pages: int = 200
+    # Files are read in a child process (parse_worker.py) that is killed when one unit of progress
+    # (a page, slide, chapter, sheet block, XML part or OCR page: parsers/progress.py) takes longer
+    # than this: the file fails with "took longer than N s at page 3" and the batch goes on. A dense
+    # Chinese A4 page took 13-32 s to OCR on 2 cores at load 2-5 (docs/reliability.md): 120 leaves
+    # a slower laptop room. 0: no limit, and files are read in the app's own process.
+    max_seconds_per_unit: float = 120.0
+    # MB of memory (resident) that process may use reading one file, its OCR model (~140 MB) and an
+    # OCR page's peak (up to ~0.9 GB measured) included; a file that needs more fails with "too
+    # large". Watched on Linux only; 0: no limit.
+    max_parse_memory_mb: float = 1200.0
 
 
 @dataclass

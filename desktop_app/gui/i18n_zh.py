@@ -587,4 +587,28 @@ ZH_CN: dict[str, str] = {
     "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install the packages that provide them, then start Knowledge Desk again.": (
         "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。请安装提供这些库的软件包，然后重新启动知识桌面。"
     ),
+    # bounded time and memory per file, progress inside a file (parse_worker.py), Retry (knowledge panel)
+    "page {number}": "第 {number} 页",
+    "slide {number}": "第 {number} 张幻灯片",
+    "chapter {number}": "第 {number} 章",
+    "sheet {number}": "第 {number} 个工作表",
+    "paragraph {number}": "第 {number} 段",
+    "row {number}": "第 {number} 行",
+    "part {number}": "第 {number} 部分",
+    "OCR page {number}": "OCR 第 {number} 页",
+    "{name}: reading {unit}": "{name}：正在读取{unit}",
+    "{name}: reading {unit} of {count}": "{name}：正在读取{unit}（共 {count}）",
+    "{name}: reading {unit} of {count}, {eta}": "{name}：正在读取{unit}（共 {count}），{eta}",
+    "{name}: {done} of {total} chunks embedded": "{name}：已向量化 {done}/{total} 个片段",
+    "{name}: {done} of {total} chunks embedded, {eta}": "{name}：已向量化 {done}/{total} 个片段，{eta}",
+    "about {seconds} s left": "约剩 {seconds} 秒",
+    "about {minutes} min left": "约剩 {minutes} 分钟",
+    "took longer than {seconds:g} s at {unit} (index.max_seconds_per_unit)": "在{unit}处耗时超过 {seconds:g} 秒（index.max_seconds_per_unit）",
+    "took longer than {seconds:g} s to open (index.max_seconds_per_unit)": "打开耗时超过 {seconds:g} 秒（index.max_seconds_per_unit）",
+    "too large: it needed more than {mb:g} MB to read (index.max_parse_memory_mb)": "过大：读取它需要超过 {mb:g} MB 内存（index.max_parse_memory_mb）",
+    "the file reader process stopped unexpectedly ({reason})": "读取文件的进程意外停止（{reason}）",
+    "the file reader process did not start: {reason}": "读取文件的进程未能启动：{reason}",
+    "Retry failed files": "重试失败的文件",
+    "Read the failed files again (they are otherwise retried only once they change)": "重新读取失败的文件（否则只有文件改变后才会重试）",
+    "Retrying failed files…": "正在重试失败的文件…",
 }

@@ -78,13 +78,19 @@ class KnowledgeChange:
 
 
 def index_batch(
-    kind: JobKind, kb: KnowledgeBase, paths: Sequence[Path] = (), scope: str = "shared"
+    kind: JobKind,
+    kb: KnowledgeBase,
+    paths: Sequence[Path] = (),
+    scope: str = "shared",
+    *,
+    retry_failed: bool = False,
 ) -> Callable[[QtTaskState], SyncReport]:
-    """The work of an indexing batch: add ``paths`` to ``scope``, sync the folder, or re-index it."""
+    """The work of an indexing batch: add ``paths`` to ``scope``, sync the folder (trying failed
+    files again with ``retry_failed``), or re-index it."""
     if kind is JobKind.ADD:
         return lambda state: kb.add(list(paths), scope=scope, task=state)
     if kind is JobKind.SYNC:
-        return lambda state: kb.sync(task=state)
+        return lambda state: kb.sync(task=state, retry_failed=retry_failed)
     if kind is JobKind.REINDEX:
         return lambda state: kb.reindex(task=state)
     raise ValueError(f"not an indexing batch: {kind}")

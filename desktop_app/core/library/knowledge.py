@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
     from desktop_app.core.library.chroma_server import ChromaServer
     from desktop_app.core.library.dense import DenseIndex
+    from desktop_app.core.library.parse_worker import ParseWorker
     from desktop_app.core.library.retrieval import Retriever
 
 __all__ = ["DocumentHandler", "KnowledgeBase", "SyncReport", "chunk_from_hit"]
@@ -99,6 +100,7 @@ class KnowledgeBase:
         self._pointer_seen: tuple[int, int, int] | None = None
         self._pointer_path: Path | None = None
         self._search_notes = threading.local()  # warnings of each thread's last search
+        self._parse_worker: ParseWorker | None = None  # the file reader process, kept across syncs
 
     # ------------------------------------------------------------------ lazily built parts
     @property
@@ -298,6 +300,16 @@ class KnowledgeBase:
         else:
             dense.flush()
 
+    @property
+    def parse_worker(self) -> ParseWorker:
+        """The process the sync reads files in (parse_worker.py), kept across syncs so the OCR
+        model stays loaded; started with the first file, closed with the knowledge base."""
+        if self._parse_worker is None:
+            from desktop_app.core.library.parse_worker import ParseWorker
+
+            self._parse_worker = ParseWorker()
+        return self._parse_worker
+
     def handler_for(self, suffix: str) -> DocumentHandler | None:
         """The plug-in that indexes files with this suffix (None: text, or image support missing)."""
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
@@ -353,6 +365,8 @@ class KnowledgeBase:
 
     def close(self) -> None:
         with self._lock:
+            if self._parse_worker is not None:
+                self._parse_worker.close()
             if self._keyword is not None:
                 self._keyword.flush()
             dense = self.opened_dense
@@ -514,11 +528,12 @@ class KnowledgeBase:
         self._follow_generation()
         return [e.info() for e in self.manifest.all().values()]
 
-    def sync(self, task: TaskState | None = None) -> SyncReport:
-        """Index new and changed files, drop removed ones. Unchanged files cost a stat call."""
+    def sync(self, task: TaskState | None = None, *, retry_failed: bool = False) -> SyncReport:
+        """Index new and changed files, drop removed ones. Unchanged files cost a stat call; a
+        file that failed is tried again once it changes, or now with ``retry_failed``."""
         with self._writing(task):
             self._drop_stale_generations()
-            return self._sync(self.scan(), task or NullTask(), prune=True)
+            return self._sync(self.scan(), task or NullTask(), prune=True, retry_failed=retry_failed)
 
     def reindex(self, task: TaskState | None = None) -> SyncReport:
         """Rebuild this model's index from the knowledge folder, beside the one in use (a new
@@ -543,6 +558,7 @@ class KnowledgeBase:
                 raise
             finally:
                 self._embedder, self._handlers = new._embedder, new._handlers  # loaded on the way
+                self._parse_worker = new._parse_worker  # started on the way: closed with this one
             self._switch_generation(building)
             self._detach_index()[-1]()  # the old build's manifest closed, then the build deleted
             self._attach_index(new._detach_index())
@@ -583,11 +599,18 @@ class KnowledgeBase:
             self.folder.delete(doomed)
             return doomed
 
-    def _sync(self, files: dict[str, Path], task: TaskState, prune: bool, force: bool = False) -> SyncReport:
+    def _sync(
+        self,
+        files: dict[str, Path],
+        task: TaskState,
+        prune: bool,
+        force: bool = False,
+        retry_failed: bool = False,
+    ) -> SyncReport:
         report = SyncReport()
         if prune:  # missing or altered chunks go back to pending: re-embedded below
             report.repaired = integrity.check_store(self)
-        changes = syncing.find_changes(self, files, report, prune=prune, force=force)
+        changes = syncing.find_changes(self, files, report, prune=prune, force=force, retry_failed=retry_failed)
         try:
             syncing.index_changes(self, changes, task, report)
         finally:  # cancelled or not, what was fully embedded is kept

@@ -325,3 +325,34 @@ REPAIRED = define(
     "{count} documents had missing or altered chunks in {location} and are re-indexed from the "
     "knowledge folder",
 )
+
+# Bounded time and memory per file, progress inside one file (parse_worker.py, progress_lines.py).
+# Where a parser is in a file (parsers/progress.py units); an unknown kind is shown as a part.
+UNIT = {
+    "page": define("doc.unit.page", "page {number}"),
+    "slide": define("doc.unit.slide", "slide {number}"),
+    "chapter": define("doc.unit.chapter", "chapter {number}"),
+    "sheet": define("doc.unit.sheet", "sheet {number}"),
+    "paragraph": define("doc.unit.paragraph", "paragraph {number}"),
+    "row": define("doc.unit.row", "row {number}"),
+    "part": define("doc.unit.part", "part {number}"),
+    "OCR page": define("doc.unit.ocr_page", "OCR page {number}"),
+}
+READING_UNIT = define("doc.progress.reading_unit", "{name}: reading {unit}")
+READING_UNIT_OF = define("doc.progress.reading", "{name}: reading {unit} of {count}")
+READING_UNIT_ETA = define("doc.progress.reading_eta", "{name}: reading {unit} of {count}, {eta}")
+EMBEDDING = define("doc.progress.embedding", "{name}: {done} of {total} chunks embedded")
+EMBEDDING_ETA = define("doc.progress.embedding_eta", "{name}: {done} of {total} chunks embedded, {eta}")
+ETA_SECONDS = define("doc.eta.seconds", "about {seconds} s left")
+ETA_MINUTES = define("doc.eta.minutes", "about {minutes} min left")
+TOO_SLOW_AT = define(
+    "doc.too_slow_at", "took longer than {seconds:g} s at {unit} (index.max_seconds_per_unit)"
+)
+TOO_SLOW_OPENING = define(
+    "doc.too_slow_opening", "took longer than {seconds:g} s to open (index.max_seconds_per_unit)"
+)
+TOO_MUCH_MEMORY = define(
+    "doc.too_much_memory", "too large: it needed more than {mb:g} MB to read (index.max_parse_memory_mb)"
+)
+READER_DIED = define("doc.reader_died", "the file reader process stopped unexpectedly ({reason})")
+READER_NO_START = define("doc.reader_no_start", "the file reader process did not start: {reason}")

@@ -8,12 +8,14 @@ and re-feeds the keyword and dense indexes from the vector store when they disag
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import queue
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,10 +29,11 @@ from desktop_app.core.library.documents import Chunk, Hit, ParseError
 from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
 from desktop_app.core.library.languages import text_lang
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, now_iso
+from desktop_app.core.library.progress_lines import FileProgress
 from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.messages import message
 from desktop_app.core.paths import NotRegularFile, ensure_regular, sha256_file
-from desktop_app.core.tasks import TaskState, check
+from desktop_app.core.tasks import Cancelled, TaskState, check
 
 if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
@@ -42,6 +45,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 256  # chunks embedded together at least (the encoder is fastest in large batches)
+# Chunks are encoded and stored in slices of about this many seconds (sized from the encoder's
+# pace so far in the batch, 2 to 256 chunks): a cancel is seen between slices, and a large file's
+# progress line counts them. The first slice is FIRST_SLICE chunks.
+SLICE_SECONDS = 0.5
+FIRST_SLICE = 8
+STORE_CHUNKS = 128  # a large file's encoded chunks go to Chroma this many at a time (an upsert costs)
+LINE_CHUNKS = 64  # a file of this many chunks or more has lines of its own while it is embedded
 
 
 @dataclass
@@ -235,10 +245,17 @@ def drop_documents(kb: KnowledgeBase, names: list[str], entries: dict[str, Entry
 
 
 def find_changes(
-    kb: KnowledgeBase, files: dict[str, Path], report: SyncReport, *, prune: bool, force: bool
+    kb: KnowledgeBase,
+    files: dict[str, Path],
+    report: SyncReport,
+    *,
+    prune: bool,
+    force: bool,
+    retry_failed: bool = False,
 ) -> list[Change]:
     """Drop removed files (``prune``), bring the derived indexes in step with the vector store,
-    and list the files to index: new, changed or pending ones (all of them with ``force``)."""
+    and list the files to index: new, changed or pending ones (all of them with ``force``). A
+    failed file is tried again once it changes, or now with ``retry_failed``."""
     entries = kb.manifest.all()
     files, stats = _regular_files(files, report)  # a pipe, socket or device is never read
     if prune:
@@ -260,7 +277,8 @@ def find_changes(
             _unreadable(kb, rel, None, old, st, report)
             continue
         # A row without a hash was unreadable: looked at again (a chmod leaves the mtime alone).
-        done = not force and old is not None and old.status in (INDEXED, FAILED) and not _before_ocr(old)
+        settled = (INDEXED,) if retry_failed else (INDEXED, FAILED)
+        done = not force and old is not None and old.status in settled and not _before_ocr(old)
         if done and old.sha256 and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             _unchanged(rel, old, report)
             continue
@@ -353,6 +371,23 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
     encoder releases the GIL, so parsing, jieba and the BM25 terms cost no wall time of their own."""
     batch = _Batch(kb)
     total = len(changes)
+    try:
+        _index(kb, changes, task, report, batch)
+    except (Cancelled, KeyboardInterrupt):
+        # The files whose chunks were not all stored stay pending, their partial chunks deleted
+        # (_Batch.flush), and are not reported as indexed.
+        report.cancelled = True
+        cut = {entry.name for entry, _ in batch.entries}
+        report.added[:] = [r for r in report.added if r not in cut]
+        report.updated[:] = [r for r in report.updated if r not in cut]
+        for rel in cut:
+            report.outcomes.pop(rel, None)
+        raise
+    task.progress(total, total, "")
+
+
+def _index(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: SyncReport, batch: _Batch) -> None:
+    total = len(changes)
     with _Reader(kb, changes, task) as reader:
         for i, (change, read) in enumerate(reader):
             check(task)
@@ -383,13 +418,18 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
                     continue
                 if isinstance(read, BaseException):
                     raise read
+            except Cancelled:
+                raise
             except ParseError as exc:
                 kb.manifest.put(replace(entry, status=FAILED, error=str(exc)))
                 report.failed.append((rel, str(exc)))
                 continue
             except Exception as exc:  # a parser bug must not stop the batch
                 log.error("failed to index %s", rel, exc_info=exc)
-                msg = str(message(reasons.PARSER_BUG, error_type=type(exc).__name__, error=exc))
+                if trace := getattr(exc, "trace", ""):  # raised in the parse worker: its traceback
+                    log.error("in the file reader process:\n%s", trace)
+                kind = getattr(exc, "error_type", type(exc).__name__)
+                msg = str(message(reasons.PARSER_BUG, error_type=kind, error=exc))
                 kb.manifest.put(replace(entry, status=FAILED, error=msg))
                 report.failed.append((rel, msg))
                 continue
@@ -397,10 +437,9 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
             ocr_pages = {c.page if c.page is not None else 0 for c in read.chunks if c.ocr}
             report.outcomes[rel] = {"chunks": len(read.chunks), "ocr_pages": len(ocr_pages)}
             if batch.full():
-                batch.flush()
+                batch.flush(task, i + 1 - len(batch.entries), total)
                 task.progress(i + 1, total, rel)
-    batch.flush()
-    task.progress(total, total, "")
+        batch.flush(task, total - len(batch.entries), total)
 
 
 def _index_image(kb: KnowledgeBase, entry: Entry, path: Path) -> int:
@@ -426,7 +465,12 @@ class _Reader:
     refused the file (raised by the writer, so failures are recorded in one place), or None for
     a photo (its handler runs on the writing thread: it owns the image index). Scanned PDF pages
     and images outside photo folders are read by OCR here (parsers/image.py has the photo rule),
-    page by page with progress; a cancel, or the writer stopping, ends the file between pages."""
+    page by page with progress; a cancel, or the writer stopping, ends the file between pages.
+
+    Each file is read in the parse worker (parse_worker.py: a child process killed when one unit of
+    progress takes longer than ``index.max_seconds_per_unit`` or its memory passes
+    ``index.max_parse_memory_mb``, or at once on a cancel); with no deadline set (0), here. While
+    the writer waits for a file, the reader's progress lines say where in it the parser is."""
 
     # Chunks parsed ahead at most: the batch being encoded and the next one. Bounds the memory of
     # parsed, unencoded text (a file count would not: one PDF can hold thousands of chunks).
@@ -446,6 +490,10 @@ class _Reader:
         if len(self.photos) < len(changes):  # loads the encoder
             size = min(size, getattr(kb.embedder, "max_chars", size))
         self.chunking = (cfg, size, kb.doc_id)
+        self.worker = kb.parse_worker if cfg.max_seconds_per_unit > 0 else None
+        self.outer = task
+        self.taken = 0  # files the writer took: the progress bar's count while it waits
+        self.waiting = threading.Event()  # the writer waits for the next file: show its reading
         self.queue: queue.Queue = queue.Queue()
         self.held = 0  # chunks read and not yet taken by the writer
         self.room = threading.Condition()
@@ -465,6 +513,7 @@ class _Reader:
 
     def __iter__(self) -> Iterator[tuple[Change, _Read | BaseException | None]]:
         for change in self.changes:
+            self.waiting.set()
             while True:
                 try:
                     read = self.queue.get(timeout=0.5)
@@ -472,6 +521,8 @@ class _Reader:
                 except queue.Empty:
                     if not self.thread.is_alive():  # it hands over every error: this is a bug
                         raise RuntimeError("the file reader stopped early") from None
+            self.waiting.clear()
+            self.taken += 1
             if isinstance(read, _Read):
                 with self.room:
                     self.held -= len(read.chunks)
@@ -500,7 +551,8 @@ class _Reader:
         """The file's chunks, or None for an image that holds too little text (a photo)."""
         from desktop_app.core.library.bm25 import keyword_entries
         from desktop_app.core.library.ocr import OcrJob
-        from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
+        from desktop_app.core.library.parse_worker import ParseRequest, ReaderStopped
+        from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES, progress
         from desktop_app.core.packages import MissingPackage
 
         suffix = change.path.suffix.lower()
@@ -508,13 +560,37 @@ class _Reader:
         if not image and suffix not in SUPPORTED_SUFFIXES:
             raise ParseError(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_EXTENSION)))
         cfg, size, doc_id = self.chunking
-        job = OcrJob(change.rel, cfg.ocr_max_pages, self.task, number, len(self.changes))
+        lines = FileProgress(change.rel)
+
+        def heard(kind: str, number: int, count: int | None) -> None:
+            if self.waiting.is_set():  # else the writer's embedding line is the one to show
+                self.outer.progress(self.taken, len(self.changes), str(lines.reading(kind, number, count)))
+
         try:
-            chunks = chunk_file(
-                cfg, size, change.path, change.rel, doc_id(change.rel), change.stat.st_size, job
-            )
+            if self.worker is not None:
+                request = ParseRequest(
+                    replace(cfg, chroma_token=""),  # the worker needs no secret
+                    size,
+                    change.path,
+                    change.rel,
+                    doc_id(change.rel),
+                    change.stat.st_size,
+                )
+                chunks = self.worker.chunk_file(
+                    request,
+                    max_seconds=cfg.max_seconds_per_unit,
+                    max_mb=cfg.max_parse_memory_mb,
+                    on_unit=heard,
+                    stopped=self.task.cancelled,
+                )
+            else:
+                job = OcrJob(change.rel, cfg.ocr_max_pages, self.task, number, len(self.changes))
+                with progress.listening(heard):
+                    chunks = chunk_file(
+                        cfg, size, change.path, change.rel, doc_id(change.rel), change.stat.st_size, job
+                    )
         except (ParseError, MissingPackage) as exc:
-            if not image:
+            if not image or isinstance(exc, ReaderStopped):
                 raise
             # Too little text, unreadable, or no OCR installed: the photo handler takes it and
             # says what is wrong with it, as for every image before OCR.
@@ -553,10 +629,18 @@ def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | Non
 
 
 def chunk_file(
-    cfg: IndexConfig, size: int, path: Path, rel: str, doc_id: str, nbytes: int, ocr: OcrJob | None = None
+    cfg: IndexConfig,
+    size: int,
+    path: Path,
+    rel: str,
+    doc_id: str,
+    nbytes: int,
+    ocr: OcrJob | None = None,
+    parsed: Callable[[], None] | None = None,
 ) -> list[Chunk]:
     """A file's chunks of at most ``size`` characters (the encoder's ``max_chars`` or less);
-    ``ocr``: scanned pages and images are read by OCR within it."""
+    ``ocr``: scanned pages and images are read by OCR within it; ``parsed`` is told when the
+    parser is done and chunking starts (the parse worker's heartbeat)."""
     from desktop_app.core.library.chunking import chunk_sections
     from desktop_app.core.library.parsers import IMAGE_SUFFIXES, parse_file
 
@@ -569,6 +653,8 @@ def chunk_file(
     if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
         _check_size(nbytes, limit)  # plain text: refuse before reading it into memory
     sections = parse_file(path, ocr)
+    if parsed is not None:
+        parsed()
     if limit > 0:
         _check_size(sum(len(s.text.encode("utf-8")) for s in sections), limit)
     chunks = chunk_sections(
@@ -607,21 +693,83 @@ class _Batch:
     def full(self) -> bool:
         return self.n >= self.target
 
-    def flush(self) -> None:
+    def flush(self, task: TaskState | None = None, done: int = 0, total: int = 0) -> None:
+        """Encode and store the batch in slices of about ``SLICE_SECONDS``, a cancel seen between
+        slices; each document is marked indexed once all its chunks are stored (and only then
+        goes to the keyword and dense indexes, which replace a document's chunks as a whole). On a
+        cancel or any error the documents not complete lose their stored chunks and stay pending
+        (``entries`` keeps them); ``done``/``total``: the batch's file counts for the progress bar."""
         if not self.entries:
             return
         kb = self.kb
-        chunks = [c for _, r in self.entries for c in r.chunks]
-        vectors = kb.embedder.embed_documents([t for _, r in self.entries for t in r.texts])
-        kb.store.upsert(chunks, vectors)
-        kb.keyword.upsert(chunks, [k for _, r in self.entries for k in r.keyword])
         dense = kb.opened_dense
+        ends = [int(n) for n in np.cumsum([len(r.chunks) for _, r in self.entries])]
+        # Each file's chunks shortest first (its end stays where it was): a slice then holds texts of
+        # about one length, and the encoder pads little (in file order it cost DA-619p.pdf ~1.5x).
+        texts = [t for _, r in self.entries for t in r.texts]
+        order: list[int] = []
+        for end, (_, read) in zip(ends, self.entries):
+            begin = end - len(read.chunks)
+            order += sorted(range(begin, end), key=lambda i: len(texts[i]))
+        chunks = [c for _, r in self.entries for c in r.chunks]
+        vectors: np.ndarray | None = None
+        complete = 0  # entries whose chunks are all stored
+        lines: dict[int, FileProgress] = {}
+        start, size, began = 0, FIRST_SLICE, time.monotonic()
+        stored = 0  # chunks in the vector store
+        try:
+            while start < len(chunks):
+                if task is not None:
+                    check(task)
+                stop = min(start + size, len(chunks))
+                sliced = time.monotonic()
+                part = kb.embedder.embed_documents([texts[i] for i in order[start:stop]])
+                if vectors is None:
+                    vectors = np.empty((len(chunks), part.shape[1]), dtype=np.float32)
+                vectors[order[start:stop]] = part  # in the batch's own order
+                # Stored when a file is wholly encoded (it is kept even if a cancel comes next), or
+                # every STORE_CHUNKS chunks of a large one.
+                if ends[complete] <= stop or stop - stored >= STORE_CHUNKS:
+                    kb.store.upsert([chunks[i] for i in order[stored:stop]], vectors[order[stored:stop]])
+                    stored = stop
+                    finished = complete
+                    while finished < len(self.entries) and ends[finished] <= stored:
+                        finished += 1
+                    if finished > complete:
+                        self._complete(complete, finished, ends, vectors, dense)
+                        complete = finished
+                at = bisect.bisect_left(ends, stop)  # the file of the last chunk encoded
+                entry, read = self.entries[at]
+                first = ends[at] - len(read.chunks)
+                if task is not None and len(read.chunks) >= LINE_CHUNKS and stop < ends[at]:
+                    line = lines.setdefault(at, FileProgress(entry.name, sliced))  # a large file, under way
+                    task.progress(done + at, total, str(line.embedding(stop - first, len(read.chunks))))
+                pace = stop / max(time.monotonic() - began, 1e-3)  # chunks a second so far
+                start, size = stop, max(2, min(256, int(pace * SLICE_SECONDS)))
+        except BaseException:
+            left = [entry for entry, _ in self.entries[complete:]]
+            _delete_chunks(kb, left, dense)  # never half a document: it stays pending
+            self.entries = self.entries[complete:]
+            self.n = sum(len(r.chunks) for _, r in self.entries)
+            raise
+        self.entries, self.n = [], 0
+
+    def _complete(self, first: int, last: int, ends: list[int], vectors: np.ndarray, dense: DenseIndex | None) -> None:
+        """Entries ``first``..``last`` have all their chunks in the vector store: feed the derived
+        indexes and mark them indexed."""
+        kb = self.kb
+        begin = ends[first] - len(self.entries[first][1].chunks)
+        done = self.entries[first:last]
+        chunks = [c for _, r in done for c in r.chunks]
+        kb.keyword.upsert(chunks, [k for _, r in done for k in r.keyword])
         if dense is not None:
             dense.upsert(
-                [c.id for c in chunks], [c.doc_id for c in chunks], [c.scope for c in chunks], vectors
+                [c.id for c in chunks],
+                [c.doc_id for c in chunks],
+                [c.scope for c in chunks],
+                vectors[begin : ends[last - 1]],
             )
         stamp = now_iso()
         kb.manifest.put_many(
-            [replace(e, chunks=len(r.chunks), status=INDEXED, indexed_at=stamp) for e, r in self.entries]
+            [replace(e, chunks=len(r.chunks), status=INDEXED, indexed_at=stamp) for e, r in done]
         )
-        self.entries, self.n = [], 0

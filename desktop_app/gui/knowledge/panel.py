@@ -28,8 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.knowledge import SyncReport
 from desktop_app.core.library.names import display_name
+from desktop_app.core.messages import parse
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
@@ -43,6 +45,18 @@ _SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
 
 FAILED_COLOUR = "#c62828"
 SKIPPED_COLOUR = "#b26a00"
+
+
+def progress_name(message: str) -> str:
+    """The file a batch's progress message is about: the message itself when it is a file name,
+    the ``name`` of a line inside a file ("a.pdf: reading page 3 of 9"), "" for other lines
+    (waiting for another writer)."""
+    found = parse(message)
+    if found is not None and "name" in found.params:
+        return str(found.params["name"])
+    if found is not None and found.code in (reasons.WAITING_FOR_WRITER, reasons.BUSY_WRITER):
+        return ""
+    return message  # a file name (one that reads like a message, "page 1.pdf", too)
 
 
 def local_paths(urls: list[QUrl]) -> list[Path]:
@@ -142,6 +156,9 @@ class KnowledgePanel(QWidget):
         self.result_label.setWordWrap(True)
         self.errors = QListWidget(objectName="outcomeList")
         self.errors.setMaximumHeight(90)
+        # Failed files are retried only once they change; this tries them again now.
+        self.retry_button = QPushButton()
+        self.retry_button.clicked.connect(self.retry_failed)
 
         scope_row = QHBoxLayout()
         scope_row.addWidget(self.scope_label)
@@ -165,11 +182,15 @@ class KnowledgePanel(QWidget):
         lay.addLayout(buttons)
         lay.addLayout(progress_row)
         lay.addWidget(self.progress_label)
-        lay.addWidget(self.result_label)
+        result_row = QHBoxLayout()
+        result_row.addWidget(self.result_label, 1)
+        result_row.addWidget(self.retry_button)
+        lay.addLayout(result_row)
         lay.addWidget(self.errors)
         self._set_busy(False)
         self.result_label.hide()
         self.errors.hide()
+        self.retry_button.hide()
 
         self._looked_at_start = False
         self.watcher = KnowledgeWatcher(self)
@@ -203,6 +224,10 @@ class KnowledgePanel(QWidget):
         self.open_folder_button.setText(tr("Open folder"))
         self.open_folder_button.setToolTip(tr("Show the knowledge folder in your file manager"))
         self.cancel_button.setText(tr("Cancel"))
+        self.retry_button.setText(tr("Retry failed files"))
+        self.retry_button.setToolTip(
+            tr("Read the failed files again (they are otherwise retried only once they change)")
+        )
         self.model.retranslate()
         if self.last_report is not None:
             self._show_report(self.last_report)
@@ -280,6 +305,13 @@ class KnowledgePanel(QWidget):
             return
         work = index_batch(JobKind.SYNC, self.ctx.kb)
         self._start_batch(JobKind.SYNC, work, tr("Checking for changes…"))
+
+    def retry_failed(self) -> None:
+        """Sync, reading the files that failed again (a sync leaves them until they change)."""
+        if self.ctx.kb is None:
+            return
+        work = index_batch(JobKind.SYNC, self.ctx.kb, retry_failed=True)
+        self._start_batch(JobKind.SYNC, work, tr("Retrying failed files…"))
 
     def reindex(self) -> None:
         if self.ctx.kb is None:
@@ -359,7 +391,9 @@ class KnowledgePanel(QWidget):
             self.progress_label.setText(tr("Indexing {name}").format(name=tr_core(message)))
             # Rows come from the progress itself: no extra index reads while the batch runs (a
             # periodic list_documents() competed with indexing for the GIL and stalled the UI).
-            self.model.mark_progress(message)
+            name = progress_name(message)
+            if name:
+                self.model.mark_progress(name)
 
     def _batch_done(self, report: SyncReport, kind: JobKind = JobKind.ADD) -> None:
         change = KnowledgeChange.of_report(kind, report)
@@ -436,6 +470,8 @@ class KnowledgePanel(QWidget):
                     what += ", " + tr(pages).format(n=got["ocr_pages"])
                 self._add_outcome(f"{display_name(name)}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
+        busy = any(self.ctx.runner.is_busy(k) for k in INDEXING)
+        self.retry_button.setVisible(bool(report.failed) and not busy)
 
     def _add_outcome(self, text: str, colour: str = "") -> None:
         item = QListWidgetItem(text)
@@ -460,9 +496,13 @@ class KnowledgePanel(QWidget):
         self.documents_refreshed.emit()
 
     def _set_busy(self, busy: bool) -> None:
+        self.retry_button.setVisible(not busy and self._has_failures())
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
         self.progress_label.setVisible(busy)
+
+    def _has_failures(self) -> bool:
+        return self.last_report is not None and bool(self.last_report.failed)
 
     def _update_buttons(self, *_: object) -> None:
         ready = self.ctx.kb is not None

@@ -39,7 +39,8 @@ def ocr_engine() -> ocr.OcrEngine:
 
 @pytest.fixture
 def reads(monkeypatch, ocr_engine) -> list[int]:
-    """Counts the pictures OCR reads."""
+    """Counts the pictures OCR reads (in this process: a test using it reads its files here, with
+    ``index.max_seconds_per_unit = 0``, not in the parse worker)."""
     seen: list[int] = []
     real = ocr.OcrEngine.read
 
@@ -89,7 +90,9 @@ def test_an_image_only_pdf_in_chinese_and_english_is_found_by_kdesk_search_at_it
 def test_an_image_holding_text_is_a_document_and_a_parrot_stays_a_reference_photo(
     tmp_path, minilm, shared_data, reads
 ):
-    kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=minilm)
+    config = Config()
+    config.index.max_seconds_per_unit = 0  # read here, so that ``reads`` counts
+    kb = KnowledgeBase(tmp_path / "data", config=config, embedder=minilm)
     knowledge = kb.knowledge_dir
     image, drawn = _page(paragraphs("en", 1)[0][:200])
     (knowledge / "notes").mkdir()
@@ -152,6 +155,7 @@ def test_a_file_over_the_page_cap_is_refused_before_any_page_is_read_and_the_bat
 ):
     config = Config()
     config.index.ocr_max_pages = 2
+    config.index.max_seconds_per_unit = 0  # read here, so that ``reads`` counts
     kb = KnowledgeBase(tmp_path / "data", config=config, embedder=minilm)
     _blank_pages(kb.knowledge_dir / "long scan.pdf", 3)
     (kb.knowledge_dir / "kea.md").write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
@@ -187,7 +191,9 @@ class _CancelOnPage(SimpleTask):
 
 
 def test_a_cancel_stops_between_pages_and_leaves_the_file_to_the_next_sync(tmp_path, minilm, reads):
-    kb = KnowledgeBase(tmp_path / "data", config=Config(), embedder=minilm)
+    config = Config()
+    config.index.max_seconds_per_unit = 0  # read here (the parse worker is killed on a cancel instead)
+    kb = KnowledgeBase(tmp_path / "data", config=config, embedder=minilm)
     _blank_pages(kb.knowledge_dir / "scan.pdf", 3)
     task = _CancelOnPage(stop=2)
     try:

@@ -35,6 +35,7 @@ def _write(kb: KnowledgeBase, files: dict[str, str | bytes]) -> None:
 
 
 def test_failures_are_recorded_per_file_and_the_rest_is_indexed(kb, monkeypatch):
+    kb.config.index.max_seconds_per_unit = 0  # files read in this process: the patch below reaches them
     real = syncing.chunk_file
 
     def buggy(cfg, size, path, rel, doc_id, nbytes, ocr=None):

@@ -559,6 +559,7 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     current: list[str] = []  # the heading path the previous page ended under
     next_heading = 0
     for index, text in pages:
+        progress.unit("page", page_count, page_count)  # still at work after the last page: a heartbeat
         text = join_splits(dehyphenate(text, vocab), vocab)
         first = next_heading
         # Entries on pages without text take effect on the next page that has some.
