@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -337,42 +336,73 @@ class Row:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+# Runs the command in a grandchild under an address-space limit and writes its peak RSS (KB) to a
+# file. A child forked from a large process (pytest holds GBs) inherits that process's RSS high-water
+# mark, kept across exec; a grandchild forked from this small launcher starts from the launcher's.
+_LAUNCHER = """
+import os, resource, sys
+limit, report = int(sys.argv[1]), sys.argv[2]
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[3], sys.argv[3:])
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as f:
+    f.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def _kdesk(
     data_dir: Path, args: list[str], timeout: float, rss_limit: int
 ) -> tuple[int | None, float, float, str]:
-    """Run ``kdesk --data-dir DATA ARGS`` in a child process under an address-space limit;
-    (exit code or None when killed at ``timeout``, wall seconds, peak RSS MB, output)."""
-
-    def guard() -> None:  # the child's own limit: a regression cannot take the machine down
-        resource.setrlimit(resource.RLIMIT_AS, (rss_limit, rss_limit))
-        os.setsid()
-
+    """Run ``kdesk --data-dir DATA ARGS`` in a child process under an address-space limit (a
+    regression cannot take the machine down); (exit code or None when killed at ``timeout``, wall
+    seconds, peak RSS MB, output)."""
     out = tempfile.TemporaryFile()
-    start = time.monotonic()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "desktop_app.cli", "--data-dir", str(data_dir), *args],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        preexec_fn=guard,  # noqa: PLW1509 - only setrlimit and setsid, before exec
-    )
-    killed = threading.Event()
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "maxrss"
+        start = time.monotonic()
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-S",
+                "-c",
+                _LAUNCHER,
+                str(rss_limit),
+                str(report),
+                sys.executable,
+                "-m",
+                "desktop_app.cli",
+                "--data-dir",
+                str(data_dir),
+                *args,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # the timeout kills the launcher and kdesk together
+        )
+        killed = threading.Event()
 
-    def kill() -> None:
-        killed.set()
-        try:
-            os.killpg(child.pid, 9)
-        except ProcessLookupError:
-            pass
+        def kill() -> None:
+            killed.set()
+            try:
+                os.killpg(child.pid, 9)
+            except ProcessLookupError:
+                pass
 
-    timer = threading.Timer(timeout, kill)
-    timer.start()
-    _, status, usage = os.wait4(child.pid, 0)
-    timer.cancel()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - start
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        _, status, usage = os.wait4(child.pid, 0)
+        timer.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        # Killed at the timeout, the launcher wrote nothing: its own figure is an upper bound.
+        peak_kb = int(report.read_text()) if report.exists() else usage.ru_maxrss
     out.seek(0)
     text = out.read().decode("utf-8", errors="replace")
-    return (None if killed.is_set() else child.returncode), wall, usage.ru_maxrss / 1024, text
+    return (None if killed.is_set() else child.returncode), wall, peak_kb / 1024, text
 
 
 def _listed(data_dir: Path) -> list[dict[str, object]]:
