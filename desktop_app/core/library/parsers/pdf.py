@@ -373,7 +373,6 @@ def _read_scanned(
     texts: dict[int, str] = {}
     for i, (number, image) in enumerate(render_pdf_pages(path, numbers), 1):
         job.page(i, len(numbers))
-        progress.unit("page", number)  # an OCR page is a unit of its own
         if isinstance(image, str):
             page_errors.append({"page": number, "error": image})
             continue
