@@ -31,12 +31,13 @@ from desktop_app.core.ask.prompts import (
     NO_LLM_CHAT,
     NO_LLM_NOTE_OTHER_LANGUAGE,
     NOT_ANSWERED,
+    WHICH_SUBJECT,
     answer_system,
     has_cjk,
     lang_of,
     says_not_in_context,
 )
-from desktop_app.core.ask.router import Route, Router
+from desktop_app.core.ask.router import Route, Router, is_followup_message
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -82,6 +83,12 @@ def quoted_in(text: str, blocks: Sequence[ContextBlock]) -> int | None:
     if len(quote) < 2:
         return None
     return next((b.n for b in blocks if quote in _NON_WORD.sub("", b.text.lower())), None)
+
+
+def subject_options(decision: Decision) -> list[str]:
+    """What a photo may be when its class fitted several notes equally (the decision asks which):
+    a follow-up then asks too instead of searching for the class."""
+    return list(decision.guesses) if decision.need_more_info and decision.final_name != "uncertain" else []
 
 
 def evidence_score(hit: Hit) -> float:
@@ -176,6 +183,11 @@ class Assistant:
             ):
                 yield from ask_agentic(self, self.chat_model, question, conv, cancel)
                 return
+            if conv.subject_options:
+                if is_followup_message(question):
+                    yield from self._which_subject(question, conv)
+                    return
+                conv.subject_options = []  # the question names its own subject
             try:
                 route = self.router.route(
                     question,
@@ -198,6 +210,15 @@ class Assistant:
             yield from self.answer_from_hits(question, hits, conv, route, cancel)
         except Cancelled:
             yield Warning(str(message(notes.STOPPED)))
+
+    def _which_subject(self, question: str, conv: Conversation) -> Iterator[Event]:
+        """A follow-up ("how big is it?") to a photo that could be several of the notes: nothing
+        is searched; the answer names them and asks which one is meant."""
+        names = ", ".join(conv.subject_options)
+        yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
+        answer = Answer(WHICH_SUBJECT[lang_of(question)].format(names=names), [], by="extractive")
+        conv.add_turn(question, answer.text)
+        yield answer
 
     @property
     def identifier(self) -> Identifier:
@@ -224,11 +245,13 @@ class Assistant:
 
         conv = conversation if conversation is not None else self.conversation
         final = None
+        options: list[str] = []
         answer = ""
         try:
             for event in self.identifier.run(image, question=question, scope=conv.scope, cancel=cancel):
                 if isinstance(event, Decision):
                     final = event.final_name
+                    options = subject_options(event)
                 elif isinstance(event, Answer):
                     answer = event.text
                     self._stamp(event)
@@ -236,6 +259,7 @@ class Assistant:
         except Cancelled:
             yield Warning(str(message(notes.STOPPED)))
             return
+        conv.subject_options = options
         if final and final != UNCERTAIN:
             conv.last_subject = pretty_name(final)
             label = getattr(image, "name", None) or "photo"

@@ -29,7 +29,8 @@ EXACT, HEADING, GENERIC, MENTION = 4, 3, 2, 1  # link levels, strongest first (0
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 _LATIN = re.compile(r"\b([A-Z][a-z]{2,})\s+(spp?\.|[a-z]{3,})")
 _NAME_LINE = re.compile(
-    r"\s*(?:\*\*)?(chinese|中文名?|latin|scientific name|学名|also|aliases|other names|别名|gallery label)"
+    r"\s*(?:[-*•]\s*)?(?:\*\*)?(chinese|中文名?|english(?: name)?|英文名?|latin|scientific name|学名|also|aliases|"
+    r"other names|别名|gallery label)"
     r"(?:\*\*)?\s*[:：]\s*(.+)",
     re.I,
 )
@@ -269,6 +270,7 @@ def species_notes(kb: object, scope: str | None) -> list[Hit]:
                     {"$contains": "中文"},
                     {"$contains": "Latin"},
                     {"$contains": "Gallery label"},
+                    {"$contains": "学名"},  # a Chinese field list: "- 学名：Ara macao"
                 ]
             },
             include=["documents", "metadatas"],
