@@ -24,7 +24,12 @@ from desktop_app.core.ask.citations import (
 )
 from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
 from desktop_app.core.ask.evidence import Evidence, judge
-from desktop_app.core.ask.extractive import extractive_answer, key_sentences
+from desktop_app.core.ask.extractive import (
+    extractive_answer,
+    fact_answerable,
+    key_sentences,
+    named_subject,
+)
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
     LLM_FAILED_NOTE,
@@ -207,6 +212,12 @@ class Assistant:
                     yield warning
                 yield Retrieved(hits, route.search_query)
                 conv.last_query = self.subject_of(route.search_query)
+                # A note the question names ("Where does the kea live?") is what "it" means next.
+                named = named_subject(
+                    question, fit_blocks(hits, self.config.llm.context_window), route.search_query
+                )
+                if named:
+                    conv.last_subject = named
             yield from self.answer_from_hits(question, hits, conv, route, cancel)
         except Cancelled:
             yield Warning(str(message(notes.STOPPED)))
@@ -260,7 +271,10 @@ class Assistant:
             yield Warning(str(message(notes.STOPPED)))
             return
         conv.subject_options = options
-        if final and final != UNCERTAIN:
+        if final == UNCERTAIN:
+            # A photo that names nothing replaces the subject too: "it" is no longer the last one.
+            conv.last_subject = conv.last_query = None
+        elif final:
             conv.last_subject = pretty_name(final)
             label = getattr(image, "name", None) or "photo"
             conv.add_turn(question or f"[photo: {label}] What is this?", answer)
@@ -286,7 +300,13 @@ class Assistant:
         """Stream an answer from ``hits`` (LLM if any, else extractive) and record the turn."""
         use_rag = route.use_rag if route is not None else True
         lang = lang_of(question)
-        if use_rag and hits and self.weak_evidence(route.search_query if route else question, hits):
+        about = route.search_query if route is not None else ""
+        if (
+            use_rag
+            and hits
+            and not fact_answerable(question, fit_blocks(hits, self.config.llm.context_window), about)
+            and self.weak_evidence(route.search_query if route else question, hits)
+        ):
             answer = self._refusal(lang, fit_blocks(hits, self.config.llm.context_window))
             conv.add_turn(question, answer.text)
             yield answer
@@ -294,7 +314,7 @@ class Assistant:
         if self.chat_model is None:
             if use_rag:
                 blocks = fit_blocks(hits, self.config.llm.context_window)
-                answer = self._extractive(question, blocks, None)
+                answer = self._extractive(question, blocks, None, route.search_query if route else "")
                 answer.refused = not blocks  # "no relevant passages were found"
             else:
                 answer = Answer(NO_LLM_CHAT[lang], [], by="extractive")
@@ -469,13 +489,15 @@ class Assistant:
         self._probe_cache = (query, self._scope, hits)
         return max((evidence_score(h) for h in hits), default=0.0)
 
-    def _extractive(self, question: str, blocks: Sequence[ContextBlock], note: str | None) -> Answer:
-        ex = extractive_answer(question, blocks, note=note)
+    def _extractive(
+        self, question: str, blocks: Sequence[ContextBlock], note: str | None, about: str = ""
+    ) -> Answer:
+        ex = extractive_answer(question, blocks, note=note, about=about)
         lang = lang_of(question)
         quoted = [b for b in blocks if b.n in ex.cited]
         if note is None and quoted and all(_other_language(lang, b.hit.text) for b in quoted):
             # Say why the answer is not in the user's language.
-            ex = extractive_answer(question, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang])
+            ex = extractive_answer(question, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang], about=about)
         return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
 
     def _fit_history(self, history: list[Message], budget: Budget, base: str, question: str) -> list[Message]:

@@ -144,6 +144,11 @@ def _hit_names(hit: Hit) -> NoteNames:
     return note_names(title, hit.text[:600] if hit.chunk_index == 0 else "", hit.source)
 
 
+def hit_names(hit: Hit) -> NoteNames:
+    """The names the note of this chunk gives its subject (title, name lines, file name)."""
+    return _hit_names(hit)
+
+
 def hit_link(hit: Hit, label: str) -> int:
     """How strongly this chunk's note is about ``label`` (0: not at all)."""
     level = link_level(label, _hit_names(hit))

@@ -99,3 +99,18 @@ def test_a_follow_up_to_a_photo_left_open_asks_which_one(tmp_path):
     assert "你指的是哪一种" in chinese.text
     # An uncertain photo (no class) leaves nothing to choose from.
     assert subject_options(Decision("uncertain", "", True, "", guesses=["Galah"])) == []
+
+
+def test_a_second_photo_that_names_nothing_replaces_the_subject(tmp_path):
+    from desktop_app.core.ask.assistant import Assistant
+    from desktop_app.core.ask.conversation import Conversation
+    from desktop_app.core.events import Answer
+
+    class Unsure:
+        def run(self, image, question=None, scope=None, cancel=None):
+            yield Decision("uncertain", "", True, "", guesses=["bee eater"])
+            yield Answer("I can't identify this with confidence.", [])
+
+    conv = Conversation(last_subject="Scarlet Macaw", last_query="Scarlet Macaw")
+    list(Assistant(None, None, identifier=Unsure).identify(tmp_path / "b.jpg", conversation=conv))
+    assert conv.subject() is None and conv.subject_options == []
