@@ -378,6 +378,8 @@ class Identifier:
             gallery_scores, self.last_reject = label_probabilities(
                 matches, cfg.temperature, cfg.reject_similarity
             )
+        if not gallery_scores:  # no reference photos: nothing the photo could be "not close" to
+            self.last_reject = None
         self.gallery_labels = [g.label for g in gallery_scores]
         out: list[Candidate] = []
         for g in gallery_scores[:MAX_GALLERY_CANDIDATES]:
@@ -492,8 +494,27 @@ def _and(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
+# A note's own name lines (its names are on the card already) and its field labels' markup.
+_NAME_LINES = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:chinese|中文名?|english(?: name)?|英文名?|latin|学名|gallery label)"
+    r"(?:\*\*)?\s*[:：][^\n]*$",
+    re.I | re.M,
+)
+_GALLERY_LABEL = re.compile(r"\s*Gallery label:\s*[^\s.]+\.?", re.I)
+_FIELD_LABEL = re.compile(r"^\s*(?:[-*•]\s*)?\*\*([^*\n]+?):?\*\*:?\s*", re.M)
+
+
+def note_summary(text: str) -> str:
+    """A note's text as a card shows it: no title, no name or gallery-label lines, field labels as
+    plain words ("**Colours:** red" -> "Colours: red")."""
+    text = _NAME_LINES.sub("", re.sub(r"^#+\s.*$", "", text, flags=re.M))
+    text = _GALLERY_LABEL.sub("", text)
+    text = _FIELD_LABEL.sub(lambda m: f"{m.group(1).strip()}: ", text)
+    return re.sub(r"(?m)^\s*Chinese:\s*[^.\n]*\.\s*", "", text).strip()
+
+
 def _first_sentences(text: str, limit: int = 280) -> str:
-    text = re.sub(r"\s+", " ", re.sub(r"^#+\s.*$", "", text, flags=re.M)).strip()
+    text = re.sub(r"\s+", " ", note_summary(text)).strip()
     parts = re.split(r"(?<=[.!?。！？])\s+", text)
     out = ""
     for p in parts:

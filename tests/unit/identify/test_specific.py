@@ -114,3 +114,13 @@ def test_a_second_photo_that_names_nothing_replaces_the_subject(tmp_path):
     conv = Conversation(last_subject="Scarlet Macaw", last_query="Scarlet Macaw")
     list(Assistant(None, None, identifier=Unsure).identify(tmp_path / "b.jpg", conversation=conv))
     assert conv.subject() is None and conv.subject_options == []
+
+
+def test_a_card_quotes_a_note_without_its_name_lines_or_field_markup():
+    from desktop_app.core.identify.flow import note_summary
+
+    note = (
+        "# Scarlet Macaw (Ara macao)\n\nChinese: 绯红金刚鹦鹉. Gallery label: ara_macao.\n\n"
+        "**Colours:** Scarlet red body; blue flight feathers.\n\n- 学名：Ara macao"
+    )
+    assert note_summary(note) == "Colours: Scarlet red body; blue flight feathers."
