@@ -99,7 +99,7 @@ def note_names(title: str, text: str = "", source: str = "") -> NoteNames:
         if not part:
             continue
         latin = _LATIN.fullmatch(part) if latin_ok else None
-        if latin and latin.group(2).startswith("sp"):  # "Agapornis spp.": the whole genus
+        if latin and re.fullmatch(r"spp?\.?", latin.group(2)):  # "Agapornis spp.": a genus ("spixii" is not)
             genera.add(latin.group(1).lower())
             continue
         species = species or bool(latin)
