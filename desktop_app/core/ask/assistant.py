@@ -91,9 +91,14 @@ def quoted_in(text: str, blocks: Sequence[ContextBlock]) -> int | None:
 
 
 def subject_options(decision: Decision) -> list[str]:
-    """What a photo may be when its class fitted several notes equally (the decision asks which):
-    a follow-up then asks too instead of searching for the class."""
-    return list(decision.guesses) if decision.need_more_info and decision.final_name != "uncertain" else []
+    """What a photo may be when the decision leaves it open (its class fitted several notes
+    equally, or it named nothing and gave its nearest guesses): a follow-up then asks which one
+    instead of searching for a class, or for the words of the last question."""
+    from desktop_app.core.identify.names import pretty_name
+
+    if not decision.need_more_info:
+        return []
+    return [decision.titles.get(g) or pretty_name(g) for g in decision.guesses]
 
 
 def evidence_score(hit: Hit) -> float:

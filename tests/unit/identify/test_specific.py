@@ -97,8 +97,10 @@ def test_a_follow_up_to_a_photo_left_open_asks_which_one(tmp_path):
     )
     chinese = list(Assistant(None, None).ask("它有多大？", conv))[-1]
     assert "你指的是哪一种" in chinese.text
-    # An uncertain photo (no class) leaves nothing to choose from.
-    assert subject_options(Decision("uncertain", "", True, "", guesses=["Galah"])) == []
+    # An uncertain photo offers its nearest guesses, by their notes' titles where known.
+    unsure = Decision("uncertain", "", True, "", guesses=["cokatoo_galah"], titles={"cokatoo_galah": "Galah"})
+    assert subject_options(unsure) == ["Galah"]
+    assert subject_options(Decision("Galah", "", False, "", guesses=["Major Mitchell's Cockatoo"])) == []
 
 
 def test_a_second_photo_that_names_nothing_replaces_the_subject(tmp_path):
@@ -113,7 +115,7 @@ def test_a_second_photo_that_names_nothing_replaces_the_subject(tmp_path):
 
     conv = Conversation(last_subject="Scarlet Macaw", last_query="Scarlet Macaw")
     list(Assistant(None, None, identifier=Unsure).identify(tmp_path / "b.jpg", conversation=conv))
-    assert conv.subject() is None and conv.subject_options == []
+    assert conv.subject() is None and conv.subject_options == ["bee eater"]
 
 
 def test_a_card_quotes_a_note_without_its_name_lines_or_field_markup():
