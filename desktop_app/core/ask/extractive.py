@@ -197,7 +197,7 @@ _PROSE_CUES: dict[str, re.Pattern[str]] = {
         r"\b(?:in|of|from|across|throughout) (?:the )?[A-Z][a-z]+|分布|栖息|生活在|产于|见于|原产",
     ),
     "size": re.compile(
-        r"\d\s*(?:cm|mm|m|kg|g|in|inches|centimet(?:re|er)s?)\b|\b(?:measures?|long|length|size)\b|厘米|公分|体长|[0-9]\s*克"
+        r"\d\s*(?:cm|mm|m|kg|g|in|inches|centimet(?:re|er)s?)\b|\b(?:measures?|length|size|wingspan)\b|厘米|公分|体长|[0-9]\s*克"
     ),
     "diet": re.compile(r"\b(?:eats?|eaten|feeds?|feeding|food|diet|forages?)\b|吃|食性|为食|觅食|取食"),
     "colour": re.compile(r"\b(?:colou?r(?:s|ed)?|plumage|feathers?)\b|羽色|羽毛|颜色"),

@@ -334,7 +334,8 @@ class Identifier:
             decision.guesses = [f.title for f in fits]
         _name_decision(decision, candidates, notes)
         yield decision
-        yield _answer(decision, hits, by="notes")
+        # An open class quotes no note: which one to quote is what the card asks.
+        yield _answer(decision, hits, by="notes" if ranking.narrowed else "vote")
 
     def _query_feature(self, cls: Classification, img: Image.Image) -> np.ndarray:
         """The photo in the gallery's vector space: the classifier's pooled feature, or the
