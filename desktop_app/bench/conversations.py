@@ -584,3 +584,108 @@ def format_conversations(result: ConversationsResult) -> str:
         for name, r in d["by_fact"].items():
             lines.append(row("", f"fact {name}", r))
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------ class fit
+@dataclass
+class ClassFitRow:
+    style: str
+    photos: int  # photos whose ImageNet top-1 is a class two or more of the style's notes share
+    in_class: int  # of those, photos whose species' page is among the class's notes
+    top1: int  # the best colour fit is the species' page
+    top2: int
+    narrowed: int  # the fits were not tied (the card names one species)
+    mean_badge: float  # mean confidence in the species named (the badge's score)
+    coral: str  # what ../shared/data/images/coral/parrot.jpg (a Scarlet Macaw) reads as
+
+
+def run_class_fit(images: Path | None = None, extra_photo: Path | None = None) -> list[ClassFitRow]:
+    """The most specific subject without reference photos (identify/specific.py), per style: every
+    photo of ``images`` whose ImageNet label is a class several notes share, ranked by colour fit
+    against the style's pages. The photos are classified once, as the identify flow does."""
+    import numpy as np
+
+    from desktop_app.bench.answers import shared_data_root
+    from desktop_app.core.identify.classifier import RESIZE, centre_crop, get_classifier
+    from desktop_app.core.identify.colours import colour_profile
+    from desktop_app.core.identify.images import load_image
+    from desktop_app.core.identify.specific import rank_class
+    from desktop_app.core.library.documents import Hit, ParseError
+
+    images = images or shared_data_root() / "images" / "parrots"
+    photos = [
+        (p, p.parent.name)
+        for p in sorted(images.glob("*/*"))
+        if p.suffix.lower() in (".jpg", ".jpeg", ".png")
+    ]
+    if extra_photo is not None:
+        photos.append((extra_photo, "ara_macao"))  # the Scarlet Macaw's folder
+    classifier = get_classifier()
+    seen = []
+    for path, folder in photos:
+        try:
+            crop = centre_crop(load_image(path, min_side=RESIZE))
+        except ParseError:
+            continue  # the empty file of the set
+        cls = classifier.classify_crops([crop], top_k=5)[0]
+        seen.append((path, folder, cls.labels[0], colour_profile(crop, cls.saliency)))
+    rows = []
+    for style in STYLES:
+        with tempfile.TemporaryDirectory(prefix="kdesk-class-fit-") as tmp:
+            species = WRITERS[style](Path(tmp), load_facts())
+            notes = []
+            for sp in species:
+                text = (Path(tmp) / sp.doc).read_text(encoding="utf-8")
+                title = text.splitlines()[0].lstrip("# ").strip()
+                notes.append(Hit(sp.doc, sp.doc, text, sp.doc, None, 0, 1, 0.0, heading_path=[title]))
+        page_of = {sp.folder: sp.doc for sp in species if sp.folder}
+        found, coral = [], ""
+        for path, folder, label, profile in seen:
+            ranking = rank_class(label.name, label.zh, label.score, profile, notes)
+            if ranking is None:
+                continue
+            page = page_of.get(folder)
+            members = [f.source for f in ranking.fits]
+            found.append(
+                (
+                    page in members,
+                    ranking.best.source == page,
+                    page in members[:2],
+                    ranking.narrowed,
+                    ranking.confidence(),
+                )
+            )
+            if extra_photo is not None and path == extra_photo:
+                coral = (
+                    ranking.best.title
+                    if ranking.narrowed
+                    else "open: " + ", ".join(f.title for f in ranking.tied())
+                )
+        ok = [f for f in found if f[0]]
+        rows.append(
+            ClassFitRow(
+                style,
+                len(found),
+                len(ok),
+                sum(f[1] for f in ok),
+                sum(f[2] for f in ok),
+                sum(f[3] for f in ok),
+                round(float(np.mean([f[4] for f in ok])) if ok else 0.0, 3),
+                coral,
+            )  # fmt: skip
+        )
+    return rows
+
+
+def format_class_fit(rows: Sequence[ClassFitRow]) -> str:
+    lines = [
+        "photos of a class several notes share, ranked by colour fit (no reference photos)",
+        f"{'style':10} {'photos':>6} {'in class':>8} {'top-1':>6} {'top-2':>6} {'named':>6} {'badge':>6}  parrot.jpg",
+    ]
+    for r in rows:
+        n = max(1, r.in_class)
+        lines.append(
+            f"{r.style:10} {r.photos:6} {r.in_class:8} {r.top1 / n:6.0%} {r.top2 / n:6.0%} {r.narrowed / n:6.0%}"
+            f" {r.mean_badge:6.2f}  {r.coral}"
+        )
+    return "\n".join(lines)

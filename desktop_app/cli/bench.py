@@ -249,6 +249,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--images", type=Path, default=None, help="photo folders (default ../shared/data/images/parrots)"
     )
     p.add_argument("--out", type=Path, default=None, help="also write every turn as JSON here")
+    p.add_argument(
+        "--class-fit",
+        action="store_true",
+        help="instead: how often the colour fit names the right species for photos of a class several "
+        "notes share (macaw, cockatoo), per style, without reference photos",
+    )
     p.set_defaults(func=cmd_bench_conversations)
 
     p = bench.add_parser(
@@ -562,6 +568,15 @@ def cmd_bench_conversations(args: argparse.Namespace) -> int:
 
     config = load_cfg(args) if args.data_dir else Config()
     coral = shared_data_root() / "images" / "coral" / "parrot.jpg"
+    if args.class_fit:
+        from desktop_app.bench.conversations import format_class_fit, run_class_fit
+
+        rows = run_class_fit(args.images, coral if coral.is_file() else None)
+        if args.json:
+            emit_json({"class_fit": [vars(r) for r in rows]})
+        else:
+            print(format_class_fit(rows))
+        return 0
 
     def run() -> Any:
         result = run_conversations_bench(
