@@ -25,10 +25,12 @@ from desktop_app.core.ask.citations import (
 from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
 from desktop_app.core.ask.evidence import Evidence, judge
 from desktop_app.core.ask.extractive import (
+    FACT_KINDS,
     extractive_answer,
     fact_answerable,
     key_sentences,
     named_subject,
+    question_type,
 )
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
@@ -217,8 +219,9 @@ class Assistant:
                     yield warning
                 yield Retrieved(hits, route.search_query)
                 conv.last_query = self.subject_of(route.search_query)
-                # A note the question names ("Where does the kea live?") is what "it" means next.
-                named = named_subject(
+                # The note a fact question names ("Where does the kea live?") is what "it" means
+                # next (other questions keep the searched words, which find a passage better).
+                named = question_type(question) in FACT_KINDS and named_subject(
                     question, fit_blocks(hits, self.config.llm.context_window), route.search_query
                 )
                 if named:

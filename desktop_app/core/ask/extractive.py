@@ -693,6 +693,14 @@ def _whole_note(blocks: Sequence[ContextBlock], ranks: Sequence[int]) -> bool:
     return bool(ranks) and len(ranks) >= max(1, blocks[ranks[0]].hit.total_chunks)
 
 
+def _is_note(block: ContextBlock) -> bool:
+    """A note about one named subject (a species note: name lines or a Latin name), whose lines
+    are its subject's facts; an article's are not."""
+    from desktop_app.core.identify.names import hit_names
+
+    return bool(block.hit.heading_path) and hit_names(block.hit).named
+
+
 def _whose(title: str, text: str, lang: str) -> str:
     """A quoted line from another note than the subject's, saying whose note it is."""
     return f"({title}) {text}" if lang == "en" else f"（{title}）{text}"
@@ -825,12 +833,8 @@ def extractive_answer(
     for i, cand in enumerate(chosen):
         n = kept[cand.rank].n
         text = cand.text
-        if (
-            i
-            and kept[cand.rank].hit.source != kept[best.rank].hit.source
-            and kept[cand.rank].hit.heading_path
-        ):
-            text = _whose(note_title(kept[cand.rank]), text, lang)  # another note than the lead's
+        if i and kept[cand.rank].hit.source != kept[best.rank].hit.source and _is_note(kept[cand.rank]):
+            text = _whose(note_title(kept[cand.rank]), text, lang)  # another species' note than the lead's
         lines.append(f"{lead} [{n}]\n" if i == 0 else f"- {text} [{n}]")
         if n not in cited:
             cited.append(n)

@@ -336,8 +336,17 @@ def test_an_english_question_about_a_chinese_field_list_quotes_its_range_line():
 
 def test_a_line_quoted_from_another_note_says_whose_it_is():
     blocks = [
-        _note(1, "a.md", "# Galah\n\nGalahs eat seeds from the ground."),
-        _note(2, "b.md", "# Corella\n\nCorellas eat seeds and bulbs."),
+        _note(1, "a.md", "# Galah\n\nChinese: 粉红凤头鹦鹉.\n\nGalahs eat seeds from the ground."),
+        _note(2, "b.md", "# Corella\n\nChinese: 凤头鹦鹉.\n\nCorellas eat seeds and bulbs."),
     ]
     ex = extractive_answer("Which parrots eat seeds?", blocks)
     assert "- (Corella) Corellas eat seeds and bulbs. [2]" in ex.text or "- (Galah)" in ex.text
+
+
+def test_an_articles_lines_are_quoted_without_a_note_name():
+    blocks = [
+        _note(1, "a.md", "# Ducks\n\nDucks eat seeds and snails."),
+        _note(2, "b.md", "# Geese\n\nGeese eat seeds and grass."),
+    ]
+    ex = extractive_answer("Which birds eat seeds?", blocks)
+    assert "(Geese)" not in ex.text and "(Ducks)" not in ex.text
