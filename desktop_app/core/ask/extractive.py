@@ -130,13 +130,8 @@ _TYPES: list[tuple[str, re.Pattern[str]]] = [
 # size before it is a number). "name" asks for a page's own name (学名为 X 的鹦鹉叫什么名字),
 # "latin" for its scientific name.
 _FACT_TYPES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "name",
-        re.compile(
-            r"\bcalled\b|\bwhat(?:'s| is) (?:its|the) (?:common |english |chinese )?name\b|"
-            r"叫什么|什么名字|名字是什么|中文名是什么|英文名是什么|俗名"
-        ),
-    ),
+    # What a page is called, given its Latin name (the binomial itself is checked in question_type).
+    ("name", re.compile(r"叫什么|什么名字|名字是什么|\bcalled\b|\bname of (?:the|this|a) \w+ with\b")),
     ("latin", re.compile(r"\b(?:scientific|latin|binomial) name\b|学名")),
     (
         "range",
@@ -152,9 +147,18 @@ _FACT_TYPES: list[tuple[str, re.Pattern[str]]] = [
             r"多大|多长|多重|体长|大小|体型|个头|尺寸"
         ),
     ),
-    ("diet", re.compile(r"\beats?\b|\beating\b|\bfeeds?\b|\bfood\b|\bdiet\b|吃|食性|食物|为食")),
+    (
+        "diet",
+        re.compile(
+            r"\bwhat (?:do|does|did|will|can) .*\beat\b|\bfeeds? on\b|\bdiet\b|\bwhat food\b|"
+            r"\beats? what\b|吃什么|吃哪些|吃些什么|食性|以什么为食|食物是什么"
+        ),
+    ),
     ("colour", re.compile(r"\bcolou?rs?\b|\bplumage\b|颜色|羽色|什么色|体色")),
 ]
+# A size question is not one about time or age ("寿命有多长", "how long did he live").
+_NOT_SIZE = re.compile(r"寿命|多久|时间|年龄|岁|\bold\b|\blifespan\b|\byears?\b")
+_BINOMIAL = re.compile(r"\b[A-Z][a-z]{2,} [a-z]{3,}\b")
 FACT_KINDS = tuple(name for name, _ in _FACT_TYPES)
 # The general type a fact kind is checked as (entities, short answers).
 _BASE_TYPE = {"size": "number", "range": "place"}
@@ -165,8 +169,13 @@ def question_type(question: str) -> str:
     'number', 'person', 'place', 'reason', 'which' or 'other'."""
     low = question.lower()
     for name, pattern in [*_FACT_TYPES, *_TYPES]:
-        if pattern.search(low):
-            return name
+        if not pattern.search(low):
+            continue
+        if name == "name" and not _BINOMIAL.search(question):
+            continue  # "what is her husband called?" asks for no page's name
+        if name == "size" and _NOT_SIZE.search(low):
+            continue
+        return name
     return "other"
 
 
