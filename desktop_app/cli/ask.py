@@ -92,13 +92,13 @@ def _citation_json(c: Any) -> dict:
     return {"n": c.n, **name_fields(c.source, "source"), "page": c.page}
 
 
-def _chat_conversation(desk: Desk, args: argparse.Namespace, out: dict[str, Any]) -> Conversation | None:
+def chat_conversation(desk: Desk, args: argparse.Namespace, out: dict[str, Any]) -> Conversation | None:
     """The saved conversation ``--chat`` names, restored (turns, subject, scope), or a new one of
     that name; None (a usage error, said on stderr) when ``--scope`` contradicts the saved one."""
     store = desk.conversations
     found = store.find(args.chat)
     if found is None:
-        conv = Conversation(scope=args.scope, last_subject=args.subject)
+        conv = Conversation(scope=args.scope, last_subject=getattr(args, "subject", None))
     else:
         if args.scope is not None and args.scope != found.scope:
             searched = f"collection {found.scope!r}" if found.scope else "the shared documents"
@@ -106,7 +106,7 @@ def _chat_conversation(desk: Desk, args: argparse.Namespace, out: dict[str, Any]
             return None
         chat = store.load(found.id)
         conv = chat.conversation() if chat is not None else Conversation(id=found.id, scope=found.scope)
-        if args.subject:
+        if getattr(args, "subject", None):
             conv.last_subject = args.subject
     out["chat"] = {"id": conv.id, "title": found.title if found else args.chat, "new": found is None}
     return conv
@@ -140,7 +140,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with desk:
         conv = Conversation(scope=args.scope, last_subject=args.subject)
         if args.chat:
-            conv = _chat_conversation(desk, args, out)
+            conv = chat_conversation(desk, args, out)
             if conv is None:
                 return 2
         events = desk.assistant.ask(args.question, conv, mode=args.mode)

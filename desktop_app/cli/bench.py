@@ -15,6 +15,7 @@ from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, loa
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from desktop_app.bench.conversations import SCRIPTS, STYLES
     from desktop_app.bench.keyword import TOKENIZERS
     from desktop_app.bench.retrieval import COMPARE, MODES
 
@@ -225,6 +226,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(without OUT, or -, print the JSON instead)",
     )
     p.set_defaults(func=cmd_bench_answers)
+
+    p = bench.add_parser(
+        "conversations",
+        parents=[common],
+        help="photo then questions, question then follow-ups: subject, cited page and answer per turn",
+        description="Writes a parrot species knowledge base in each style (the repo's notes, Chinese field "
+        "lists, English prose) into a temporary folder, with reference photos from ../shared/data/images/"
+        "parrots (the last photo of each species held out as the query) or without, and runs scripted "
+        "conversations through the app's own identify and ask (no language model). Per style and question "
+        "language: the subject searched, the species' page cited, the page's fact in the answer.",
+    )
+    p.add_argument("--styles", default=",".join(STYLES), metavar="LIST", help=f"some of {', '.join(STYLES)}")
+    p.add_argument(
+        "--photos", choices=("reference", "none"), default="reference", help="reference photos in the library"
+    )
+    p.add_argument(
+        "--scripts", default=",".join(SCRIPTS), metavar="LIST", help=f"some of {', '.join(SCRIPTS)}"
+    )
+    p.add_argument("--limit", type=positive_int, default=None, help="the first N species only")
+    p.add_argument(
+        "--images", type=Path, default=None, help="photo folders (default ../shared/data/images/parrots)"
+    )
+    p.add_argument("--out", type=Path, default=None, help="also write every turn as JSON here")
+    p.add_argument(
+        "--class-fit",
+        action="store_true",
+        help="instead: how often the colour fit names the right species for photos of a class several "
+        "notes share (macaw, cockatoo), per style, without reference photos",
+    )
+    p.set_defaults(func=cmd_bench_conversations)
 
     p = bench.add_parser(
         "keyword",
@@ -563,6 +594,46 @@ def cmd_bench_answers(args: argparse.Namespace) -> int:
         return result
 
     return _report(args, run, format_answers)
+
+
+def cmd_bench_conversations(args: argparse.Namespace) -> int:
+    import json
+
+    from desktop_app.bench.answers import shared_data_root
+    from desktop_app.bench.conversations import format_conversations, run_conversations_bench
+    from desktop_app.core.config import Config
+
+    config = load_cfg(args) if args.data_dir else Config()
+    coral = shared_data_root() / "images" / "coral" / "parrot.jpg"
+    if args.class_fit:
+        from desktop_app.bench.conversations import format_class_fit, run_class_fit
+
+        rows = run_class_fit(args.images, coral if coral.is_file() else None)
+        if args.json:
+            emit_json({"class_fit": [vars(r) for r in rows]})
+        else:
+            print(format_class_fit(rows))
+        return 0
+
+    def run() -> Any:
+        result = run_conversations_bench(
+            styles=[s.strip() for s in args.styles.split(",") if s.strip()],
+            photos=args.photos,
+            limit=args.limit,
+            images=args.images,
+            extra_photo=coral if coral.is_file() else None,
+            config=config,
+            scripts=[s.strip() for s in args.scripts.split(",") if s.strip()],
+            log=eprint,
+        )
+        if args.out is not None:
+            args.out.write_text(
+                json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+            )
+            eprint(f"wrote {args.out}")
+        return result
+
+    return _report(args, run, format_conversations)
 
 
 def cmd_bench_keyword(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop_app.cli.ask import add_llm_flags, open_desk_with_llm
+from desktop_app.cli.ask import add_llm_flags, chat_conversation, open_desk_with_llm
 from desktop_app.cli.common import common_flags, emit_json, eprint
 
 
@@ -16,6 +16,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("image", help="a photo (jpg, png, bmp, webp, gif, tiff)")
     p.add_argument("--question", default=None, help="what you want to know about it")
     p.add_argument("--scope", default=None, help="also use this scope's own documents and photos")
+    p.add_argument(
+        "--chat",
+        metavar="NAME",
+        default=None,
+        help="put the result into the saved conversation NAME (created when new), as the window does;"
+        " `kdesk ask --chat NAME` follow-ups then refer to the species named",
+    )
     add_llm_flags(p)
     p.set_defaults(func=cmd_identify)
 
@@ -23,9 +30,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_identify(args: argparse.Namespace) -> int:
     from desktop_app.core.identify.result import IdentifyResult
 
+    chat: dict = {}
     with open_desk_with_llm(args) as desk:
-        events = desk.identifier.run(Path(args.image), args.question, args.scope)
+        if args.chat:
+            # The window's path: Assistant.identify in the conversation (a named species becomes
+            # the subject of follow-ups), recorded by the conversation store.
+            conv = chat_conversation(desk, args, chat)
+            if conv is None:
+                return 2
+            image = Path(args.image).resolve()
+            events = desk.assistant.identify(image, args.question, conv)
+            events = desk.conversations.record(
+                conv, events, question=args.question or "", image=image, title=args.chat
+            )
+        else:
+            events = desk.identifier.run(Path(args.image), args.question, args.scope)
         result = IdentifyResult.from_events(list(events))
+        if args.chat:
+            chat["chat"]["subject"] = conv.last_subject  # what `kdesk ask --chat` follow-ups refer to
     if result.error:
         eprint(f"error: {result.error}")
         if args.json:
@@ -34,7 +56,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
     for w in result.warnings:
         eprint(f"warning: {w}")
     if args.json:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), **chat})
         return 0
     print(f"confidence: {result.confidence_level} ({result.confidence_score:.0%})")
     for c in result.candidates:

@@ -31,6 +31,7 @@ _EPILOG = """examples:
   kdesk search "table of contents" --json
   kdesk list
   kdesk ask --chat trip "Who was Abraham Lincoln?"   continue (or start) the saved conversation 'trip'
+  kdesk identify --chat walk bird.jpg  a photo into the conversation 'walk'; `ask --chat walk` follow-ups refer to it
   kdesk chats export trip --out trip.md
 """
 

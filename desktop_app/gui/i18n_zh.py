@@ -162,6 +162,13 @@ ZH_CN: dict[str, str] = {
         "也可能是只在你的笔记中出现的物种（没有参考照片，因此未按外观比对）：{names}。"
     ),
     "The reference photos, though, point to {name}.": "不过，参考照片指向{name}。",
+    # photo: the most specific subject (core/identify/specific.py)
+    "A {cls}; by its {colours} colours most likely the {name}; also possible: {also}.": (
+        "一只{cls}；从{colours}的羽色看最可能是{name}；也可能是：{also}。"
+    ),
+    "A {cls}; its colours fit several of your notes equally: {names}.": "一只{cls}；它的颜色与你的几篇笔记同样吻合：{names}。",
+    "Which one is it: {names}?": "是哪一种：{names}？",
+    "From your notes: how well the photo's colours fit each note": "来自你的笔记：照片颜色与各篇笔记的吻合程度",
     "{names}: differences and identification keys": "{names}：区别与识别要点",
     "{name}: appearance, colours and identification traits": "{name}：外观、颜色与识别特征",
     "There are no candidates to compare.": "没有可比较的候选。",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtWidgets import QProgressBar
 
@@ -208,3 +210,34 @@ def test_every_identify_message_has_a_chinese_template_with_the_same_fields():
     for template in identify.values():
         assert template in ZH_CN, template
         assert fields(ZH_CN[template]) == fields(template), template
+
+
+def test_a_photo_then_two_follow_ups_stay_on_the_species_the_card_names(
+    make_window, qtbot, drop, shared_data
+):
+    """The product's own flow in the real window: the repository's parrot notes, no reference
+    photos, a red macaw; ImageNet says "macaw", the card names the Scarlet Macaw by its colours,
+    and both follow-ups search for it and cite its note."""
+    repo = Path(__file__).resolve().parents[2]
+    window = make_window()
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000):
+        window.knowledge.add_paths([repo / "knowledge" / "parrots"])
+    with qtbot.waitSignal(window.chat.identify_finished, timeout=240_000) as blocker:
+        drop(window.chat, [shared_data / "images" / "coral" / "parrot.jpg"])
+    card = blocker.args[0]
+    assert card.decision is not None and card.decision.final_name == "Scarlet Macaw"
+    assert card.candidates[0].source == "notes" and card.level != "High"
+    assert "**" not in card.decision.reasoning
+
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
+        window.chat.ask("它有多大？")
+    size = blocker.args[0]
+    assert size.route.is_followup and size.route.search_query == "Scarlet Macaw有多大"
+    assert [c.source for c in size.citations] == ["parrots/scarlet-macaw.md"] and "85 cm" in size.text
+
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
+        window.chat.ask("Where does it live?")
+    where = blocker.args[0]
+    assert where.route.search_query == "Where does Scarlet Macaw live"
+    assert [c.source for c in where.citations] == ["parrots/scarlet-macaw.md"]
+    assert "Lowland forests from Mexico to the Amazon" in where.text

@@ -24,19 +24,27 @@ from desktop_app.core.ask.citations import (
 )
 from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
 from desktop_app.core.ask.evidence import Evidence, judge
-from desktop_app.core.ask.extractive import extractive_answer, key_sentences
+from desktop_app.core.ask.extractive import (
+    FACT_KINDS,
+    extractive_answer,
+    fact_answerable,
+    key_sentences,
+    named_subject,
+    question_type,
+)
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
     LLM_FAILED_NOTE,
     NO_LLM_CHAT,
     NO_LLM_NOTE_OTHER_LANGUAGE,
     NOT_ANSWERED,
+    WHICH_SUBJECT,
     answer_system,
     has_cjk,
     lang_of,
     says_not_in_context,
 )
-from desktop_app.core.ask.router import Route, Router
+from desktop_app.core.ask.router import Route, Router, is_followup_message
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -82,6 +90,17 @@ def quoted_in(text: str, blocks: Sequence[ContextBlock]) -> int | None:
     if len(quote) < 2:
         return None
     return next((b.n for b in blocks if quote in _NON_WORD.sub("", b.text.lower())), None)
+
+
+def subject_options(decision: Decision) -> list[str]:
+    """What a photo may be when the decision leaves it open (its class fitted several notes
+    equally, or it named nothing and gave its nearest guesses): a follow-up then asks which one
+    instead of searching for a class, or for the words of the last question."""
+    from desktop_app.core.identify.names import pretty_name
+
+    if not decision.need_more_info:
+        return []
+    return [decision.titles.get(g) or pretty_name(g) for g in decision.guesses]
 
 
 def evidence_score(hit: Hit) -> float:
@@ -176,6 +195,11 @@ class Assistant:
             ):
                 yield from ask_agentic(self, self.chat_model, question, conv, cancel)
                 return
+            if conv.subject_options:
+                if is_followup_message(question):
+                    yield from self._which_subject(question, conv)
+                    return
+                conv.subject_options = []  # the question names its own subject
             try:
                 route = self.router.route(
                     question,
@@ -195,9 +219,25 @@ class Assistant:
                     yield warning
                 yield Retrieved(hits, route.search_query)
                 conv.last_query = self.subject_of(route.search_query)
+                # The note a fact question names ("Where does the kea live?") is what "it" means
+                # next (other questions keep the searched words, which find a passage better).
+                named = question_type(question) in FACT_KINDS and named_subject(
+                    question, fit_blocks(hits, self.config.llm.context_window), route.search_query
+                )
+                if named:
+                    conv.last_subject = named
             yield from self.answer_from_hits(question, hits, conv, route, cancel)
         except Cancelled:
             yield Warning(str(message(notes.STOPPED)))
+
+    def _which_subject(self, question: str, conv: Conversation) -> Iterator[Event]:
+        """A follow-up ("how big is it?") to a photo that could be several of the notes: nothing
+        is searched; the answer names them and asks which one is meant."""
+        names = ", ".join(conv.subject_options)
+        yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
+        answer = Answer(WHICH_SUBJECT[lang_of(question)].format(names=names), [], by="extractive")
+        conv.add_turn(question, answer.text)
+        yield answer
 
     @property
     def identifier(self) -> Identifier:
@@ -224,11 +264,13 @@ class Assistant:
 
         conv = conversation if conversation is not None else self.conversation
         final = None
+        options: list[str] = []
         answer = ""
         try:
             for event in self.identifier.run(image, question=question, scope=conv.scope, cancel=cancel):
                 if isinstance(event, Decision):
                     final = event.final_name
+                    options = subject_options(event)
                 elif isinstance(event, Answer):
                     answer = event.text
                     self._stamp(event)
@@ -236,7 +278,11 @@ class Assistant:
         except Cancelled:
             yield Warning(str(message(notes.STOPPED)))
             return
-        if final and final != UNCERTAIN:
+        conv.subject_options = options
+        if final == UNCERTAIN:
+            # A photo that names nothing replaces the subject too: "it" is no longer the last one.
+            conv.last_subject = conv.last_query = None
+        elif final:
             conv.last_subject = pretty_name(final)
             label = getattr(image, "name", None) or "photo"
             conv.add_turn(question or f"[photo: {label}] What is this?", answer)
@@ -265,7 +311,13 @@ class Assistant:
         """Stream an answer from ``hits`` (LLM if any, else extractive) and record the turn."""
         use_rag = route.use_rag if route is not None else True
         lang = lang_of(question)
-        if use_rag and hits and self.weak_evidence(route.search_query if route else question, hits):
+        about = route.search_query if route is not None else ""
+        if (
+            use_rag
+            and hits
+            and not fact_answerable(question, fit_blocks(hits, self.config.llm.context_window), about)
+            and self.weak_evidence(route.search_query if route else question, hits)
+        ):
             answer = self._refusal(lang, fit_blocks(hits, self.config.llm.context_window))
             conv.add_turn(question, answer.text)
             yield answer
@@ -273,7 +325,7 @@ class Assistant:
         if self.chat_model is None:
             if use_rag:
                 blocks = fit_blocks(hits, self.config.llm.context_window)
-                answer = self._extractive(question, blocks, None)
+                answer = self._extractive(question, blocks, None, route.search_query if route else "")
                 answer.refused = not blocks  # "no relevant passages were found"
             else:
                 answer = Answer(NO_LLM_CHAT[lang], [], by="extractive")
@@ -448,13 +500,15 @@ class Assistant:
         self._probe_cache = (query, self._scope, hits)
         return max((evidence_score(h) for h in hits), default=0.0)
 
-    def _extractive(self, question: str, blocks: Sequence[ContextBlock], note: str | None) -> Answer:
-        ex = extractive_answer(question, blocks, note=note)
+    def _extractive(
+        self, question: str, blocks: Sequence[ContextBlock], note: str | None, about: str = ""
+    ) -> Answer:
+        ex = extractive_answer(question, blocks, note=note, about=about)
         lang = lang_of(question)
         quoted = [b for b in blocks if b.n in ex.cited]
         if note is None and quoted and all(_other_language(lang, b.hit.text) for b in quoted):
             # Say why the answer is not in the user's language.
-            ex = extractive_answer(question, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang])
+            ex = extractive_answer(question, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang], about=about)
         return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
 
     def _fit_history(self, history: list[Message], budget: Budget, base: str, question: str) -> list[Message]:

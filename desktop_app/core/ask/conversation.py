@@ -31,6 +31,8 @@ class Conversation:
     last_subject: str | None = None  # e.g. the species just identified, or the topic asked about
     last_query: str | None = None  # the last search query, a fallback subject for text follow-ups
     scope: str | None = None  # the assistant's knowledge scope (None: shared only)
+    # A photo's class fitted several notes equally: what "it" may be, until a question names one.
+    subject_options: list[str] = field(default_factory=list)
     max_turns: int = 10
 
     def add_turn(self, question: str, answer: str) -> None:
@@ -46,6 +48,7 @@ class Conversation:
     def reset(self) -> None:
         self.history.clear()
         self.last_subject = self.last_query = None
+        self.subject_options = []
 
 
 def key_terms(query: str, doc_freq: DocFreq, most: int = 6) -> str:

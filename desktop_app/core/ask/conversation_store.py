@@ -247,6 +247,11 @@ class StoredChat:
         for message in self.messages:
             if message.turn is not None:
                 conv.add_turn(*message.turn)
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last.card is not None and last.card.decision is not None:
+            from desktop_app.core.ask.assistant import subject_options
+
+            conv.subject_options = subject_options(last.card.decision)  # the photo left it open
         return conv
 
     def to_dict(self) -> dict[str, Any]:

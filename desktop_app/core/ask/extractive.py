@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from pathlib import PurePosixPath
 from types import ModuleType
 
 from desktop_app.core.ask.budget import ContextBlock
@@ -125,13 +126,130 @@ _TYPES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+# The facts a species note gives, asked for by kind; read before the general types ("how big" is a
+# size before it is a number). "name" asks for a page's own name (学名为 X 的鹦鹉叫什么名字),
+# "latin" for its scientific name.
+_FACT_TYPES: list[tuple[str, re.Pattern[str]]] = [
+    # What a page is called, given its Latin name (the binomial itself is checked in question_type).
+    ("name", re.compile(r"叫什么|什么名字|名字是什么|\bcalled\b|\bname of (?:the|this|a) \w+ with\b")),
+    ("latin", re.compile(r"\b(?:scientific|latin|binomial) name\b|学名")),
+    (
+        "range",
+        re.compile(
+            r"\bwhere\b.*\b(?:live|lives|living|found|occur|occurs|native|range|come from|distributed)\b|"
+            r"\b(?:range|habitat|distribution)\b|分布|栖息|生活在哪|产于|原产|哪里能见到|在哪里生活"
+        ),
+    ),
+    (
+        "size",
+        re.compile(
+            r"\bhow (?:big|large|tall|heavy|long is)\b|\bsize\b|\blength\b|\bwingspan\b|"
+            r"多大|多长|多重|体长|大小|体型|个头|尺寸"
+        ),
+    ),
+    (
+        "diet",
+        re.compile(
+            r"\bwhat (?:do|does|did|will|can) .*\beat\b|\bfeeds? on\b|\bdiet\b|\bwhat food\b|"
+            r"\beats? what\b|吃什么|吃哪些|吃些什么|食性|以什么为食|食物是什么"
+        ),
+    ),
+    ("colour", re.compile(r"\bcolou?rs?\b|\bplumage\b|颜色|羽色|什么色|体色")),
+]
+# A size question is not one about time or age ("寿命有多长", "how long did he live").
+_NOT_SIZE = re.compile(r"寿命|多久|时间|年龄|岁|\bold\b|\blifespan\b|\byears?\b")
+_BINOMIAL = re.compile(r"\b[A-Z][a-z]{2,} [a-z]{3,}\b")
+FACT_KINDS = tuple(name for name, _ in _FACT_TYPES)
+# The general type a fact kind is checked as (entities, short answers).
+_BASE_TYPE = {"size": "number", "range": "place"}
+
+
 def question_type(question: str) -> str:
-    """'date', 'number', 'person', 'place', 'reason', 'which' or 'other'."""
+    """'name', 'latin', 'range', 'size', 'diet', 'colour' (a fact of a species note), else 'date',
+    'number', 'person', 'place', 'reason', 'which' or 'other'."""
     low = question.lower()
-    for name, pattern in _TYPES:
-        if pattern.search(low):
-            return name
+    for name, pattern in [*_FACT_TYPES, *_TYPES]:
+        if not pattern.search(low):
+            continue
+        if name == "name" and not _BINOMIAL.search(question):
+            continue  # "what is her husband called?" asks for no page's name
+        if name == "size" and _NOT_SIZE.search(low):
+            continue
+        return name
     return "other"
+
+
+# ------------------------------------------------------------------------------ labelled facts
+# A line that labels its fact ("**Where and size:** ...", "- 分布：...", "Diet: ...") and the
+# kinds each label gives; a prose sentence is told by its words instead.
+_LABEL = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:\*\*)?([^:：*\n]{1,30}?)(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*(.*)$", re.S
+)
+_LABEL_KINDS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "range",
+        re.compile(r"where|range|distribution|habitat|found|native|分布|栖息|产地|生境|范围|地区", re.I),
+    ),
+    ("size", re.compile(r"size|length|wingspan|weight|体长|大小|体型|身长|尺寸|体重", re.I)),
+    ("diet", re.compile(r"diet|food|feed|eat|食性|食物|吃", re.I)),
+    ("colour", re.compile(r"colou?r|plumage|appearance|羽色|颜色|体色|外观|毛色", re.I)),
+    ("latin", re.compile(r"latin|scientific|binomial|学名|拉丁", re.I)),
+    (
+        "name",
+        re.compile(r"chinese|english|also|other names|common name|中文名?|英文名?|别名|俗名|名称", re.I),
+    ),
+    ("other", re.compile(r"gallery label|identification|keys|notes?|behaviou?r|status|识别|保护|习性", re.I)),
+]
+_PROSE_CUES: dict[str, re.Pattern[str]] = {
+    "range": re.compile(
+        r"\b(?:lives?|living|found|native|occurs?|ranges?|distributed|inhabits?|habitat|endemic)\b|"
+        r"\b(?:in|of|from|across|throughout) (?:the )?[A-Z][a-z]+|分布|栖息|生活在|产于|见于|原产",
+    ),
+    "size": re.compile(
+        r"\d\s*(?:cm|mm|m|kg|g|in|inches|centimet(?:re|er)s?)\b|\b(?:measures?|length|size|wingspan)\b|厘米|公分|体长|[0-9]\s*克"
+    ),
+    "diet": re.compile(r"\b(?:eats?|eaten|feeds?|feeding|food|diet|forages?)\b|吃|食性|为食|觅食|取食"),
+    "colour": re.compile(r"\b(?:colou?r(?:s|ed)?|plumage|feathers?)\b|羽色|羽毛|颜色"),
+    "latin": re.compile(r"\b[A-Z][a-z]{2,} [a-z]{3,}\b"),
+}
+_SIZE_CLAUSE = re.compile(
+    r"\d\s*(?:cm|mm|kg|g|m)\b|\d\s*(?:厘米|公分|克|公斤)|\b(?:long|length|wingspan)\b", re.I
+)
+_FACT_BONUS = 0.6  # a sentence giving the asked kind of fact
+_FACT_OFF = 0.4  # a labelled line giving another kind ("Chinese: ..." for "where does it live?")
+
+
+def label_kinds(sentence: str) -> tuple[set[str], str]:
+    """The fact kinds a labelled line gives ("Where and size" -> range and size) and its value;
+    (empty, sentence) for a sentence with no label."""
+    m = _LABEL.match(sentence)
+    if not m:
+        return set(), sentence
+    kinds = {k for k, rx in _LABEL_KINDS if rx.search(m.group(1))}
+    return (kinds, m.group(2).strip()) if kinds else (set(), sentence)
+
+
+def gives_fact(kind: str, sentence: str) -> bool:
+    """Whether ``sentence`` gives a fact of ``kind``: by its label, else (prose) by its words."""
+    kinds, _value = label_kinds(sentence)
+    if kinds:
+        return kind in kinds
+    cue = _PROSE_CUES.get(kind)
+    return bool(cue and cue.search(sentence))
+
+
+def fact_clause(kind: str, sentence: str) -> str:
+    """The part of a labelled line that answers ``kind``: its value, cut to the clauses of that
+    kind when the label gives several ("Where and size: Alps; about 48 cm" -> "about 48 cm" for a
+    size question); the line as it is otherwise."""
+    kinds, value = label_kinds(sentence)
+    if not kinds or not value:
+        return sentence
+    if len(kinds - {"other"}) < 2 or kind not in ("size", "range"):
+        return value
+    parts = [p.strip() for p in re.split(r"[;；]", value) if p.strip()]
+    keep = [p for p in parts if (kind == "size") == bool(_SIZE_CLAUSE.search(p))]
+    return "; ".join(keep) if keep else value
 
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -429,7 +547,9 @@ def short_answer(question: str, kind: str, sentence: str) -> str:
     if not found:
         return ""
     units = _units(question, "zh" if _HAN.search(question) else "en")
-    anchors = [m.start() for m in _TOKEN.finditer(sentence) if any(u.match(set(_keys(m.group(0)))) for u in units)]
+    anchors = [
+        m.start() for m in _TOKEN.finditer(sentence) if any(u.match(set(_keys(m.group(0)))) for u in units)
+    ]
     if not anchors:
         return found[0][2]
     return min(found, key=lambda f: min(min(abs(a - f[0]), abs(a - f[1])) for a in anchors))[2]
@@ -471,9 +591,18 @@ def _rank(
     for cand in found:
         _score(cand, units, block_keys[cand.rank], blocks_match[cand.rank], lang)
     found.sort(key=lambda c: (-c.score, c.rank, c.pos))
-    if kind != "other":  # the entity check is the costly part: the best few only
+    if kind in FACT_KINDS:  # the line giving the kind of fact asked, not another field
+        for cand in found:
+            labelled, _value = label_kinds(cand.text)
+            if gives_fact(kind, cand.text):
+                cand.score += _FACT_BONUS * max(cand.coverage, 0.3)
+            elif labelled:
+                cand.score -= _FACT_OFF
+        found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+    base = _BASE_TYPE.get(kind, kind)
+    if base not in ("other", *FACT_KINDS):  # the entity check is the costly part: the best few only
         for cand in found[:_TYPED]:
-            if _has_new_entity(kind, cand.text, question):
+            if _has_new_entity(base, cand.text, question):
                 cand.score += _TYPE_BONUS * max(cand.coverage, 0.2)
         found.sort(key=lambda c: (-c.score, c.rank, c.pos))
     return kept, sentences, found, kind, units
@@ -496,21 +625,202 @@ def key_sentences(question: str, blocks: Sequence[ContextBlock], most: int = 6) 
     return out
 
 
+# ------------------------------------------------------------------------------ the subject's note
+_SCRIPT_EDGE = re.compile(r"(?<=[A-Za-z])(?=[\u3400-\u9fff])|(?<=[\u3400-\u9fff])(?=[A-Za-z])")
+_LATIN_NAME = re.compile(r"\b[A-Z][a-z]{2,} [a-z]{3,}\b")
+# "the notes about the kea do not say what it eats": what each kind of fact is, in words.
+_WHAT = {
+    "range": ("where it lives", "它分布在哪里"),
+    "size": ("how big it is", "它有多大"),
+    "diet": ("what it eats", "它吃什么"),
+    "colour": ("what colour it is", "它是什么颜色"),
+    "latin": ("its scientific name", "它的学名"),
+    "name": ("its name", "它的名字"),
+}
+NOT_SAID = {
+    "en": "The notes about the {subject} do not say {what}.",
+    "zh": "关于{subject}的笔记没有提到{what}。",
+}
+
+
+def note_title(block: ContextBlock) -> str:
+    """The name a block's note gives its subject: its title without a Latin binomial in brackets
+    (a Chinese title as it is), else its file name."""
+    from desktop_app.core.identify.names import english_title
+
+    heading = block.hit.heading_path[0] if block.hit.heading_path else ""
+    title = english_title(heading) or heading.strip(" #*")
+    return title or PurePosixPath(block.hit.source).stem
+
+
+def subject_blocks(blocks: Sequence[ContextBlock], text: str) -> list[int]:
+    """Positions of the blocks from the note ``text`` (the question, or the query searched for a
+    follow-up) is about: the note whose longest name (title, name lines, file name, see
+    identify/names.py) the text holds, else the one holding a Latin binomial the text gives; []
+    when none is named."""
+    from desktop_app.core.identify.names import hit_names, name_key
+
+    key = f" {name_key(_SCRIPT_EDGE.sub(' ', text))} "  # "Scarlet Macaw分布在哪里": two words
+    best: tuple[int, str] | None = None
+    for block in blocks:
+        names = hit_names(block.hit)
+        for name in {*names.names, name_key(names.title)}:
+            han = bool(_HAN.fullmatch(name.replace(" ", "")))
+            if len(name) < (2 if han else 3) or (name not in text if han else f" {name} " not in key):
+                continue
+            if best is None or len(name) > best[0]:
+                best = (len(name), block.hit.source)
+    if best is None:
+        # A Chinese name the note gives in its text only ("called 绯红金刚鹦鹉 in Chinese").
+        best = _shared_han_name(blocks, text)
+    if best is None and (latin := _LATIN_NAME.search(text)):
+        # Prose gives the Latin name in brackets after the common one: "The kea (Nestor notabilis)".
+        bracketed = re.compile(rf"[(（;；]\s*{re.escape(latin.group(0))}\b", re.I)
+        holder = next((b for b in blocks if bracketed.search(b.text)), None)
+        best = (0, holder.hit.source) if holder is not None else None
+    return [i for i, b in enumerate(blocks) if best is not None and b.hit.source == best[1]]
+
+
+def _shared_han_name(blocks: Sequence[ContextBlock], text: str, least: int = 4) -> tuple[int, str] | None:
+    """The note holding the longest run of the text's Chinese characters (``least`` or more, no
+    question word in it) that no other note holds."""
+    runs = [r for r in _HAN.findall(text) if len(r) >= least]
+    for size in range(max((len(r) for r in runs), default=0), least - 1, -1):
+        for run in runs:
+            for i in range(len(run) - size + 1):
+                piece = run[i : i + size]
+                if _ZH_QWORDS.search(piece):
+                    continue
+                holders = {b.hit.source for b in blocks if piece in b.text}
+                if len(holders) == 1:
+                    return size, holders.pop()
+    return None
+
+
+def _whole_note(blocks: Sequence[ContextBlock], ranks: Sequence[int]) -> bool:
+    """Whether the blocks at ``ranks`` hold their whole note (so what it lacks, it lacks)."""
+    return bool(ranks) and len(ranks) >= max(1, blocks[ranks[0]].hit.total_chunks)
+
+
+def _is_note(block: ContextBlock) -> bool:
+    """A note about one named subject (a species note: name lines or a Latin name), whose lines
+    are its subject's facts; an article's are not."""
+    from desktop_app.core.identify.names import hit_names
+
+    return bool(block.hit.heading_path) and hit_names(block.hit).named
+
+
+def _whose(title: str, text: str, lang: str) -> str:
+    """A quoted line from another note than the subject's, saying whose note it is."""
+    return f"({title}) {text}" if lang == "en" else f"（{title}）{text}"
+
+
+def _fact_answer(
+    question: str,
+    kind: str,
+    lang: str,
+    head: str,
+    kept: list[ContextBlock],
+    found: list[_Candidate],
+    subject: list[int],
+    max_sentences: int,
+) -> Extract | None:
+    """The answer to a question for one kind of fact about a named subject: its note's line of that
+    kind (the clause asked for), the page's title for a name question, or "the notes about X do not
+    say ..." when its whole note has no such line; None to answer as for any question."""
+    own = [c for c in found if c.rank in subject]
+    block = kept[subject[0]]
+    title = note_title(block)
+    n = block.n
+    if kind == "name":
+        support = next((c for c in own if gives_fact("latin", c.text)), own[0] if own else None)
+        lines = [f"**{title}** [{n}]\n"] + ([f"- {support.text} [{n}]"] if support else [])
+        return Extract(
+            f"{head}\n\n" + "\n".join(lines), [n], title, [support.text] if support else [], 1.0, title
+        )
+    giving = [c for c in own if gives_fact(kind, c.text)]
+    heading = block.hit.heading_path[0] if block.hit.heading_path else ""
+    if not giving and kind == "latin" and _LATIN_NAME.search(heading):
+        return Extract(f"{head}\n\n{heading.strip(' #')} [{n}]", [n], heading, [], 1.0)
+    if not giving:
+        if not _whole_note(kept, subject):
+            return None
+        what = _WHAT[kind][0 if lang == "en" else 1]
+        text = NOT_SAID[lang].format(subject=title, what=what)
+        return Extract(f"{head}\n\n{text} [{n}]", [n], text, [], 0.0)
+    best = giving[0]
+    lead = fact_clause(kind, best.text)
+    if lead != best.text:  # a field's value alone: say whose it is
+        lead = f"{title}: {lead}" if lang == "en" else f"{title}：{lead}"
+    chosen = [best]
+    # Only the subject's own lines support it: another species' size answers nothing about this one.
+    for cand in giving[1:]:
+        if len(chosen) >= max_sentences:
+            break
+        if not any(_same_passage(set(c.keys), set(cand.keys)) for c in chosen):
+            chosen.append(cand)
+    cited: list[int] = []
+    lines = []
+    for i, cand in enumerate(chosen):
+        m = kept[cand.rank].n
+        text = lead if i == 0 else cand.text
+        if cand.rank not in subject:
+            text = _whose(note_title(kept[cand.rank]), text, lang)
+        lines.append(f"{text} [{m}]\n" if i == 0 else f"- {text} [{m}]")
+        if m not in cited:
+            cited.append(m)
+    return Extract(f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]], best.coverage)
+
+
+def named_subject(question: str, blocks: Sequence[ContextBlock], about: str = "") -> str:
+    """The title of the note among ``blocks`` that the question (or ``about``, the query searched)
+    names, "" when it names none: what a follow-up question then refers to."""
+    subject = subject_blocks(blocks, f"{about} {question}")
+    # A note without a title is named by its file only, which says less than the question's words.
+    return note_title(blocks[subject[0]]) if subject and blocks[subject[0]].hit.heading_path else ""
+
+
+def fact_answerable(question: str, blocks: Sequence[ContextBlock], about: str = "") -> bool:
+    """Whether the question asks for one kind of fact about a subject whose note is among
+    ``blocks`` and that note either gives it or, being there whole, shows it lacks it: such a
+    question is answered from the note (or "the notes do not say") and never refused for weak
+    evidence (its words are the note's field labels, not the question's: 分布 / "Where ... live")."""
+    kind = question_type(question)
+    if kind not in FACT_KINDS or not blocks:
+        return False
+    subject = subject_blocks(blocks, f"{about} {question}")
+    if not subject:
+        return False
+    if kind == "name" or _whole_note(blocks, subject):
+        return True
+    return any(gives_fact(kind, s) for i in subject for s in split_sentences(blocks[i].text))
+
+
 def extractive_answer(
     question: str,
     blocks: Sequence[ContextBlock],
     note: str | None = None,
     max_sentences: int = 3,
     max_blocks: int = 5,
+    about: str = "",
 ) -> Extract:
     """The answering sentence of the top blocks, then up to ``max_sentences - 1`` supporting
     ones, each cited; the note goes first (default: "No language model is configured; ..." in
-    the question's language)."""
+    the question's language). ``about``: the query searched (a follow-up's names its subject).
+    A question for one kind of fact about a note's subject (where it lives, its size, diet,
+    colours, names) is answered from that note's line of that kind, or says the note lacks it;
+    a line quoted from another note says whose it is."""
     lang = lang_of(question)
     if not blocks:
         return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
     head = NO_LLM_NOTE[lang] if note is None else note
     kept, sentences, found, kind, units = _rank(question, blocks[:max_blocks], lang)
+    if kind in FACT_KINDS:
+        subject = subject_blocks(kept, f"{about} {question}")
+        if subject:
+            answer = _fact_answer(question, kind, lang, head, kept, found, subject, max_sentences)
+            if answer is not None:
+                return answer
     best = found[0]
     chosen = [best]
     for cand in found[1:]:
@@ -518,6 +828,7 @@ def extractive_answer(
             break
         if cand.score > 0 and not any(_same_passage(set(c.keys), set(cand.keys)) for c in chosen):
             chosen.append(cand)
+    kind = _BASE_TYPE.get(kind, kind) if kind in FACT_KINDS else kind
     lead = _lead(question, kind, units, best.text, lang)
     if kind in ("person", "which") and best.pos > 0 and _PRONOUN.match(lead):
         # "She died in childbirth in 1772." names no one: the sentence before does.
@@ -530,7 +841,10 @@ def extractive_answer(
         lines.append(f"**{short}** [{kept[best.rank].n}]\n")
     for i, cand in enumerate(chosen):
         n = kept[cand.rank].n
-        lines.append(f"{lead} [{n}]\n" if i == 0 else f"- {cand.text} [{n}]")
+        text = cand.text
+        if i and kept[cand.rank].hit.source != kept[best.rank].hit.source and _is_note(kept[cand.rank]):
+            text = _whose(note_title(kept[cand.rank]), text, lang)  # another species' note than the lead's
+        lines.append(f"{lead} [{n}]\n" if i == 0 else f"- {text} [{n}]")
         if n not in cited:
             cited.append(n)
     return Extract(

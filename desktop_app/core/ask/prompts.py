@@ -229,6 +229,12 @@ LLM_FAILED_NOTE = {
 }
 
 
+# A follow-up to a photo whose class several notes fit equally (identify/specific.py): ask which.
+WHICH_SUBJECT = {
+    "en": "The photo could be any of these in your notes: {names}. Which one do you mean?",
+    "zh": "照片可能是你笔记中的以下任何一种：{names}。你指的是哪一种？",
+}
+
 NOT_ANSWERED = {
     "en": "Your documents do not seem to answer this. The nearest passages are listed as related.",
     "zh": "你的文档似乎没有回答这个问题。下面列出的是最接近的相关段落。",

@@ -50,7 +50,7 @@ from desktop_app.core.identify.classifier import (
     get_classifier,
     inference_threads,
 )
-from desktop_app.core.identify.colours import colour_profile, describe
+from desktop_app.core.identify.colours import ColourProfile, colour_profile, describe
 from desktop_app.core.identify.images import ImageSource, load_image
 from desktop_app.core.identify.llm import llm_decision, vision_description
 from desktop_app.core.identify.names import (
@@ -64,17 +64,21 @@ from desktop_app.core.identify.names import (
     species_notes,
 )
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
+from desktop_app.core.identify.specific import ClassRanking, rank_class, specific_candidates
 from desktop_app.core.identify.texts import (
     ALSO_BY_COLOUR,
     ALSO_BY_EYE,
     CANNOT,
+    CLASS_TIED,
     CONFIDENT,
     IMAGE_UNREADABLE,
     LOOKS_LIKE,
     PHOTOS_POINT_TO,
     QUERY_COMPARE,
     QUERY_TRAITS,
+    SPECIFIC_FIT,
     STOPPED,
+    WHICH_ONE,
 )
 from desktop_app.core.identify.vote import (
     ALSO_MIN_REJECT,
@@ -193,13 +197,20 @@ class Identifier:
         for cand, title in english_titles([c.name for c in candidates], name_notes).items():
             next(c for c in candidates if c.name == cand).title = title
         t["names"] = (time.perf_counter() - t1) * 1000
-        yield Classified(candidates, level, retrieve)
+        t1 = time.perf_counter()
+        profile = colour_profile(crop, cls.saliency)
+        # A class several notes share ("macaw"): its notes ranked by how the photo's colours fit
+        # them; the badge is then the confidence in the species named (specific.py).
+        ranking = self._class_ranking(cls, candidates, profile, name_notes)
+        if ranking is not None:
+            candidates = [*specific_candidates(ranking), *candidates]
+            score = candidates[0].score
+            level = confidence_level(score, cfg)
+        yield Classified(candidates, level, retrieve if ranking is None else True)
         if _cancelled(cancel):
             yield Warning(str(message(STOPPED)))
             return
 
-        t1 = time.perf_counter()
-        profile = colour_profile(crop, cls.saliency)
         description = describe(profile, cls.labels)
         if self.vision_llm and self.chat_model is not None:
             llm_text = vision_description(self.chat_model, img)
@@ -209,6 +220,9 @@ class Identifier:
 
         top = candidates[0].name if candidates else ""
         self.last_ranking = [c.name for c in candidates]
+        if ranking is not None:
+            yield from self._specific(ranking, description, candidates, name_notes)
+            return
         if not retrieve:
             yield from self._confident(top, score, scope, description, t, candidates)
             return
@@ -280,6 +294,54 @@ class Identifier:
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
 
     # -- steps
+    @staticmethod
+    def _class_ranking(
+        cls: Classification, candidates: Sequence[Candidate], profile: ColourProfile, notes: Sequence[Hit]
+    ) -> ClassRanking | None:
+        """The notes of the classifier's class ranked by fit, when the leading candidate is the
+        classifier's (no reference photo leads) and its label is a class two or more notes share."""
+        if not candidates or candidates[0].source != "imagenet" or not notes:
+            return None
+        top = candidates[0]
+        zh = next((lab.zh for lab in cls.labels if lab.name == top.name), "")
+        return rank_class(top.name, zh, top.score, profile, notes)
+
+    def _specific(
+        self,
+        ranking: ClassRanking,
+        description: str,
+        candidates: Sequence[Candidate],
+        notes: Sequence[Hit],
+    ) -> Iterator[Event]:
+        """A generic class: name the best-fitting note and the runner-up with the colours that
+        speak for it, or, when the fits tie, say which notes it could be and ask."""
+        yield FeatureQueries([], description)
+        fits = ranking.fits[:2] if ranking.narrowed else ranking.tied()
+        hits = [f.hit for f in fits if f.hit is not None]
+        yield Retrieved(hits, " | ".join(f.title for f in fits))
+        label = pretty_name(ranking.label)
+        if ranking.narrowed:
+            best = ranking.best
+            reasoning = str(
+                message(
+                    SPECIFIC_FIT,
+                    cls=label,
+                    colours=_and(best.colours) or "-",
+                    name=best.title,
+                    also=", ".join(f.title for f in fits[1:]) or "-",
+                )
+            )
+            decision = Decision(best.title, reasoning, False, "", guesses=[f.title for f in fits[1:]])
+        else:
+            names = ", ".join(f.title for f in fits)
+            reasoning = str(message(CLASS_TIED, cls=label, names=names))
+            decision = Decision(label, reasoning, True, str(message(WHICH_ONE, names=names)))
+            decision.guesses = [f.title for f in fits]
+        _name_decision(decision, candidates, notes)
+        yield decision
+        # An open class quotes no note: which one to quote is what the card asks.
+        yield _answer(decision, hits, by="notes" if ranking.narrowed else "vote")
+
     def _query_feature(self, cls: Classification, img: Image.Image) -> np.ndarray:
         """The photo in the gallery's vector space: the classifier's pooled feature, or the
         image-text model's embedding when the gallery stores that model's vectors."""
@@ -322,6 +384,8 @@ class Identifier:
             gallery_scores, self.last_reject = label_probabilities(
                 matches, cfg.temperature, cfg.reject_similarity
             )
+        if not gallery_scores:  # no reference photos: nothing the photo could be "not close" to
+            self.last_reject = None
         self.gallery_labels = [g.label for g in gallery_scores]
         out: list[Candidate] = []
         for g in gallery_scores[:MAX_GALLERY_CANDIDATES]:
@@ -404,7 +468,7 @@ def _answer(decision: Decision, hits: Sequence[Hit], by: str, by_eye: bool = Fal
     lines = [str(message(CANNOT) if name == UNCERTAIN else message(LOOKS_LIKE, name=pretty_name(name)))]
     lines.append(decision.reasoning)
     about = [h for h in hits if mentions(h, name)] if name != UNCERTAIN else []
-    if about and by == "classifier":
+    if about and by in ("classifier", "notes"):
         lines.append(f"{_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]")
     if decision.also_possible:
         also = ALSO_BY_EYE if by_eye else ALSO_BY_COLOUR
@@ -431,8 +495,32 @@ def _name_decision(decision: Decision, candidates: Sequence[Candidate], notes: S
     decision.titles = names({c.name: c.title for c in candidates if c.title}, english_titles)
 
 
+def _and(names: Sequence[str]) -> str:
+    """ "red, blue and yellow" ("" for none)."""
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+# A note's own name lines (its names are on the card already) and its field labels' markup.
+_NAME_LINES = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:chinese|中文名?|english(?: name)?|英文名?|latin|学名|gallery label)"
+    r"(?:\*\*)?\s*[:：][^\n]*$",
+    re.I | re.M,
+)
+_GALLERY_LABEL = re.compile(r"\s*Gallery label:\s*[^\s.]+\.?", re.I)
+_FIELD_LABEL = re.compile(r"^\s*(?:[-*•]\s*)?\*\*([^*\n]+?):?\*\*:?\s*", re.M)
+
+
+def note_summary(text: str) -> str:
+    """A note's text as a card shows it: no title, no name or gallery-label lines, field labels as
+    plain words ("**Colours:** red" -> "Colours: red")."""
+    text = _NAME_LINES.sub("", re.sub(r"^#+\s.*$", "", text, flags=re.M))
+    text = _GALLERY_LABEL.sub("", text)
+    text = _FIELD_LABEL.sub(lambda m: f"{m.group(1).strip()}: ", text)
+    return re.sub(r"(?m)^\s*Chinese:\s*[^.\n]*\.\s*", "", text).strip()
+
+
 def _first_sentences(text: str, limit: int = 280) -> str:
-    text = re.sub(r"\s+", " ", re.sub(r"^#+\s.*$", "", text, flags=re.M)).strip()
+    text = re.sub(r"\s+", " ", note_summary(text)).strip()
     parts = re.split(r"(?<=[.!?。！？])\s+", text)
     out = ""
     for p in parts:

@@ -29,7 +29,8 @@ EXACT, HEADING, GENERIC, MENTION = 4, 3, 2, 1  # link levels, strongest first (0
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 _LATIN = re.compile(r"\b([A-Z][a-z]{2,})\s+(spp?\.|[a-z]{3,})")
 _NAME_LINE = re.compile(
-    r"\s*(?:\*\*)?(chinese|中文名?|latin|scientific name|学名|also|aliases|other names|别名|gallery label)"
+    r"\s*(?:[-*•]\s*)?(?:\*\*)?(chinese|中文名?|english(?: name)?|英文名?|latin|scientific name|学名|also|aliases|"
+    r"other names|别名|gallery label)"
     r"(?:\*\*)?\s*[:：]\s*(.+)",
     re.I,
 )
@@ -98,7 +99,7 @@ def note_names(title: str, text: str = "", source: str = "") -> NoteNames:
         if not part:
             continue
         latin = _LATIN.fullmatch(part) if latin_ok else None
-        if latin and latin.group(2).startswith("sp"):  # "Agapornis spp.": the whole genus
+        if latin and re.fullmatch(r"spp?\.?", latin.group(2)):  # "Agapornis spp.": a genus ("spixii" is not)
             genera.add(latin.group(1).lower())
             continue
         species = species or bool(latin)
@@ -141,6 +142,11 @@ def link_level(label: str, note: NoteNames) -> int:
 def _hit_names(hit: Hit) -> NoteNames:
     title = hit.heading_path[0] if hit.heading_path else ""
     return note_names(title, hit.text[:600] if hit.chunk_index == 0 else "", hit.source)
+
+
+def hit_names(hit: Hit) -> NoteNames:
+    """The names the note of this chunk gives its subject (title, name lines, file name)."""
+    return _hit_names(hit)
 
 
 def hit_link(hit: Hit, label: str) -> int:
@@ -269,6 +275,7 @@ def species_notes(kb: object, scope: str | None) -> list[Hit]:
                     {"$contains": "中文"},
                     {"$contains": "Latin"},
                     {"$contains": "Gallery label"},
+                    {"$contains": "学名"},  # a Chinese field list: "- 学名：Ara macao"
                 ]
             },
             include=["documents", "metadatas"],

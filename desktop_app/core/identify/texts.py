@@ -24,6 +24,16 @@ ALSO_BY_COLOUR = define(
     "Also possible, known only from your notes (no reference photos, so not compared by eye): {names}.",
 )
 PHOTOS_POINT_TO = define("identify.photos_though", "The reference photos, though, point to {name}.")
+# The most specific subject (specific.py): a class several notes share, narrowed by the photo's colours
+SPECIFIC_FIT = define(
+    "identify.specific_fit",
+    "A {cls}; by its {colours} colours most likely the {name}; also possible: {also}.",
+)
+CLASS_TIED = define(
+    "identify.class_tied",
+    "A {cls}; its colours fit several of your notes equally: {names}.",
+)
+WHICH_ONE = define("identify.which_one", "Which one is it: {names}?")
 QUERY_COMPARE = define("identify.query_compare", "{names}: differences and identification keys")
 QUERY_TRAITS = define("identify.query_traits", "{name}: appearance, colours and identification traits")
 

@@ -45,7 +45,11 @@ from desktop_app.gui.widgets import (
 
 LEVEL_COLORS = {"High": "#2e7d32", "Medium": "#ef6c00", "Low": "#c62828"}
 # Where a candidate comes from (its bar's tooltip), translated when shown.
-SOURCES = {"gallery": "From your reference photos", "imagenet": "From the built-in ImageNet classifier"}
+SOURCES = {
+    "gallery": "From your reference photos",
+    "imagenet": "From the built-in ImageNet classifier",
+    "notes": "From your notes: how well the photo's colours fit each note",
+}
 PHOTO_SIZE = 170
 HEAD_MIN_WIDTH = 240  # beside the photo, the candidates' names and bars need at least this
 

@@ -230,3 +230,24 @@ def test_markdown_export_has_footnotes_with_file_page_passage_and_working_links(
     assert " " not in link and (out_dir / unquote(link)).resolve() == knowledge / "@trip" / "notes 1.md"
     # Without a folder to be relative to (stdout), links are file:// URLs.
     assert (knowledge / "lincoln.pdf").as_uri() in to_markdown(store.load(conv.id), knowledge)
+
+
+def test_a_reopened_chat_whose_photo_was_left_open_still_asks_which_one(tmp_path):
+    from desktop_app.core.ask.conversation_store import StoredChat, StoredMessage
+    from desktop_app.core.events import Decision
+    from desktop_app.core.identify.result import IdentifyResult
+
+    decision = Decision(
+        "macaw", "A macaw; ...", True, "Which?", guesses=["Scarlet Macaw", "Green-winged Macaw"]
+    )
+    card = IdentifyResult(decision=decision)
+    photo = StoredMessage("identify", "", "A macaw", "extractive", image=str(tmp_path / "m.jpg"), card=card)
+    chat = StoredChat("c1", "walk", None, "macaw", None, "", "", [photo])
+    assert chat.conversation().subject_options == ["Scarlet Macaw", "Green-winged Macaw"]
+    answered = StoredMessage("ask", "Which is the Scarlet Macaw?", "...", "extractive")
+    assert (
+        StoredChat("c1", "walk", None, "macaw", None, "", "", [photo, answered])
+        .conversation()
+        .subject_options
+        == []
+    )

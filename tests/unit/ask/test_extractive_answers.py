@@ -43,11 +43,11 @@ def first_line(text: str) -> str:
         ("How much did the canal cost?", "number"),
         ("Which river forms the border?", "which"),
         ("Why did the army retreat?", "reason"),
-        ("What do beetles eat?", "other"),
+        ("What do beetles eat?", "diet"),
         ("徐夫人最先嫁给了谁？", "person"),
         ("耶律乙辛在什么时候被封为赵王？", "date"),
         ("他出生于哪一年？", "date"),
-        ("浪花鱼在什么地方栖息？", "place"),
+        ("浪花鱼在什么地方栖息？", "range"),
         ("真君庙位于哪里？", "place"),
         ("这座桥有多少个桥墩？", "number"),
         ("他为什么离开了球队？", "reason"),
@@ -258,3 +258,95 @@ def test_no_short_answer_when_the_sentence_is_about_the_subject_but_not_what_is_
     blocks = blocks_of("李成栋，字廷贞，山西人。原为李闯军部将，降明、降清，一生叛降无常。")
     ex = extractive_answer("李成栋有几个儿子？", blocks)
     assert ex.short == "" and not first_line(ex.text).startswith("**")
+
+
+# ------------------------------------------------------------------------------ facts of species notes
+def _note(i: int, source: str, text: str) -> object:
+    from desktop_app.core.ask.budget import ContextBlock
+    from desktop_app.core.library.documents import Hit
+
+    title = text.splitlines()[0].lstrip("# ").strip()
+    hit = Hit(f"{source}#0", source, text, source, None, 0, 1, 1.0, heading_path=[title])
+    return ContextBlock(i, hit, text)
+
+
+KEA = (
+    "# Kea (Nestor notabilis)\n\nChinese: 啄羊鹦鹉.\n\n**Colours:** Olive green body; bright orange red under the "
+    "wings.\n\n**Where and size:** Southern Alps of New Zealand; about 48 cm."
+)
+KAKAPO = (
+    "# Kakapo (Strigops habroptilus)\n\n**Where and size:** New Zealand; critically endangered; about 60 cm."
+)
+SCARLET_ZH = (
+    "# 绯红金刚鹦鹉\n\n- 英文名：Scarlet Macaw\n- 学名：Ara macao\n- 分布：墨西哥南部至亚马孙盆地的湿润低地森林\n"
+    "- 体长：81–96 厘米\n- 羽色：全身鲜红，翼上有黄色带"
+)
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("Where does the kea live?", "range"),
+        ("它分布在哪里？", "range"),
+        ("How big is it?", "size"),
+        ("它有多大？", "size"),
+        ("What does a kea eat?", "diet"),
+        ("它吃什么？", "diet"),
+        ("What colour is a kea?", "colour"),
+        ("What is the scientific name of the kea?", "latin"),
+        ("学名为 Ara macao 的鹦鹉叫什么名字？", "name"),
+        ("What is the parrot with the scientific name Ara macao called?", "name"),
+        ("Where was Lincoln born?", "place"),  # a place, not a species' range
+    ],
+)
+def test_question_types_of_species_facts(question: str, kind: str):
+    assert question_type(question) == kind
+
+
+def test_a_where_question_quotes_the_subjects_range_clause_not_its_colours():
+    ex = extractive_answer(
+        "Where does the kea live?", [_note(1, "kakapo.md", KAKAPO), _note(2, "kea.md", KEA)]
+    )
+    assert ex.lead == "Kea: Southern Alps of New Zealand" and ex.cited == [2]
+    assert "Colours" not in ex.text and "Kakapo" not in ex.text  # another species' range answers nothing
+
+
+def test_a_size_question_quotes_the_size_clause_of_a_field_giving_two_kinds():
+    ex = extractive_answer("它有多大？", [_note(1, "kea.md", KEA)], about="Kea有多大")
+    assert ex.lead == "Kea：about 48 cm." and ex.cited == [1]
+
+
+def test_a_fact_the_subjects_note_lacks_is_said_to_be_missing():
+    ex = extractive_answer("What does a kea eat?", [_note(1, "kea.md", KEA), _note(2, "kakapo.md", KAKAPO)])
+    assert "The notes about the Kea do not say what it eats." in ex.text and ex.cited == [1]
+    zh = extractive_answer("它吃什么？", [_note(1, "kea.md", KEA)], about="Kea吃什么")
+    assert "关于Kea的笔记没有提到它吃什么。" in zh.text
+
+
+def test_a_question_for_a_pages_name_is_answered_with_its_title():
+    blocks = [_note(1, "kea.md", KEA), _note(2, "scarlet.md", SCARLET_ZH)]
+    ex = extractive_answer("学名为 Ara macao 的鹦鹉叫什么名字？", blocks)
+    assert "**绯红金刚鹦鹉** [2]" in ex.text and "学名：Ara macao" in ex.text
+
+
+def test_an_english_question_about_a_chinese_field_list_quotes_its_range_line():
+    ex = extractive_answer("Where does the Scarlet Macaw live?", [_note(1, "scarlet.md", SCARLET_ZH)])
+    assert ex.lead == "绯红金刚鹦鹉: 墨西哥南部至亚马孙盆地的湿润低地森林" and ex.cited == [1]
+
+
+def test_a_line_quoted_from_another_note_says_whose_it_is():
+    blocks = [
+        _note(1, "a.md", "# Galah\n\nChinese: 粉红凤头鹦鹉.\n\nGalahs eat seeds from the ground."),
+        _note(2, "b.md", "# Corella\n\nChinese: 凤头鹦鹉.\n\nCorellas eat seeds and bulbs."),
+    ]
+    ex = extractive_answer("Which parrots eat seeds?", blocks)
+    assert "- (Corella) Corellas eat seeds and bulbs. [2]" in ex.text or "- (Galah)" in ex.text
+
+
+def test_an_articles_lines_are_quoted_without_a_note_name():
+    blocks = [
+        _note(1, "a.md", "# Ducks\n\nDucks eat seeds and snails."),
+        _note(2, "b.md", "# Geese\n\nGeese eat seeds and grass."),
+    ]
+    ex = extractive_answer("Which birds eat seeds?", blocks)
+    assert "(Geese)" not in ex.text and "(Ducks)" not in ex.text

@@ -71,3 +71,40 @@ def test_a_named_chat_continues_after_a_restart_and_exports_with_footnotes(tmp_p
     assert kdesk("chats", "delete", "trip")[0] == 0
     code, _, err = kdesk("chats", "show", "trip")
     assert code == 1 and "no conversation named 'trip'" in err
+
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_a_photo_in_a_named_chat_is_the_subject_of_its_follow_ups(tmp_path, shared_data, capsys):
+    data = tmp_path / "data"
+
+    def kdesk(*argv: str) -> tuple[int, str, str]:
+        code = main(["--data-dir", str(data), *argv])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    assert kdesk("add", str(REPO / "knowledge" / "parrots"))[0] == 0
+    photo = shared_data / "images" / "coral" / "parrot.jpg"
+    code, out, _ = kdesk("identify", "--chat", "walk", "--no-llm", "--json", str(photo))
+    card = json.loads(out)
+    assert code == 0 and card["chat"]["new"] is True and card["chat"]["title"] == "walk"
+    # No reference photos: ImageNet says "macaw", which fifteen notes share; the photo's colours
+    # name the red one (the badge is the confidence in that species, not in "macaw").
+    subject = card["chat"]["subject"]
+    assert subject == card["decision"]["final_name"] == "Scarlet Macaw"
+    assert card["candidates"][0]["source"] == "notes" and card["confidence_level"] != "High"
+
+    # A later process continues it: the follow-up searches for the photo's species.
+    code, out, _ = kdesk("ask", "--chat", "walk", "--no-llm", "--json", "它有多大？")
+    follow = json.loads(out)
+    assert code == 0 and follow["chat"]["id"] == card["chat"]["id"]
+    assert follow["route"]["is_followup"] and follow["route"]["search_query"] == "Scarlet Macaw有多大"
+    assert follow["citations"][0]["source"] == "parrots/scarlet-macaw.md"
+
+    code, out, _ = kdesk("chats", "show", "walk", "--json")
+    shown = json.loads(out)
+    assert [m["kind"] for m in shown["messages"]] == ["identify", "ask"]
+    assert shown["messages"][0]["image"] == str(photo.resolve())
+    assert shown["messages"][0]["card"]["decision"]["final_name"] == card["decision"]["final_name"]
+    assert shown["last_subject"] == subject
