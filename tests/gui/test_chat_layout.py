@@ -53,7 +53,9 @@ def test_the_chat_wraps_at_every_width_with_the_viewer_open(
     window.ctx.runner.wait_idle(30_000)
 
     with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
-        window.chat.ask("What colour is the tail of the African grey parrot?")
+        # A question two notes answer: two chips to lay out (a colour question about one species is
+        # now answered from that species' colour line alone, with one citation).
+        window.chat.ask("Which parrots have a red tail?")
     answer = blocker.args[0]
     assert len(answer.citations) >= 2, answer.text
     with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000):
