@@ -618,4 +618,24 @@ ZH_CN: dict[str, str] = {
     "Retry failed files": "重试失败的文件",
     "Read the failed files again (they are otherwise retried only once they change)": "重新读取失败的文件（否则只有文件改变后才会重试）",
     "Retrying failed files…": "正在重试失败的文件…",
+    # An unsure identification card that agrees with itself (issue 34, card)
+    "The image classifier points to {name} ({score:.0%}).": "图像分类器认为是{name}（{score:.0%}）。",
+    "The image classifier points to {name} ({score:.0%}; next {runner}).": "图像分类器认为是{name}（{score:.0%}；其次是{runner}）。",
+    "There are no notes about {name} in the knowledge base, so the image classifier's guess stands.": (
+        "知识库中没有关于{name}的笔记，因此采用图像分类器的猜测。"
+    ),
+    "Possibly {names} (known only from your notes)": "可能是{names}（仅见于你的笔记）",
+    "Try a photo that shows the whole bird.": "请换一张能看到整只鸟的照片。",
+    "Please send a photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " or add reference photos and notes for this kind to the knowledge base.": (
+        "请在光线良好时拍一张能看到整只鸟（头、喙、翅膀和尾巴）的照片，或把这种鸟的参考照片和笔记加入知识库。"
+    ),
+    "Please send a photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " ideally one where the features that separate {first} from {second} are visible, or add"
+    " reference photos and notes for this kind to the knowledge base.": (
+        "请在光线良好时拍一张能看到整只鸟（头、喙、翅膀和尾巴）的照片，最好能看清区分{first}与{second}的特征，"
+        "或把这种鸟的参考照片和笔记加入知识库。"
+    ),
+    "The photo ({colours}) is not close to any reference photo; your notes describe a species that"
+    " may fit.": "这张照片（{colours}）与任何参考照片都不接近；你的笔记中描述了一个可能相符的物种。",
 }

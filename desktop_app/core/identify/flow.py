@@ -64,6 +64,7 @@ from desktop_app.core.identify.names import (
     species_notes,
 )
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
+from desktop_app.core.identify.sharpness import is_blurry
 from desktop_app.core.identify.specific import ClassRanking, rank_class, specific_candidates
 from desktop_app.core.identify.texts import (
     ALSO_BY_COLOUR,
@@ -86,6 +87,7 @@ from desktop_app.core.identify.vote import (
     evidence_vote,
     notes_only_species,
     rank_candidates,
+    unsure_reasoning,
     vote_contenders,
 )
 from desktop_app.core.library.documents import Hit, ParseError
@@ -245,7 +247,6 @@ class Identifier:
             else []
         )
         t["retrieve"] = (time.perf_counter() - t1) * 1000
-        yield Retrieved(hits, " | ".join(queries))
         if _cancelled(cancel):
             yield Warning(str(message(STOPPED)))
             return
@@ -269,6 +270,7 @@ class Identifier:
             rows=rows,
             reject=self.last_reject,
             tentative=cfg.reject_tentative,
+            blurry=is_blurry(img),
         )
         decision = None
         if self.chat_model is not None:
@@ -288,8 +290,14 @@ class Identifier:
             species = notes_only_species(hits, [*self.gallery_labels, *(c.name for c in candidates)])
         by_eye = self.zero_shot(species, candidates) if species else None
         decision.also_possible = also_possible(species, profile, by_eye)
+        if decision is vote and decision.final_name == UNCERTAIN and decision.also_possible:
+            # The notes offer a species: the card must not also say "not one of your species".
+            decision.reasoning = unsure_reasoning(profile, decision.guesses, notes_offer=True)
         _name_decision(decision, candidates, name_notes)
         t["decide"] = (time.perf_counter() - t1) * 1000
+        # Evidence is what supports the names the card gives, not every note the queries found.
+        hits = supporting(hits, decision, species)
+        yield Retrieved(hits, " | ".join(queries))
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
 
@@ -457,6 +465,17 @@ class Identifier:
         _name_decision(decision, candidates, [])
         yield decision
         yield _answer(decision, hits, by="classifier")
+
+
+def supporting(hits: Sequence[Hit], decision: Decision, species: dict[str, list[Hit]]) -> list[Hit]:
+    """The ``hits`` that speak for what the decision names: the notes of its pick, of the notes-only
+    species it offers (``species``: title -> chunks) and, when it names neither, of its guesses."""
+    named = [decision.final_name] if decision.final_name and decision.final_name != UNCERTAIN else []
+    offered = {h.chunk_id for t in decision.also_possible for h in species.get(t, [])}
+    names = named + list(decision.also_possible)
+    if not names:
+        names = list(decision.guesses)
+    return [h for h in hits if h.chunk_id in offered or any(mentions(h, n) for n in names)]
 
 
 def _answer(decision: Decision, hits: Sequence[Hit], by: str, by_eye: bool = False) -> Answer:

@@ -81,6 +81,35 @@ FOLLOWUP_PAIR = define(
     " ideally one where the features that separate {first} from {second} are visible, or add"
     " reference photos and notes for this kind to the knowledge base.",
 )
+# An unsure card that agrees with itself (issue 34): the photo's request only for a blurry photo
+# (sharpness.py), and no "not one of your species" when the notes offer one.
+FOLLOWUP_VIEW = define(
+    "identify.followup_view",
+    "Please send a photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " or add reference photos and notes for this kind to the knowledge base.",
+)
+FOLLOWUP_VIEW_PAIR = define(
+    "identify.followup_view_pair",
+    "Please send a photo showing the whole bird (head, beak, wings and tail) in good light,"
+    " ideally one where the features that separate {first} from {second} are visible, or add"
+    " reference photos and notes for this kind to the knowledge base.",
+)
+NOT_CLOSE_NOTES = define(
+    "identify.not_close_notes",
+    "The photo ({colours}) is not close to any reference photo; your notes describe a species that may fit.",
+)
+# Without reference photos the leader is the image classifier's guess: not "the reference photos".
+CLASSIFIER_POINTS_TO = define(
+    "identify.classifier_points_to", "The image classifier points to {name} ({score:.0%})."
+)
+CLASSIFIER_POINTS_TO_NEXT = define(
+    "identify.classifier_points_to_next",
+    "The image classifier points to {name} ({score:.0%}; next {runner}).",
+)
+NO_NOTES_CLASSIFIER = define(
+    "identify.no_notes_classifier",
+    "There are no notes about {name} in the knowledge base, so the image classifier's guess stands.",
+)
 
 # The language model's decision (llm.py)
 LLM_FAILED = define(

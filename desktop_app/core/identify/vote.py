@@ -18,13 +18,19 @@ from desktop_app.core.identify.colours import COLOUR_NAMES, ColourProfile, obser
 from desktop_app.core.identify.names import GENERIC, linked, notes_about, pretty_name, species_title
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.identify.texts import (
+    CLASSIFIER_POINTS_TO,
+    CLASSIFIER_POINTS_TO_NEXT,
     FOLLOWUP,
     FOLLOWUP_PAIR,
+    FOLLOWUP_VIEW,
+    FOLLOWUP_VIEW_PAIR,
     NEAREST,
     NO_CANDIDATES,
     NO_CLEAR_COLOURS,
     NO_NOTES,
+    NO_NOTES_CLASSIFIER,
     NOT_CLOSE,
+    NOT_CLOSE_NOTES,
     NOT_YOURS,
     NOTES_MENTION,
     OBSERVED,
@@ -153,35 +159,40 @@ def evidence_vote(
     rows: list[RankedCandidate] | None = None,
     reject: float | None = None,
     tentative: float = 0.9,
+    blurry: bool = False,
 ) -> Decision:
     """The no-LLM decision: the first of ``rank_candidates`` (the gallery's pick unless the notes
     clearly disagree). "Uncertain" only when the photo is unlike every reference photo, with the
     nearest candidates as guesses. A name is given with a request for a better photo when the two
     leaders are tied (gallery scores within ``margin`` log ratio, nothing in the notes separates
-    them) or when the gallery's "none of these" probability ``reject`` is at least ``tentative``.
+    them) or when the gallery's "none of these" probability ``reject`` is at least ``tentative``;
+    a sharper photo is asked for only when the photo is ``blurry`` (sharpness.py).
     The reasoning is one sentence per line (each a catalogue message the window translates)."""
     observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
     rows = rows if rows is not None else rank_candidates(candidates, profile, hits, reject=reject)
     if not rows:
-        return Decision(UNCERTAIN, str(message(NO_CANDIDATES)), True, _followup())
+        return Decision(UNCERTAIN, str(message(NO_CANDIDATES)), True, _followup(blurry=blurry))
     named = [r for r in rows if r.candidate.name != UNCERTAIN]
     guesses = [r.candidate.name for r in named[:3]]
     seen_names = ", ".join(profile.names()) or str(message(NO_CLEAR_COLOURS))
     if rows[0].candidate.name == UNCERTAIN:
-        shown = ", ".join(pretty_name(g) for g in guesses)  # their scores are all near 0: not shown
-        lines = [message(NOT_YOURS, colours=seen_names)] + ([message(NEAREST, names=shown)] if shown else [])
-        return Decision(UNCERTAIN, "\n".join(map(str, lines)), True, _followup(), guesses=guesses)
+        reasoning = unsure_reasoning(profile, guesses)
+        return Decision(UNCERTAIN, reasoning, True, _followup(blurry=blurry), guesses=guesses)
     best = rows[0]
     leader = max(rows, key=lambda r: r.log_score)  # the gallery's first choice
     runner = next((r for r in named if r is not best), None)
     shown = pretty_name(best.candidate.name)
     lines = [message(OBSERVED, colours=seen_names)]
     lead_name, lead_score = pretty_name(leader.candidate.name), leader.candidate.score
+    by_photos = leader.candidate.source == "gallery"  # else the image classifier's label leads
     if runner is not None:
         runner_text = f"{pretty_name(runner.candidate.name)} {runner.candidate.score:.0%}"
-        lines.append(message(POINT_TO_NEXT, name=lead_name, score=lead_score, runner=runner_text))
+        points = POINT_TO_NEXT if by_photos else CLASSIFIER_POINTS_TO_NEXT
+        lines.append(message(points, name=lead_name, score=lead_score, runner=runner_text))
     else:
-        lines.append(message(POINT_TO, name=lead_name, score=lead_score))
+        lines.append(
+            message(POINT_TO if by_photos else CLASSIFIER_POINTS_TO, name=lead_name, score=lead_score)
+        )
     for r in named[:3]:
         name = pretty_name(r.candidate.name)
         if r.match is not None:
@@ -191,7 +202,7 @@ def evidence_vote(
                 message(NOTES_MENTION, name=_capital(name), source=r.docs[0].source, colours=colours)
             )
         elif r is best:
-            lines.append(message(NO_NOTES, name=shown))
+            lines.append(message(NO_NOTES if by_photos else NO_NOTES_CLASSIFIER, name=shown))
     if leader is not best:
         lines.append(message(OVERTURNED, leader=lead_name, name=shown))
     reasoning = "\n".join(map(str, lines))
@@ -208,23 +219,37 @@ def evidence_vote(
     if tied and runner is not None:
         reasoning += "\n" + str(message(TIED, name=shown, runner=pretty_name(runner.candidate.name)))
         return Decision(
-            best.candidate.name, reasoning, True, _followup([best.candidate.name, runner.candidate.name])
+            best.candidate.name,
+            reasoning,
+            True,
+            _followup([best.candidate.name, runner.candidate.name], blurry),
         )
     if reject is not None and reject >= tentative:
         return Decision(
             best.candidate.name,
             reasoning + "\n" + str(message(NOT_CLOSE, reject=reject)),
             True,
-            _followup(guesses[:2]),
+            _followup(guesses[:2], blurry),
         )
     return Decision(best.candidate.name, reasoning, False, "")
 
 
-def _followup(names: Sequence[str] = ()) -> str:
-    """What to send next: a better photo (naming the two look-alikes when there are two)."""
+def _followup(names: Sequence[str] = (), blurry: bool = False) -> str:
+    """What to send next: another photo (naming the two look-alikes when there are two), a sharper
+    one only when this one is blurry."""
     if len(names) >= 2:
-        return str(message(FOLLOWUP_PAIR, first=pretty_name(names[0]), second=pretty_name(names[1])))
-    return str(message(FOLLOWUP))
+        pair = FOLLOWUP_PAIR if blurry else FOLLOWUP_VIEW_PAIR
+        return str(message(pair, first=pretty_name(names[0]), second=pretty_name(names[1])))
+    return str(message(FOLLOWUP if blurry else FOLLOWUP_VIEW))
+
+
+def unsure_reasoning(profile: ColourProfile, guesses: Sequence[str], notes_offer: bool = False) -> str:
+    """Why no reference photo's species is named: "not one of your species" with the nearest
+    guesses, or, when the notes offer a species (``notes_offer``), that the notes may describe it."""
+    seen_names = ", ".join(profile.names()) or str(message(NO_CLEAR_COLOURS))
+    first = message(NOT_CLOSE_NOTES if notes_offer else NOT_YOURS, colours=seen_names)
+    shown = ", ".join(pretty_name(g) for g in guesses)  # their scores are all near 0: not shown
+    return "\n".join(map(str, [first] + ([message(NEAREST, names=shown)] if shown else [])))
 
 
 def _capital(name: str) -> str:

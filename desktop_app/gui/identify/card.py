@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core import events as ev
 from desktop_app.core.identify import texts as _texts  # noqa: F401 - its messages parse the card's texts
+from desktop_app.core.identify.flow import note_summary
 from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
@@ -245,7 +246,7 @@ class IdentifyCard(QFrame):
 
     def retranslate(self, *_: object) -> None:
         self.title.setText(tr("Photo identification"))
-        self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
+        self.queries_title.setText(tr("Observed features"))
         self.evidence_title.setText(tr("Evidence from your documents"))
         self.decision_title.setText(tr("Decision"))
         self.summary_title.setText(tr("About it"))
@@ -295,7 +296,7 @@ class IdentifyCard(QFrame):
         bar.setToolTip(tr(SOURCES[cand.source]) if cand.source in SOURCES else "")
 
     def _show_queries(self) -> None:
-        self.queries_title.setText(tr("Feature queries") if self.queries else tr("Observed features"))
+        self.queries_title.setText(tr("Observed features"))
         lines = [f"• {self._text(q)}" for q in self.queries]
         if self.visual_description:
             seen = self._text(self.visual_description)
@@ -361,8 +362,9 @@ class IdentifyCard(QFrame):
             if any(h.chunk_id == hit.chunk_id for h in self.evidence):
                 continue
             self.evidence.append(hit)
-            # A one-line snippet has no room for Markdown: its markup is dropped, not shown.
-            snippet = " ".join(markdown_to_plain(hit.text).split())
+            # A one-line snippet has no room for Markdown: its markup is dropped, not shown, and the
+            # note's name and gallery-label lines are on the card already.
+            snippet = " ".join(markdown_to_plain(note_summary(hit.text) or hit.text).split())
             snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
             where = Path(display_name(hit.source)).name
             where += f" · {place_label(hit.source, hit.page)}" if hit.page else ""
@@ -375,7 +377,14 @@ class IdentifyCard(QFrame):
         self.decision_title.show()
         name = decision.final_name or UNCERTAIN
         english = ""  # the label behind a Chinese name, as its tooltip
-        if name == UNCERTAIN and decision.guesses:  # "not one of your species" first, guesses second
+        if name == UNCERTAIN and decision.also_possible:  # the notes offer it: no "not one of yours"
+            names = ("、" if current_language() == "zh_CN" else ", ").join(
+                map(self._name, decision.also_possible)
+            )
+            self.decision_name.setText(
+                tr("Possibly {names} (known only from your notes)").format(names=names)
+            )
+        elif name == UNCERTAIN and decision.guesses:  # "not one of your species" first, guesses second
             names = ("、" if current_language() == "zh_CN" else ", ").join(map(self._name, decision.guesses))
             self.decision_name.setText(
                 tr("Not one of your species (nearest guesses: {names})").format(names=names)
@@ -392,7 +401,7 @@ class IdentifyCard(QFrame):
         self.reasoning.setVisible(bool(decision.reasoning))
         advice = self._text(decision.followup)
         if decision.need_more_info and not advice:
-            advice = tr("Try a sharper photo that shows the whole bird.")
+            advice = tr("Try a photo that shows the whole bird.")
         self.followup.setText(advice)
         self.followup.setVisible(bool(advice))
         self._set_status(lambda: "")

@@ -516,3 +516,59 @@ def test_every_sentence_the_flow_writes_is_one_catalogue_message_per_line(coral)
         assert found is not None and found.code.startswith("identify."), line
     codes = {parse(line).code for line in lines}
     assert {"identify.not_yours", "identify.not_close", "identify.confident", "identify.suggests"} <= codes
+
+
+# ------------------------------------------------------------------ an unsure card that agrees with itself
+def test_a_sharp_photo_is_asked_for_another_view_and_a_blurry_one_for_a_sharper_photo(coral, tmp_path):
+    from PIL import Image, ImageFilter
+
+    gallery = FakeGallery([("Scarlet Macaw", 0.60), ("Hyacinth Macaw", 0.55)])
+    ident, _ = _identifier(gallery, reject_tentative=0.5, reject_uncertain=0.999)
+    sharp = ident.identify(coral / "parrot.jpg").decision
+    assert sharp.need_more_info is True and "photo" in sharp.followup and "sharper" not in sharp.followup
+    blurred = tmp_path / "blurred.jpg"
+    Image.open(coral / "parrot.jpg").convert("RGB").filter(ImageFilter.GaussianBlur(4)).save(blurred)
+    blurry = ident.identify(blurred).decision
+    assert blurry.need_more_info is True and "sharper photo" in blurry.followup
+
+
+def test_the_evidence_is_only_the_notes_of_what_the_card_names(coral):
+    gallery = FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715), ("Galah", 0.71)])
+    ident, search = _identifier(gallery, vote_evidence_lead=0.2)
+    events = list(ident.run(coral / "parrot.jpg"))
+    found = {h.source for q in search.calls for h in FakeSearch()(q, 6, None)}
+    retrieved = next(e for e in events if isinstance(e, Retrieved))
+    answer = next(e for e in events if isinstance(e, Answer))
+    assert "parrots/galah.md" in found  # the queries found the galah's note ...
+    assert [h.source for h in retrieved.hits] == ["parrots/scarlet-macaw.md"]  # ... the card names the macaw
+    assert [c.source for c in answer.citations] == ["parrots/scarlet-macaw.md"]
+
+
+def test_an_unsure_decision_whose_notes_offer_a_species_does_not_say_not_one_of_yours(coral):
+    frogmouth_note = "# Tawny Frogmouth (Podargus strigoides)\n\n**Colours:** grey and brown body, green-tinged; orange eyes."
+
+    def search(queries, top_k, scope):
+        return [_hit("Tawny Frogmouth", frogmouth_note), _hit("Galah", NOTES["Galah"])]
+
+    clf = get_classifier()
+    parrots = clf.embed([coral / "parrot.jpg"])
+
+    class RealGallery:  # the owl against a gallery holding only a real macaw photo
+        def nearest(self, feature, k=10, scope=None):
+            return [GalleryMatch("p", "Scarlet Macaw", "Scarlet Macaw/1.jpg", float(parrots[0] @ feature))]
+
+    ident, _ = _identifier(RealGallery())
+    ident._search = search
+    result = ident.identify(coral / "owl.jpg")
+    d = result.decision
+    assert d.final_name == UNCERTAIN and d.also_possible == ["Tawny Frogmouth"]
+    assert "Not one of" not in d.reasoning and "your notes describe a species that may fit" in d.reasoning
+    assert "Also possible, known only from your notes" in result.answer and "Tawny Frogmouth" in result.answer
+    assert [h.source for h in result.hits] == ["parrots/tawny-frogmouth.md"]  # not the galah's note
+
+
+def test_without_reference_photos_the_classifier_not_the_photos_is_said_to_point():
+    cands = [Candidate("kite", 0.08, "imagenet"), Candidate("macaw", 0.07, "imagenet")]
+    d = evidence_vote(cands, _profile(red=0.6, pink=0.4), [])
+    assert "The image classifier points to kite (8%; next macaw 7%)." in d.reasoning
+    assert "reference photos" not in d.reasoning and "image classifier's guess stands" in d.reasoning
