@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from desktop_app.core.library.names import escape_name
+
 SHARED_DOCS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "docs"
 TRUNCATED_SOURCE = SHARED_DOCS / "pypdf" / "resources" / "Seige_of_Vicksburg_Sample_OCR.pdf"
 
@@ -414,7 +416,11 @@ def _listed(data_dir: Path) -> list[dict[str, object]]:
 
 
 def _outcome(documents: list[dict[str, object]], name: str, code: int | None, output: str) -> str:
-    entry = next((d for d in documents if str(d.get("name", "")).endswith(name)), None)
+    # A name that is not UTF-8 is listed with U+FFFD; its stored form is in "name_escaped".
+    stored = escape_name(name)
+    entry = next(
+        (d for d in documents if str(d.get("name_escaped", d.get("name", ""))).endswith(stored)), None
+    )
     if entry is not None:
         status = entry.get("status")
         return (

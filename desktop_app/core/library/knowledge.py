@@ -41,7 +41,7 @@ from desktop_app.core.library.store import (
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
 from desktop_app.core.messages import message
 from desktop_app.core.models.embeddings import Embedder, make_embedder
-from desktop_app.core.tasks import NullTask, TaskState
+from desktop_app.core.tasks import Cancelled, NullTask, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
@@ -581,14 +581,31 @@ class KnowledgeBase:
         unsupported and too large files are skipped before anything is copied."""
         placed = self.folder.place(paths)
         with self._writing(task):
+            known = set(self.manifest.all())
             copied = self.folder.copy_in(placed.outside, scope, self.config.index.max_document_mb)
             targets = placed.inside
             for dest in copied.copied:
                 targets[self.folder.relative(dest)] = dest
-            report = self._sync(targets, task or NullTask(), prune=False)
+            try:
+                report = self._sync(targets, task or NullTask(), prune=False)
+            except Cancelled:
+                # Left in the folder, the next sync (the window's watcher, at once) would index
+                # what the user just cancelled: this add's new copies not fully indexed go.
+                self._drop_unindexed_copies([self.folder.relative(d) for d in copied.copied], known)
+                raise
         report.failed[:0] = placed.refused + list(copied.failed)
         report.skipped[:0] = copied.skipped
         return report
+
+    def _drop_unindexed_copies(self, copies: list[str], known: set[str]) -> None:
+        """Delete the files an add copied in (names not in the manifest before it) that are not
+        indexed, with their manifest rows and any chunks."""
+        entries = self.manifest.all()
+        doomed = [
+            rel for rel in copies if rel not in known and (rel not in entries or entries[rel].status != INDEXED)
+        ]
+        syncing.drop_documents(self, [rel for rel in doomed if rel in entries], entries)
+        self.folder.delete(doomed)
 
     def remove(self, names: Sequence[str]) -> list[str]:
         """Delete documents (files and their chunks). Names are relative paths or folder prefixes."""

@@ -14,3 +14,8 @@ def test_the_hostile_bench_measures_a_real_add_and_reports_its_outcome(tmp_path)
     assert row.exit == 1 and 0 < row.wall_s < 120 and 10 < row.peak_rss_mb < 1500
     assert row.outcome.startswith("failed: refused DOCX: word/document.xml declares XML entities")
     assert "| docx-laughs | - |" in table(rows)
+
+
+def test_the_hostile_bench_finds_a_name_that_is_not_utf8_in_the_list(tmp_path) -> None:
+    [row] = run(["name-not-utf8"], small=True, timeout=120, mixed=False, work_dir=tmp_path)
+    assert row.exit == 0 and row.outcome == "indexed, 1 chunks"  # not "not listed"

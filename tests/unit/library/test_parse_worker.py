@@ -256,6 +256,30 @@ def test_a_cancel_while_a_large_file_is_embedded_stops_within_two_seconds_and_le
     assert len(kb.store.chunks_of([big])) == kb.manifest.all()["big.md"].chunks
 
 
+def test_a_cancelled_add_takes_back_its_unindexed_copies_so_the_next_sync_does_not_index_them(
+    make_kb, tmp_path
+):
+    kb = make_kb()
+    source = tmp_path / "notes"
+    source.mkdir()
+    (source / "a kea.md").write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
+    paragraphs = [
+        f"## Part {i}\n\n" + " ".join(f"{LINE} Paragraph {i}, sentence {j}." for j in range(12))
+        for i in range(50)
+    ]
+    (source / "big.md").write_text("# Big\n\n" + "\n\n".join(paragraphs), encoding="utf-8")
+    task = Recorder(cancel_on=lambda line: "chunks embedded" in line)
+    with pytest.raises(Cancelled):
+        kb.add([source], task=task)
+
+    assert {n: e.status for n, e in kb.manifest.all().items()} == {"notes/a kea.md": INDEXED}
+    assert sorted(p.name for p in (kb.knowledge_dir / "notes").iterdir()) == ["a kea.md"]
+    assert (source / "big.md").exists()  # the user's own file is untouched
+    report = kb.sync()  # what the window's watcher runs next: the cancelled file is not indexed
+    assert not report.added and not report.updated
+    assert kb.search("quick brown fox river bank")[0].source == "notes/a kea.md"
+
+
 def test_a_bug_in_the_worker_fails_the_file_with_its_type(make_kb):
     kb = make_kb(chunker="no-such-chunker")
     (kb.knowledge_dir / "kea.md").write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
