@@ -53,3 +53,18 @@ def test_retry_reads_a_failed_file_again(make_window, qtbot, tmp_path):
     assert report.updated == ["bad.pdf"]  # read again, not left as unchanged
     assert dict(report.failed)["bad.pdf"].startswith("corrupt PDF")
     qtbot.waitUntil(lambda: panel.retry_button.isVisible(), timeout=10_000)  # still failed: offered again
+
+
+def test_a_window_opened_on_a_library_with_failed_files_offers_retry(make_window, qtbot, tmp_path):
+    window = make_window()
+    panel = window.knowledge
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.4 this is not really a PDF")
+    with qtbot.waitSignal(panel.batch_finished, timeout=BATCH_TIMEOUT_MS):
+        panel.add_paths([bad])
+    window.ctx.close()
+
+    # Reopened: the start-up sync only repeats the known failure, yet Retry is offered.
+    again = make_window().knowledge
+    qtbot.waitUntil(lambda: again.retry_button.isVisible(), timeout=10_000)
+    assert again.errors.wordWrap()  # a reason is wrapped, not cut at the panel's edge

@@ -155,7 +155,11 @@ class KnowledgePanel(QWidget):
         self.result_label = QLabel()
         self.result_label.setWordWrap(True)
         self.errors = QListWidget(objectName="outcomeList")
-        self.errors.setMaximumHeight(90)
+        # A reason is a sentence: wrapped, not cut at the panel's edge behind a sideways scroll.
+        self.errors.setWordWrap(True)
+        self.errors.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.errors.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.errors.setMaximumHeight(150)
         # Failed files are retried only once they change; this tries them again now.
         self.retry_button = QPushButton()
         self.retry_button.clicked.connect(self.retry_failed)
@@ -487,6 +491,10 @@ class KnowledgePanel(QWidget):
     def _set_documents(self, docs: list[Any]) -> None:
         self.model.set_documents(docs)
         self._known_failures = {d.name: d.error for d in docs if d.status == "failed" and d.error}
+        # Failures from the command line or an earlier session are offered again too, not only a
+        # batch's own.
+        busy = any(self.ctx.runner.is_busy(k) for k in INDEXING)
+        self.retry_button.setVisible(not busy and self._has_failures())
         scopes = {"shared"} | {d.scope for d in docs}
         for scope in sorted(scopes):
             if scope not in self._scopes:
@@ -502,7 +510,7 @@ class KnowledgePanel(QWidget):
         self.progress_label.setVisible(busy)
 
     def _has_failures(self) -> bool:
-        return self.last_report is not None and bool(self.last_report.failed)
+        return bool(self._known_failures) or (self.last_report is not None and bool(self.last_report.failed))
 
     def _update_buttons(self, *_: object) -> None:
         ready = self.ctx.kb is not None
