@@ -133,7 +133,8 @@ def test_headings_in_an_answer_are_bold_body_text_never_larger(qtbot):
 
 
 def test_evidence_snippets_drop_markdown_markup_and_keep_html_as_text(qtbot, shared_data):
-    """The identification card's evidence: a note's "# Title" and "**Colours:**" show as words."""
+    """The identification card's evidence: a note's "**Colours:**" shows as words, its "# Title" line
+    is left out."""
     from desktop_app.core.library.documents import Hit
     from desktop_app.gui.identify.card import IdentifyCard
 
@@ -148,7 +149,8 @@ def test_evidence_snippets_drop_markdown_markup_and_keep_html_as_text(qtbot, sha
     )
     snippet = next(label for label in card.findChildren(QLabel, "snippet"))
     shown = snippet.text()
-    assert shown.startswith("African Grey Parrot (Psittacus erithacus) Colours: Grey body; bright red tail.")
+    # The note's title line is left out (its chip names the note); the fields show as words.
+    assert shown.startswith("Colours: Grey body; bright red tail.")
     assert "*" not in shown and "#" not in shown
     assert "<b>loud</b>" in shown and "a link" in shown  # HTML is text; a link is its words
     assert snippet.textFormat() == Qt.PlainText
