@@ -55,6 +55,7 @@ from desktop_app.core.identify.images import ImageSource, load_image
 from desktop_app.core.identify.llm import llm_decision, vision_description
 from desktop_app.core.identify.names import (
     GENERIC,
+    NAME_LINES,
     chinese_names,
     english_titles,
     mentions,
@@ -519,12 +520,7 @@ def _and(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
-# A note's own name lines (its names are on the card already) and its field labels' markup.
-_NAME_LINES = re.compile(
-    r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:chinese|中文名?|english(?: name)?|英文名?|latin|学名|gallery label)"
-    r"(?:\*\*)?\s*[:：][^\n]*$",
-    re.I | re.M,
-)
+# A note's field labels' markup (its name lines go by names.NAME_LINES: its names are on the card).
 _GALLERY_LABEL = re.compile(r"\s*Gallery label:\s*[^\s.]+\.?", re.I)
 _FIELD_LABEL = re.compile(r"^\s*(?:[-*•]\s*)?\*\*([^*\n]+?):?\*\*:?\s*", re.M)
 
@@ -532,7 +528,7 @@ _FIELD_LABEL = re.compile(r"^\s*(?:[-*•]\s*)?\*\*([^*\n]+?):?\*\*:?\s*", re.M)
 def note_summary(text: str) -> str:
     """A note's text as a card shows it: no title, no name or gallery-label lines, field labels as
     plain words ("**Colours:** red" -> "Colours: red")."""
-    text = _NAME_LINES.sub("", re.sub(r"^#+\s.*$", "", text, flags=re.M))
+    text = NAME_LINES.sub("", re.sub(r"^#+\s.*$", "", text, flags=re.M))
     text = _GALLERY_LABEL.sub("", text)
     text = _FIELD_LABEL.sub(lambda m: f"{m.group(1).strip()}: ", text)
     return re.sub(r"(?m)^\s*Chinese:\s*[^.\n]*\.\s*", "", text).strip()

@@ -34,6 +34,13 @@ _NAME_LINE = re.compile(
     r"(?:\*\*)?\s*[:：]\s*(.+)",
     re.I,
 )
+# A note's whole name lines (Chinese, English, Latin, gallery label): left out where a note is quoted
+# or read for its colours, since its names are shown apart and 绯红 must not count as a colour seen.
+NAME_LINES = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:english(?: name)?|英文名?|chinese|中文名?|latin|学名|gallery label)"
+    r"(?:\*\*)?\s*[:：].*$",
+    re.I | re.M,
+)
 _SEGMENT = re.compile(r"\n|(?<=[.。])\s+")
 _EMPHASIS = re.compile(r"\*+([^*]+)\*+")
 _SPLIT = re.compile(r"[()（）/|,，;；、]+|\s+[-–—]\s+")

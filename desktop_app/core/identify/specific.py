@@ -26,7 +26,7 @@ import numpy as np
 
 from desktop_app.core.events import Candidate
 from desktop_app.core.identify.colours import _NEGATION, _WORD_RE, COLOUR_NAMES, ColourProfile
-from desktop_app.core.identify.names import english_title, name_key
+from desktop_app.core.identify.names import NAME_LINES, english_title, name_key
 from desktop_app.core.library.documents import Hit
 
 MIN_NOTES = 2  # a class shared by fewer notes is not generic: the one note is named as it is
@@ -41,11 +41,6 @@ _COLOUR_FIELD = re.compile(
 )
 _NAME_FIELD = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:english(?: name)?|英文名?|chinese|中文名?|also|别名)(?:\*\*)?\s*[:：]\s*(.+)$",
-    re.I | re.M,
-)
-_NAME_LINES = re.compile(
-    r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:english(?: name)?|英文名?|chinese|中文名?|latin|学名|gallery label)"
-    r"(?:\*\*)?\s*[:：].*$",
     re.I | re.M,
 )
 _BOLD_LINE = re.compile(r"^\s*#.*$", re.M)
@@ -130,7 +125,7 @@ def colour_text(text: str) -> str:
     found = [m.group(1) for m in _COLOUR_FIELD.finditer(text)]
     if found:
         return "; ".join(found)
-    return _NAME_LINES.sub("", _BOLD_LINE.sub("", text))
+    return NAME_LINES.sub("", _BOLD_LINE.sub("", text))
 
 
 def colour_weights(text: str) -> np.ndarray:
