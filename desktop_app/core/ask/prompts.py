@@ -1,12 +1,17 @@
-"""Every prompt the assistant sends, in English and Chinese. Pick with ``lang_of(text)``."""
+"""Every prompt the assistant sends, in English and Chinese. Pick by the question's ``language``
+(question.py reads it once, with ``lang_of(text)``)."""
 
 from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from desktop_app.core.library.documents import page_label
 from desktop_app.core.models.llm.base import Message
+
+if TYPE_CHECKING:
+    from desktop_app.core.ask.question import Question
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -101,13 +106,13 @@ def router_user(message: str, last_subject: str | None, recent: list[str]) -> st
     return "\n".join(lines)
 
 
-def router_messages(message: str, last_subject: str | None, recent: list[str]) -> list[Message]:
-    lang = lang_of(message)
-    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[lang]}]
+def router_messages(question: Question, last_subject: str | None, recent: list[str]) -> list[Message]:
+    """The router's prompt, in the question's language, with the few-shot turns."""
+    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[question.language]}]
     for q, subject, out in ROUTER_FEWSHOT:
         msgs.append({"role": "user", "content": router_user(q, subject, [])})
         msgs.append({"role": "assistant", "content": _compact(out)})
-    msgs.append({"role": "user", "content": router_user(message, last_subject, recent)})
+    msgs.append({"role": "user", "content": router_user(question.text, last_subject, recent)})
     return msgs
 
 
