@@ -31,20 +31,27 @@ from desktop_app.core.ask.extractive import (
     fact_answerable,
     key_sentences,
     named_subject,
+    subject_blocks,
+    subject_fact,
 )
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
+    COULD_BE,
+    IF_IT_IS,
     LLM_FAILED_NOTE,
     NO_LLM_CHAT,
     NO_LLM_NOTE_OTHER_LANGUAGE,
+    NO_NOTE_FOUND,
     NOT_ANSWERED,
+    NOTE_DOES_NOT_ANSWER,
+    WHICH_ONE,
     WHICH_SUBJECT,
     answer_system,
     has_cjk,
     says_not_in_context,
 )
 from desktop_app.core.ask.question import Question, as_question
-from desktop_app.core.ask.router import Route, Router, is_followup_message
+from desktop_app.core.ask.router import Route, Router, is_followup_message, rewrite_followup
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -72,6 +79,13 @@ if TYPE_CHECKING:
     from desktop_app.core.library.knowledge import KnowledgeBase
 
 log = logging.getLogger(__name__)
+
+# The candidates a follow-up to a photo left open is answered for (in the identification's order):
+# more would read as a list of notes, not an answer.
+MAX_SUBJECT_OPTIONS = 3
+# The share of the question's words a candidate's line must hold to answer a question of no fact
+# kind ("Is it endangered?"): below it the note's best line is only about the candidate.
+CANDIDATE_COVERAGE = 0.5
 
 
 def _other_language(lang: str, text: str) -> bool:
@@ -235,13 +249,61 @@ class Assistant:
             yield Warning(str(message(notes.STOPPED)))
 
     def _which_subject(self, q: Question, conv: Conversation) -> Iterator[Event]:
-        """A follow-up ("how big is it?") to a photo that could be several of the notes: nothing
-        is searched; the answer names them and asks which one is meant."""
+        """A follow-up ("how big is it?") to a photo that could be several of the notes: answered
+        from each of the first candidates' own notes ("If it is the Scarlet Macaw: ... [1]"), each
+        part cited, then asks which one it is. Without a library it only names them and asks."""
+        lang = q.language
         names = ", ".join(conv.subject_options)
-        yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
-        answer = Answer(WHICH_SUBJECT[q.language].format(names=names), [], by="extractive")
+        options = conv.subject_options[:MAX_SUBJECT_OPTIONS]
+        if self.kb is None or not options:
+            yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
+            answer = Answer(WHICH_SUBJECT[lang].format(names=names), [], by="extractive")
+            conv.add_turn(q.text, answer.text)
+            yield answer
+            return
+        queries = [rewrite_followup(q.text, name) for name in options]
+        reason = "the photo's species is not settled: each candidate's note is searched"
+        yield RouteDecided(True, " / ".join(queries), True, "heuristic", reason=reason)
+        quoted: list[ContextBlock] = []  # the cited blocks, numbered anew across the candidates
+        parts: list[str] = []
+        for name, query in zip(options, queries, strict=True):
+            hits, warning = self.retrieve(query, conv.scope)
+            if warning:
+                yield warning
+            yield Retrieved(hits, query)
+            text, block = self._candidate_answer(replace(q, subject=name), hits, query)
+            if block is not None:
+                n = next((b.n for b in quoted if b.hit.chunk_id == block.hit.chunk_id), len(quoted) + 1)
+                if n > len(quoted):
+                    quoted.append(replace(block, n=n))
+                text = f"{text} [{n}]"
+            parts.append("- " + IF_IT_IS[lang].format(name=name, answer=text))
+        text = "\n\n".join([COULD_BE[lang].format(names=names), "\n".join(parts), WHICH_ONE[lang]])
+        # No candidate's note answers: a refusal, as for one subject.
+        answer = Answer(
+            text, citations_for([b.n for b in quoted], quoted), by="extractive", refused=not quoted
+        )
         conv.add_turn(q.text, answer.text)
         yield answer
+
+    def _candidate_answer(
+        self, q: Question, hits: Sequence[Hit], query: str
+    ) -> tuple[str, ContextBlock | None]:
+        """One candidate's part of an answer over several (``q.subject``: the candidate): what its
+        note gives of the fact asked or that it lacks it, else (another kind of question) its
+        note's best line; with the block to cite (None: nothing quoted)."""
+        blocks = fit_blocks(hits, self.config.llm.context_window)
+        fact = subject_fact(q, blocks, query)
+        if fact is not None and fact.cited:
+            return fact.short or fact.lead, next(b for b in blocks if b.n == fact.cited[0])
+        own = [blocks[i] for i in subject_blocks(blocks, q.subject)]
+        if not own:
+            return NO_NOTE_FOUND[q.language], None
+        ex = extractive_answer(q, own, note="", max_sentences=1, about=query)
+        if ex.coverage < CANDIDATE_COVERAGE:  # its best line is about the candidate, not what is asked
+            return NOTE_DOES_NOT_ANSWER[q.language], None
+        block = next((b for b in own if ex.cited and b.n == ex.cited[0]), None)
+        return ex.lead, block
 
     @property
     def identifier(self) -> Identifier:

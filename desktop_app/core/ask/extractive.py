@@ -568,6 +568,7 @@ NOT_SAID = {
     "en": "The notes about the {subject} do not say {what}.",
     "zh": "关于{subject}的笔记没有提到{what}。",
 }
+NOT_SAID_OWN = {"en": "its note does not say {what}.", "zh": "它的笔记没有提到{what}。"}  # one of several
 
 
 def note_title(block: ContextBlock) -> str:
@@ -667,7 +668,7 @@ def _fact_answer(
     giving = [c for c in own if gives_fact(kind, c.text)]
     heading = block.hit.heading_path[0] if block.hit.heading_path else ""
     if not giving and kind == "latin" and _LATIN_NAME.search(heading):
-        return Extract(f"{head}\n\n{heading.strip(' #')} [{n}]", [n], heading, [], 1.0)
+        return Extract(f"{head}\n\n{heading.strip(' #')} [{n}]", [n], heading, [], 1.0, heading.strip(" #"))
     if not giving:
         if not _whole_note(kept, subject):
             return None
@@ -675,7 +676,7 @@ def _fact_answer(
         text = NOT_SAID[lang].format(subject=title, what=what)
         return Extract(f"{head}\n\n{text} [{n}]", [n], text, [], 0.0)
     best = giving[0]
-    lead = fact_clause(kind, best.text)
+    lead = value = fact_clause(kind, best.text)
     if lead != best.text:  # a field's value alone: say whose it is
         lead = f"{title}: {lead}" if lang == "en" else f"{title}：{lead}"
     chosen = [best]
@@ -695,7 +696,26 @@ def _fact_answer(
         lines.append(f"{text} [{m}]\n" if i == 0 else f"- {text} [{m}]")
         if m not in cited:
             cited.append(m)
-    return Extract(f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]], best.coverage)
+    return Extract(
+        f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]], best.coverage, value
+    )
+
+
+def subject_fact(question: str | Question, blocks: Sequence[ContextBlock], about: str = "") -> Extract | None:
+    """What the note of the question's ``subject`` alone says of the kind of fact asked (one of
+    several candidate subjects: a photo left open): ``short`` the clause giving it (the page's
+    title for a name question), else ``lead`` saying the note lacks it, with the block to cite;
+    None for a question of no fact kind, or when that note is not among ``blocks`` or not there
+    whole to show what it lacks."""
+    q = as_question(question)
+    if q.kind not in FACT_KINDS or not blocks or not q.subject:
+        return None
+    kept, _sentences, found, _kind, _units = _rank(q, blocks)
+    subject = subject_blocks(kept, q.subject)
+    fact = _fact_answer(q, "", kept, found, subject, 1) if subject else None
+    if fact is not None and not fact.short:  # the note lacks it: say so without naming it again
+        fact.lead = NOT_SAID_OWN[q.language].format(what=_WHAT[q.kind][q.language == "zh"])
+    return fact
 
 
 def subject_note(blocks: Sequence[ContextBlock], question: str | Question, about: str = "") -> list[int]:
