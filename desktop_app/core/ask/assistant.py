@@ -293,7 +293,7 @@ class Assistant:
         note gives of the fact asked or that it lacks it, else (another kind of question) its
         note's best line; with the block to cite (None: nothing quoted)."""
         blocks = fit_blocks(hits, self.config.llm.context_window)
-        fact = subject_fact(q, blocks, query)
+        fact = subject_fact(q, blocks)
         if fact is not None and fact.cited:
             return fact.short or fact.lead, next(b for b in blocks if b.n == fact.cited[0])
         own = [blocks[i] for i in subject_blocks(blocks, q.subject)]

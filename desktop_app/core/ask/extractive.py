@@ -701,7 +701,7 @@ def _fact_answer(
     )
 
 
-def subject_fact(question: str | Question, blocks: Sequence[ContextBlock], about: str = "") -> Extract | None:
+def subject_fact(question: str | Question, blocks: Sequence[ContextBlock]) -> Extract | None:
     """What the note of the question's ``subject`` alone says of the kind of fact asked (one of
     several candidate subjects: a photo left open): ``short`` the clause giving it (the page's
     title for a name question), else ``lead`` saying the note lacks it, with the block to cite;
