@@ -719,10 +719,13 @@ def subject_fact(question: str | Question, blocks: Sequence[ContextBlock]) -> Ex
 
 
 def subject_note(blocks: Sequence[ContextBlock], question: str | Question, about: str = "") -> list[int]:
-    """Positions of the blocks from the subject's note: the note the question's ``subject`` names
-    (set after routing), else the one the question or ``about`` (the query searched) names."""
+    """Positions of the blocks from the subject's note: the one the question or ``about`` (the query
+    searched) names, else the one the question's ``subject`` names (set after routing: "how big is
+    it?" searched in other words). The words first: a gallery label ("jako grey") tells two notes
+    that share a title apart, the title alone does not."""
     q = as_question(question)
-    return (q.subject and subject_blocks(blocks, q.subject)) or subject_blocks(blocks, f"{about} {q.text}")
+    named = subject_blocks(blocks, f"{about} {q.text}")
+    return named or (subject_blocks(blocks, q.subject) if q.subject else [])
 
 
 def named_subject(question: str | Question, blocks: Sequence[ContextBlock], about: str = "") -> str:

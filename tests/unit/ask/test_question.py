@@ -145,3 +145,18 @@ def test_a_followup_after_a_named_species_is_answered_from_its_size_line(monkeyp
     answer = [e for e in assistant.ask("how big is it?", conversation=conv) if isinstance(e, Answer)][-1]
     assert (read[-1].kind, read[-1].subject, read[-1].language) == ("size", "Kea", "en")
     assert "Kea: about 48 cm. [2]" in answer.text and [c.source for c in answer.citations] == ["kea.md"]
+
+
+def test_the_words_searched_pick_the_note_before_a_subject_title_two_notes_share():
+    grey = (
+        "# African Grey Parrot (Psittacus erithacus)\n\nChinese: 非洲灰鹦鹉. Gallery label: jako_grey.\n\n"
+        "**Where and size:** Central African forests; about 33 cm; famous for talking."
+    )
+    pale = (
+        "# African Grey Parrot (pale-grey set) (Psittacus erithacus)\n\nChinese: 非洲灰鹦鹉（浅灰）. "
+        "Gallery label: jako_white.\n\n**Where and size:** The gallery keeps these photos as a separate label."
+    )
+    blocks = [_note(1, "pale.md", pale), _note(2, "grey.md", grey)]
+    q = Question.read("Where does it live?", subject="African Grey Parrot")
+    ex = extractive_answer(q, blocks, about="Where does jako grey live")  # the photo's gallery label
+    assert ex.lead.startswith("African Grey Parrot: Central African forests") and ex.cited == [2]
