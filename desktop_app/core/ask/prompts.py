@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
 
 from desktop_app.core.library.documents import page_label
 from desktop_app.core.models.llm.base import Message
-
-if TYPE_CHECKING:
-    from desktop_app.core.ask.question import Question
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -106,13 +102,13 @@ def router_user(message: str, last_subject: str | None, recent: list[str]) -> st
     return "\n".join(lines)
 
 
-def router_messages(question: Question, last_subject: str | None, recent: list[str]) -> list[Message]:
-    """The router's prompt, in the question's language, with the few-shot turns."""
-    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[question.language]}]
+def router_messages(message: str, language: str, last_subject: str | None, recent: list[str]) -> list[Message]:
+    """The router's prompt in ``language`` (the question's, as read once), with the few-shot turns."""
+    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[language]}]
     for q, subject, out in ROUTER_FEWSHOT:
         msgs.append({"role": "user", "content": router_user(q, subject, [])})
         msgs.append({"role": "assistant", "content": _compact(out)})
-    msgs.append({"role": "user", "content": router_user(question.text, last_subject, recent)})
+    msgs.append({"role": "user", "content": router_user(message, last_subject, recent)})
     return msgs
 
 

@@ -333,7 +333,7 @@ class Router:
         q = as_question(question)
         text = complete(
             self.chat_model,
-            router_messages(q, last_subject, list(recent)),
+            router_messages(q.text, q.language, last_subject, list(recent)),
             json_schema=ROUTE_SCHEMA,
             max_tokens=96,
             temperature=0.0,
