@@ -11,7 +11,6 @@ ZH_CN: dict[str, str] = {
     "Quit": "退出",
     "Indexing in progress": "正在建立索引",
     "Stop indexing and quit? Files already indexed are kept.": "停止索引并退出？已完成索引的文件会保留。",
-    "Could not open the knowledge base: {error}": "无法打开知识库：{error}",
     # status bar
     "Embedder": "向量模型",
     "Reranker": "重排序模型",

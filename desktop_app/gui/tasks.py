@@ -24,7 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QRunnable, QThreadPool, Signal
 
-from desktop_app.core.messages import UserError, parse, render_parsed
+from desktop_app.core.messages import UserError, parse, render_parsed, render_text
 from desktop_app.core.tasks import Cancelled
 from desktop_app.gui.i18n import tr
 
@@ -88,7 +88,8 @@ def error_text(exc: BaseException, translate: Callable[[str], str] | None = None
     text = str(exc).strip()
     if isinstance(exc, OSError) and exc.strerror:
         where = exc.filename2 or exc.filename  # a rename names its target second
-        return f"{exc.strerror}: {where}" if where else str(exc.strerror)
+        said = render_text(str(exc.strerror), translate)  # NotRegularFile's text is a core message
+        return f"{said}: {where}" if where else said
     if not text:
         return type(exc).__name__
     lines = text.split("\n")

@@ -25,6 +25,7 @@ from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
+from desktop_app.gui.tasks import error_text
 
 ID_ROLE = Qt.UserRole
 
@@ -98,7 +99,9 @@ class ConversationList(QWidget):
             self.chats = self.ctx.desk.conversations.list_chats(self.search.text())
         except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the chat usable
             self.chats = []
-            self.list.setToolTip(plain_tooltip(tr("Conversations cannot be read: {error}").format(error=exc)))
+            self.list.setToolTip(
+                plain_tooltip(tr("Conversations cannot be read: {error}").format(error=error_text(exc)))
+            )
         self._filling = True
         try:
             self.list.clear()
