@@ -192,7 +192,7 @@ def take_screenshots(
         release["now"] = True
         drive.until(lambda: ctx.kb is not None or bool(ctx.load_error), "the models to load")
         if ctx.load_error:
-            raise RuntimeError(ctx.load_error)
+            raise RuntimeError(ctx.load_error.text()) from ctx.load_error.error
         drive.until(lambda: not ctx.runner.is_busy(), "the window to be idle")
         if "empty" in states:
             shoot("empty")
