@@ -638,4 +638,18 @@ ZH_CN: dict[str, str] = {
     ),
     "The photo ({colours}) is not close to any reference photo; your notes describe a species that"
     " may fit.": "这张照片（{colours}）与任何参考照片都不接近；你的笔记中描述了一个可能相符的物种。",
+    # config.toml values read strictly; a data folder from a newer version (issue 35, config)
+    "{path} is not valid TOML: {detail}": "{path} 不是有效的 TOML：{detail}",
+    "{path}: [{section}] must be a section of settings, not {value}": "{path}：[{section}] 必须是一个设置节，而不是 {value}",
+    "{path}: {key} must be true or false, not {value}": "{path}：{key} 必须是 true 或 false，而不是 {value}",
+    "{path}: {key} must be a whole number, not {value}": "{path}：{key} 必须是整数，而不是 {value}",
+    "{path}: {key} must be a number, not {value}": "{path}：{key} 必须是数字，而不是 {value}",
+    "{path}: {key} must be text, not {value}": "{path}：{key} 必须是文本，而不是 {value}",
+    "This data folder was written by a newer Knowledge Desk ({store} format {found}; this version reads"
+    " up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（{store}格式 {found}；此版本最高只能读取 {supported}）。"
+        "请更新知识桌面后再打开：{path}"
+    ),
+    "conversations": "对话",
+    "index manifest": "索引清单",
 }
