@@ -22,6 +22,11 @@ FORMAT_TOO_NEW = define(
     "This data folder was written by a newer Knowledge Desk ({store} format {found}; this version reads"
     " up to {supported}). Update Knowledge Desk to open it: {path}",
 )
+FORMAT_UNKNOWN = define(
+    "format_unknown",
+    "This data folder was written by a newer Knowledge Desk: {path} is in a form this version does not"
+    " read. Update Knowledge Desk to open it.",
+)
 STORE_CONVERSATIONS = define("format_store_conversations", "conversations")
 STORE_MANIFEST = define("format_store_manifest", "index manifest")
 
@@ -34,6 +39,14 @@ class FormatTooNew(UserError):
         super().__init__(
             FORMAT_TOO_NEW, store=message(store), found=found, supported=supported, path=str(path)
         )
+
+
+class FormatUnknown(UserError):
+    """A file only Knowledge Desk writes holds what this build never writes: a newer build's form."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        super().__init__(FORMAT_UNKNOWN, path=str(path))
 
 
 def check_readable(store: str, found: int, supported: int, path: Path | str) -> None:

@@ -102,3 +102,28 @@ def test_kdesk_says_which_version_it_needs_and_exits_1(tmp_path, capsys):
     assert err.startswith("error: This data folder was written by a newer Knowledge Desk (conversations")
     assert "Traceback" not in err and "FormatTooNew" not in err
     assert _snapshot(tmp_path) == before
+
+
+def test_a_build_pointer_in_a_form_this_version_never_writes_is_refused(tmp_path, minilm):
+    from desktop_app.core.config import Config
+    from desktop_app.core.formats import FormatUnknown
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    kb = KnowledgeBase(tmp_path, config=Config(), embedder=minilm)
+    (kb.knowledge_dir / "kea.md").parent.mkdir(parents=True, exist_ok=True)
+    (kb.knowledge_dir / "kea.md").write_text("# Kea\nAn alpine parrot.\n", encoding="utf-8")
+    pointer = kb._generation_pointer
+    newer_build = kb.index_dir / f"{pointer.stem}__r0123456789ab"
+    newer_build.mkdir(parents=True)
+    pointer.write_text('{"build": "r0123456789ab", "format": 2}\n', encoding="ascii")
+    before = _snapshot(tmp_path)
+    with pytest.raises(FormatUnknown) as raised:
+        kb.sync()  # a writer: it would have dropped the newer app's build as stale
+    assert str(raised.value) == (
+        f"This data folder was written by a newer Knowledge Desk: {pointer} is in a form this version"
+        " does not read. Update Knowledge Desk to open it."
+    )
+    after = _snapshot(tmp_path)
+    after.pop("index/writer.lock")  # who holds the writer lock, not data
+    assert newer_build.is_dir() and after == before
+    kb.close()
