@@ -645,11 +645,18 @@ ZH_CN: dict[str, str] = {
     "{path}: {key} must be a whole number, not {value}": "{path}：{key} 必须是整数，而不是 {value}",
     "{path}: {key} must be a number, not {value}": "{path}：{key} 必须是数字，而不是 {value}",
     "{path}: {key} must be text, not {value}": "{path}：{key} 必须是文本，而不是 {value}",
-    "This data folder was written by a newer Knowledge Desk ({store} format {found}; this version reads"
-    " up to {supported}). Update Knowledge Desk to open it: {path}": (
-        "此数据文件夹由更新版本的知识桌面写入（{store}格式 {found}；此版本最高只能读取 {supported}）。"
+    "This data folder was written by a newer Knowledge Desk (conversations format {found}; this version"
+    " reads up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（对话格式 {found}；此版本最高只能读取 {supported}）。"
         "请更新知识桌面后再打开：{path}"
     ),
-    "conversations": "对话",
-    "index manifest": "索引清单",
+    "This data folder was written by a newer Knowledge Desk (index manifest format {found}; this version"
+    " reads up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（索引清单格式 {found}；此版本最高只能读取 {supported}）。"
+        "请更新知识桌面后再打开：{path}"
+    ),
+    "This data folder was written by a newer Knowledge Desk: {path} is in a form this version does not"
+    " read. Update Knowledge Desk to open it.": (
+        "此数据文件夹由更新版本的知识桌面写入：此版本无法读取 {path} 的格式。请更新知识桌面后再打开。"
+    ),
 }
