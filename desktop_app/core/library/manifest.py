@@ -60,7 +60,8 @@ class Entry:
 _COLUMNS = "name, doc_id, sha256, size, mtime_ns, chunks, status, error, indexed_at, kind, scope"
 
 
-# PRAGMA user_version: 0 (never set) is format 1, this one; a newer app that changes the table sets 2+.
+# PRAGMA user_version: 0 (never set) is format 1, this one. Raise it for any change an older build
+# would misread here or elsewhere in index/<collection>/ (seals, integrity.json): it stops at this check.
 MANIFEST_VERSION = 1
 
 
