@@ -10,6 +10,8 @@ from desktop_app.core import secrets
 from desktop_app.core.config import Config, ConfigError, load_config, save_config
 
 NEWER = """\
+format = 3
+
 [llm]
 backend = "openai"
 profiles_default = "work"
@@ -48,6 +50,7 @@ def test_a_newer_versions_sections_and_keys_survive_an_older_versions_save(tmp_p
     assert saved["llm"]["profiles_default"] == "work" and saved["llm"]["stream_tool_calls"] is False
     assert saved["llm"]["profiles"] == {"work": {"url": "http://127.0.0.1:11434/v1"}}
     assert saved["sync_schedule"] == {"every_minutes": 30, "folders": ["a", "b"]}
+    assert saved["format"] == 3  # a top-level key too
     # Known keys first (this version's order), then the unknown ones in the file's order.
     llm_keys = list(saved["llm"])
     assert llm_keys.index("profiles_default") < llm_keys.index("stream_tool_calls")
