@@ -44,11 +44,18 @@ def cmd_gui(args: argparse.Namespace) -> int:
         eprint(f"error: {problem}")
         return 1
     try:
-        from desktop_app.gui.app import run
+        from desktop_app.gui.app import language_in, run, show_startup_error
     except ImportError as exc:
         eprint(f"the desktop app is not available ({exc}); try `kdesk --help` for the commands")
         return 1
-    return run(data_dir_of(args), load_cfg(args))
+    from desktop_app.core.config import ConfigError
+
+    try:
+        config = load_cfg(args)
+    except ConfigError as exc:  # said on stderr and in a window, in the file's ui.language
+        eprint(f"error: {exc}")
+        return show_startup_error(exc, language_in(data_dir_of(args) / "config.toml"))
+    return run(data_dir_of(args), config)
 
 
 # ---------------------------------------------------------------------------- parser
@@ -128,9 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear message, never a traceback, unless --verbose
         if args.verbose:
             raise
+        from desktop_app.core.messages import UserError
         from desktop_app.core.packages import MissingPackage
 
-        eprint(f"error: {exc}" if isinstance(exc, MissingPackage) else f"error: {type(exc).__name__}: {exc}")
+        readable = isinstance(exc, MissingPackage | UserError)  # its text says it all
+        eprint(f"error: {exc}" if readable else f"error: {type(exc).__name__}: {exc}")
         return 1
 
 

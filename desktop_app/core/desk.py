@@ -83,6 +83,17 @@ class Desk:
         self._assistant: Assistant | None = None
         self._identifier: Identifier | None = None
         self._conversations: ConversationStore | None = None
+        self.check_formats()
+
+    def check_formats(self) -> None:
+        """Refuse a data folder that a newer Knowledge Desk migrated (core/formats.py) before any
+        service opens a store: FormatTooNew says which version it needs, and nothing is written."""
+        from desktop_app.core.ask import conversation_store
+        from desktop_app.core.library import manifest
+
+        conversation_store.check_format(self.data_dir / conversation_store.FILE_NAME)
+        for path in sorted((self.data_dir / "index").glob("*/manifest.sqlite3")):
+            manifest.check_format(path)
 
     # ------------------------------------------------------------------ what it owns
     @property

@@ -28,6 +28,8 @@ DEFINERS = (
     "desktop_app.core.ask.notes",
     "desktop_app.core.models.reasons",
     "desktop_app.core.system_libs",
+    "desktop_app.core.config",
+    "desktop_app.core.formats",
 )
 _loaded = False
 

@@ -586,6 +586,27 @@ ZH_CN: dict[str, str] = {
     "OpenAI CLIP ViT-B/32 image-text model: 512-d reference-photo features, and photos matched against names and notes (zero-shot).": (
         "OpenAI CLIP ViT-B/32 图文模型：512 维参考照片特征，并把照片与名称和笔记直接匹配（零样本）。"
     ),
+    # config.toml values read strictly; a data folder from a newer version (issue 35, config)
+    "{path} is not valid TOML: {detail}": "{path} 不是有效的 TOML：{detail}",
+    "{path}: [{section}] must be a section of settings, not {value}": "{path}：[{section}] 必须是一个设置节，而不是 {value}",
+    "{path}: {key} must be true or false, not {value}": "{path}：{key} 必须是 true 或 false，而不是 {value}",
+    "{path}: {key} must be a whole number, not {value}": "{path}：{key} 必须是整数，而不是 {value}",
+    "{path}: {key} must be a number, not {value}": "{path}：{key} 必须是数字，而不是 {value}",
+    "{path}: {key} must be text, not {value}": "{path}：{key} 必须是文本，而不是 {value}",
+    "This data folder was written by a newer Knowledge Desk (conversations format {found}; this version"
+    " reads up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（对话格式 {found}；此版本最高只能读取 {supported}）。"
+        "请更新知识桌面后再打开：{path}"
+    ),
+    "This data folder was written by a newer Knowledge Desk (index manifest format {found}; this version"
+    " reads up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（索引清单格式 {found}；此版本最高只能读取 {supported}）。"
+        "请更新知识桌面后再打开：{path}"
+    ),
+    "This data folder was written by a newer Knowledge Desk: {path} is in a form this version does not"
+    " read. Update Knowledge Desk to open it.": (
+        "此数据文件夹由更新版本的知识桌面写入：此版本无法读取 {path} 的格式。请更新知识桌面后再打开。"
+    ),
     # the window cannot start on X11 (core/system_libs.py)
     "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install them with: {command}": (
         "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。安装命令：{command}"

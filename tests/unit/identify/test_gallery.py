@@ -12,6 +12,7 @@ import pytest
 from desktop_app.core.identify.classifier import get_classifier
 from desktop_app.core.identify.gallery import (
     COLLECTION,
+    FEATURE_VERSION,
     GalleryHandler,
     GalleryMatch,
     fit_reference,
@@ -183,6 +184,19 @@ def test_a_gallery_of_an_older_feature_version_is_dropped_and_rebuilt(photo_kb):
     assert handler.stored_doc_ids() == {kb.doc_id(n) for n in names}
     query = get_classifier().classify(src / "jako_grey" / "1.jpg").feature
     assert handler.label_scores(query)[0][0].label == "African Grey"
+
+
+def test_a_gallery_of_a_newer_feature_version_is_kept_for_the_newer_app(photo_kb):
+    kb, _src = photo_kb
+    kb.sync()
+    newer = COLLECTION.rsplit("__v", 1)[0] + f"__v{FEATURE_VERSION + 1}"
+    kb.chroma_client.get_or_create_collection(newer, metadata={"hnsw:space": "cosine"}).upsert(
+        ids=["x"], embeddings=[[1.0] + [0.0] * 1279]
+    )
+    GalleryHandler(kb).ensure_current()  # what opening the app does: older galleries are dropped
+    collections = {c if isinstance(c, str) else c.name for c in kb.chroma_client.list_collections()}
+    assert {COLLECTION, newer} <= collections
+    assert kb.chroma_client.get_collection(newer).count() == 1  # never rewritten downwards
 
 
 def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
