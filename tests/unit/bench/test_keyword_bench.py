@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.keyword import (
+from kdesk_lab.keyword import (
     TOKENIZERS,
     format_keyword_result,
     make_tokenizer,
     run_keyword_bench,
 )
-from desktop_app.bench.retrieval import load_beir
+from kdesk_lab.retrieval import load_beir
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = [

@@ -72,7 +72,7 @@ def test_beir_shape_and_every_qrel_points_at_a_real_doc_and_query(committed):
 
 
 def test_the_set_loads_through_the_benchmark_loader():
-    from desktop_app.bench.retrieval import load_beir
+    from kdesk_lab.retrieval import load_beir
 
     beir = load_beir(SET_DIR)
     assert len(beir.corpus) >= 140 and len(beir.qrels) == len(beir.queries) >= 300
