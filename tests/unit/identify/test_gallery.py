@@ -215,8 +215,8 @@ def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
 
 
 def test_leave_one_out_gallery_hides_every_view_of_the_query_photo(shared_data):
-    from desktop_app.bench.identify import MemoryGallery
     from desktop_app.core.config import IdentifyConfig
+    from kdesk_lab.identify import MemoryGallery
 
     src = shared_data / "images" / "parrots"
     photos = [(lab, src / lab / f"{i}.jpg") for lab in ("ara_macao", "jako_white") for i in (1, 2, 3)]

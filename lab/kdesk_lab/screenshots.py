@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop_app.bench.answers import shared_data_root
 from desktop_app.core.paths import REPO_ROOT
+from kdesk_lab.answers import shared_data_root
 
 STATES = ("loading", "empty", "indexing", "answer", "identify", "settings", "models")
 LANGUAGES = ("en", "zh_CN")
