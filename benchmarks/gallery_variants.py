@@ -8,6 +8,7 @@ three protocols (docs/identify-benchmarks.md, "Levers tried for issue 34"):
 
     PYTHONPATH=. python benchmarks/gallery_variants.py extract   # ~3.5 min on one thread
     PYTHONPATH=. python benchmarks/gallery_variants.py eval      # the table, with paired tests
+    PYTHONPATH=. python benchmarks/gallery_variants.py splits    # the leaders with 2-5 photos per species
 
 The product's own variant (ridge, lambda 2, gallery centre + mirror, query centre) reproduces
 `kdesk bench identify` exactly (51.4% split, 64.0% leave-one-out).
@@ -174,6 +175,46 @@ def ridge_scores(
     return out
 
 
+def kernel_scores(
+    gal: list[np.ndarray], y: np.ndarray, queries: np.ndarray, ncls: int, param: str, loo: bool
+) -> np.ndarray:
+    """Ridge with another kernel of the cosine similarity s: "exp:T" = exp((s - 1) / T), "pow:D" =
+    s^D (lambda 1), "proto" = similarity to each label's mean vector (no ridge)."""
+    kind, _, arg = param.partition(":")
+    if kind == "proto":
+        g = np.concatenate(gal)
+        owner = np.concatenate([[k] * len(v) for k, v in enumerate(gal)])
+        out = np.full((len(queries), ncls), -9.0)
+        for c in np.unique(y[owner]):
+            rows = owner[y[owner] == c]
+            for k in range(len(queries)):
+                keep = rows != k if loo else np.ones(len(rows), bool)
+                if keep.any():
+                    out[k, c] = float(queries[k] @ l2(g[y[owner] == c][keep].mean(0)))
+        return out
+    a = float(arg)
+    kf = (lambda s: np.exp((s - 1) / a)) if kind == "exp" else (lambda s: s**a)
+    g = np.concatenate(gal)
+    owner = np.concatenate([[k] * len(v) for k, v in enumerate(gal)])
+    t = np.zeros((len(g), ncls))
+    t[np.arange(len(g)), y[owner]] = 1.0
+    cnt = t.sum(0)
+    t /= np.where(cnt == 0, 1, cnt)
+    b = np.linalg.inv(kf(g @ g.T) + np.eye(len(g)))
+    kq = kf(queries @ g.T)
+    if not loo:
+        return kq @ b @ t
+    alpha = b @ t
+    out = np.zeros((len(queries), ncls))
+    for k in range(len(queries)):
+        s, r = np.where(owner == k)[0], np.where(owner != k)[0]
+        a2 = alpha[r] - b[np.ix_(r, s)] @ np.linalg.solve(b[np.ix_(s, s)], alpha[s])
+        f = kq[k, r] @ a2
+        f[y[k]] *= cnt[y[k]] / (cnt[y[k]] - len(s))
+        out[k] = f
+    return out
+
+
 def nn_scores(
     gal: list[np.ndarray], y: np.ndarray, queries: np.ndarray, ncls: int, top: int, loo: bool
 ) -> np.ndarray:
@@ -199,7 +240,7 @@ def run(data: Data, variant: Variant) -> dict[str, np.ndarray]:
     n, ncls = len(data.rows), len(data.names)
     gal = [gal_fn(k) for k in range(n)]
     qs = np.stack([q_fn(k) for k in range(n)])
-    score = ridge_scores if method == "ridge" else nn_scores
+    score = {"ridge": ridge_scores, "nn": nn_scores, "kernel": kernel_scores}[method]
     out = {}
     for proto, (g, q) in (("split", data.split), ("last", data.last)):
         s = score([gal[k] for k in g], data.y[g], qs[q], ncls, param, False)
@@ -249,11 +290,17 @@ def variants(data: Data) -> list[Variant]:
 
     cm = ("c", "cm")
     sq = np.sqrt
+    centre = l2(avg[rows, 0]).mean(0)
     out: list[Variant] = [
         ("product: ridge l=2, gallery c+cm, query c", gal(avg, cm), query(avg), "ridge", 2.0),
         ("nearest photo per label (version 1)", gal(avg, cm), query(avg), "nn", 1),
         ("top-2 mean similarity per label", gal(avg, cm), query(avg), "nn", 2),
         ("top-3 mean similarity per label", gal(avg, cm), query(avg), "nn", 3),
+        ("label mean vector (prototype)", gal(avg, cm), query(avg), "kernel", "proto"),
+        ("kernel exp((s-1)/0.2), l=1", gal(avg, cm), query(avg), "kernel", "exp:0.2"),
+        ("kernel exp((s-1)/0.4), l=1", gal(avg, cm), query(avg), "kernel", "exp:0.4"),
+        ("kernel s^2, l=1", gal(avg, cm), query(avg), "kernel", "pow:2"),
+        ("centred (minus the mean photo)", gal(avg, cm, lambda x: l2(x) - centre), query(avg, fn=lambda x: l2(x) - centre), "ridge", 2.0),
         ("GeM (p=3) pooling", gal(gem, cm), query(gem), "ridge", 2.0),
         ("max pooling", gal(mx, cm), query(mx), "ridge", 2.0),
         ("avg + max concatenated", concat([avg, mx], cm), concat([avg, mx], ("c",)), "ridge", 2.0),
@@ -354,5 +401,39 @@ def evaluate() -> None:
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
+def by_split_size() -> None:
+    """Top-1 of the leading candidates with 2-5 reference photos per species (split N)."""
+    data = Data()
+    named = {v[0]: v for v in variants(data)}
+    pick = [
+        "product: ridge l=2, gallery c+cm, query c",
+        "power norm sqrt",
+        "sqrt, gallery 11 views, query c",
+        "sqrt, gallery c,cm,z,w,wm, query c",
+        "sqrt, gallery c,cm + 4 corners, query c",
+        "max pooling",
+        "sqrt max pooling",
+    ]
+    by: dict[int, list[int]] = {}
+    for k, c in enumerate(data.y):
+        by.setdefault(int(c), []).append(k)
+    got = {}
+    for n in (2, 3, 4, 5):
+        kept = [(c, ks) for c, ks in by.items() if data.names[c] not in HOLD]
+        data.split = ([k for _, ks in kept for k in ks[:n]], [k for _, ks in kept for k in ks[n:]])
+        for name in pick:
+            got[n, name] = run(data, named[name])["split"][0]
+    for name in pick:
+        cells = []
+        for n in (2, 3, 4, 5):
+            won, lost, p = paired(got[n, pick[0]], got[n, name])
+            cells.append(
+                f"{got[n, name].mean() * 100:.1f} (n={len(got[n, name])}, +{won} -{lost}, p {p:.2f})"
+            )
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
-    {"extract": extract, "eval": evaluate}[sys.argv[1] if len(sys.argv) > 1 else "eval"]()
+    {"extract": extract, "eval": evaluate, "splits": by_split_size}[
+        sys.argv[1] if len(sys.argv) > 1 else "eval"
+    ]()
