@@ -50,18 +50,11 @@ def normalize_base_url(url: str) -> str:
     return url
 
 
-def _error_text(response: Any) -> str:
-    """The server's own words from an error response (its JSON ``error.message`` when it has one)."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text.strip()[:300]
-    err = body.get("error") if isinstance(body, dict) else None
-    if isinstance(err, dict):
-        return str(err.get("message") or err)[:300]
-    if isinstance(err, str):
-        return err[:300]
-    return json.dumps(body)[:300]
+def _error_text(exc: openai.APIStatusError) -> str:
+    """The server's own words: its JSON error's ``message``, else the body as it came."""
+    body = exc.body  # openai has already taken a JSON body's "error" member out
+    text = (body.get("message") or json.dumps(body)) if isinstance(body, dict) else body
+    return str(text or "").strip()[:300]
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -85,10 +78,6 @@ def _piece(chunk: Any) -> str:
 
 class _Rejected(Exception):
     """The server refused the request's response_format (a 4xx): try the next rung."""
-
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(f"HTTP {status}: {text}")
-        self.status, self.text = status, text
 
 
 class OpenAIChatModel:
@@ -190,7 +179,8 @@ class OpenAIChatModel:
 
         def work() -> None:
             try:
-                reply = self._client().chat.completions.create(
+                api = self._client()  # first: it also sets self._headers
+                reply = api.chat.completions.create(
                     **body,
                     tools=tools,
                     tool_choice="auto",
@@ -233,7 +223,8 @@ class OpenAIChatModel:
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
         try:
             # Not an OpenAI endpoint: the client's generic post, to an absolute URL off the /v1 root.
-            reply = self._client().post(
+            api = self._client()  # first: it also sets self._headers
+            reply = api.post(
                 root + "/tokenize",
                 body={"content": text},
                 cast_to=object,
@@ -310,7 +301,7 @@ class OpenAIChatModel:
                 return LLMError(str(why), "protocol")
             return LLMError(str(message(reasons.LLM_REQUEST_FAILED, error=cause or exc)), "protocol")
         if isinstance(exc, openai.APIStatusError):  # AuthenticationError, NotFoundError, RateLimitError ...
-            why = message(reasons.LLM_HTTP, status=exc.status_code, text=_error_text(exc.response))
+            why = message(reasons.LLM_HTTP, status=exc.status_code, text=_error_text(exc))
             return LLMError(str(why), "http")
         if isinstance(exc, openai.APIError):  # an error event inside a 200 stream
             return LLMError(str(message(reasons.LLM_ERROR_MID_ANSWER, error=exc.message)), "http")
@@ -355,7 +346,8 @@ class OpenAIChatModel:
 
         def work() -> None:
             try:
-                chunks = self._client().chat.completions.create(
+                api = self._client()  # first: it also sets self._headers
+                chunks = api.chat.completions.create(
                     **body, stream=True, timeout=self._timeouts(deadline), extra_headers=self._headers
                 )
                 opened.append(chunks)
@@ -391,7 +383,7 @@ class OpenAIChatModel:
                     return
                 if kind == "exc":
                     if rejectable and _refused_format(value, body):
-                        raise _Rejected(value.status_code, _error_text(value.response))
+                        raise _Rejected(f"HTTP {value.status_code}: {_error_text(value)}")
                     raise self._translate(value)
                 piece = self._whole_body(value) if kind == "whole" else _piece(value)
                 if piece:
