@@ -7,16 +7,13 @@ exponential backoff; this module batches, and turns what is left into errors a u
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from desktop_app.core.models.embeddings.base import multilingual_family, normalize
-
-if TYPE_CHECKING:  # imported on the first request: the package takes ~0.5 s to import
-    import openai
+from desktop_app.core.models.openai_api import LazyClient
 
 
 class EmbeddingError(RuntimeError):
@@ -70,17 +67,18 @@ class OpenAICompatEmbedder:
         self.url = embeddings_url(url)
         self.batch_size = max(1, int(batch_size))
         self.retries = max(0, int(retries))
-        self.timeout = float(timeout)
-        self.connect_timeout = float(connect_timeout)
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
         self._max_chars = max_chars
         self._dim: int | None = None
-        self._api_key = api_key
-        self._api: openai.OpenAI | None = None
-        self._api_lock = threading.Lock()
-        self._headers: dict[str, Any] = {}  # per request: omits Authorization when there is no key
         self._host = urlsplit(self.url).netloc
+        self._api = LazyClient(
+            self.url[: -len("/embeddings")],
+            api_key,
+            max_retries=self.retries,
+            timeout=float(timeout),
+            connect_timeout=float(connect_timeout),
+        )
 
     # -- Embedder protocol -------------------------------------------------------------------------
     @property
@@ -105,10 +103,7 @@ class OpenAICompatEmbedder:
         return self._embed([self.query_prefix + t for t in texts])
 
     def close(self) -> None:
-        with self._api_lock:
-            if self._api is not None:
-                self._api.close()
-                self._api = None
+        self._api.close()
 
     # -- internals ---------------------------------------------------------------------------------
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -121,30 +116,14 @@ class OpenAICompatEmbedder:
             out.append(self._post_batch(batch))
         return normalize(np.concatenate(out, axis=0))
 
-    def _client(self) -> openai.OpenAI:
-        """The `openai` client, built on the first request (not at startup: the import is slow)."""
-        with self._api_lock:
-            if self._api is None:
-                import openai
-
-                self._api = openai.OpenAI(
-                    base_url=self.url[: -len("/embeddings")],
-                    api_key=self._api_key or "no-key",  # openai insists on one; the header is left out
-                    max_retries=self.retries,
-                    timeout=openai.Timeout(self.timeout, connect=self.connect_timeout),
-                    http_client=openai.DefaultHttpxClient(trust_env=False),  # never via a proxy
-                )
-                self._headers = {} if self._api_key else {"Authorization": openai.omit}
-            return self._api
-
     def _post_batch(self, batch: list[str]) -> np.ndarray:
         import openai
 
-        client = self._client()
+        client = self._api.get()
         failed = f"embeddings server {self._host} failed after {self.retries + 1} attempts"
         try:
             raw = client.embeddings.with_raw_response.create(
-                model=self.model, input=batch, encoding_format="float", extra_headers=self._headers
+                model=self.model, input=batch, encoding_format="float", extra_headers=self._api.headers
             )
         except openai.APITimeoutError as exc:
             raise EmbeddingError(f"{failed}: timed out") from exc

@@ -23,9 +23,10 @@ from desktop_app.core.messages import message
 from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import ChatTurn, LLMError, Message, ToolCall
 from desktop_app.core.models.llm.jsonx import extract_json
+from desktop_app.core.models.openai_api import LazyClient
 from desktop_app.core.tasks import Cancelled, TaskState
 
-if TYPE_CHECKING:  # imported on first request: the package takes ~0.5 s to import
+if TYPE_CHECKING:  # imported on a client's first use (openai_api.py)
     import openai
 
 log = logging.getLogger(__name__)
@@ -106,10 +107,8 @@ class OpenAIChatModel:
         self.name = name or f"{model or 'default'} @ {self.base_url}"
         self.structured = _RUNGS[0]  # downgraded when a server rejects response_format
         self._tokenize_ok: bool | None = None
-        self._api_key = api_key
-        self._api: openai.OpenAI | None = None
-        self._api_lock = threading.Lock()
-        self._headers: dict[str, Any] = {}  # per request: omits Authorization when there is no key
+        # No retries: a retried stream would restart the answer; the deadline is the budget.
+        self._api = LazyClient(self.base_url, api_key, max_retries=0)
 
     @classmethod
     def from_config(cls, llm: LLMConfig, api_key: str | None = None) -> OpenAIChatModel:
@@ -179,13 +178,13 @@ class OpenAIChatModel:
 
         def work() -> None:
             try:
-                api = self._client()  # first: it also sets self._headers
+                api = self._api.get()
                 reply = api.chat.completions.create(
                     **body,
                     tools=tools,
                     tool_choice="auto",
                     timeout=self._timeouts(deadline),
-                    extra_headers=self._headers,
+                    extra_headers=self._api.headers,
                 )
                 out.put(("reply", reply))
             except Exception as exc:  # handed to the caller's thread
@@ -223,12 +222,12 @@ class OpenAIChatModel:
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
         try:
             # Not an OpenAI endpoint: the client's generic post, to an absolute URL off the /v1 root.
-            api = self._client()  # first: it also sets self._headers
+            api = self._api.get()
             reply = api.post(
                 root + "/tokenize",
                 body={"content": text},
                 cast_to=object,
-                options={"timeout": 2.0, "max_retries": 0, "headers": self._headers},
+                options={"timeout": 2.0, "max_retries": 0, "headers": self._api.headers},
             )
             tokens = reply["tokens"]
             count: int | None = len(tokens)
@@ -238,28 +237,9 @@ class OpenAIChatModel:
         return count
 
     def close(self) -> None:
-        with self._api_lock:
-            if self._api is not None:
-                self._api.close()
-                self._api = None
+        self._api.close()
 
     # ------------------------------------------------------------------ internals
-    def _client(self) -> openai.OpenAI:
-        """The `openai` client, built on the first request (not at startup: the import is slow)."""
-        with self._api_lock:
-            if self._api is None:
-                import openai
-
-                self._api = openai.OpenAI(
-                    base_url=self.base_url,
-                    # openai insists on a key; with none, the header is left out of every request
-                    api_key=self._api_key or "no-key",
-                    max_retries=0,  # a retried stream would restart the answer; the deadline is the budget
-                    http_client=openai.DefaultHttpxClient(trust_env=False),  # never via a proxy
-                )
-                self._headers = {} if self._api_key else {"Authorization": openai.omit}
-            return self._api
-
     def _body(
         self, messages: list[Message], max_tokens: int | None, temperature: float | None
     ) -> dict[str, Any]:
@@ -346,9 +326,9 @@ class OpenAIChatModel:
 
         def work() -> None:
             try:
-                api = self._client()  # first: it also sets self._headers
+                api = self._api.get()
                 chunks = api.chat.completions.create(
-                    **body, stream=True, timeout=self._timeouts(deadline), extra_headers=self._headers
+                    **body, stream=True, timeout=self._timeouts(deadline), extra_headers=self._api.headers
                 )
                 opened.append(chunks)
                 if stop.is_set():  # aborted while the request was on its way
