@@ -222,7 +222,11 @@ def surface_words(text: str) -> list[tuple[str, str]]:
 
 def weighted_scores(model, terms: list[str], weights: list[float]) -> np.ndarray | None:
     """BM25 scores of every document of a bm25s model for weighted query terms (None: no term
-    is in the model's vocabulary). bm25s keeps each term's scores as a sparse column."""
+    is in the model's vocabulary). bm25s keeps each term's scores as a sparse column.
+
+    Its public ``get_scores`` has no term weights, so this reads the index's internals
+    (``scores``, ``vocab_dict``): pyproject.toml pins bm25s to the minor they were read from, and
+    test_bm25.py checks them against ``get_scores``."""
     data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
     vocab = model.vocab_dict
     scores: np.ndarray | None = None
