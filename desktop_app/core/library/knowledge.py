@@ -32,15 +32,11 @@ from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
 from desktop_app.core.library.manifest import INDEXED, PENDING, Manifest, adopt_as_pending
 from desktop_app.core.library.names import display_name
-from desktop_app.core.library.store import (
-    UPSERT_SLICE,
-    UPSERT_SLICE_INTERACTIVE,
-    ChromaStore,
-    collection_name,
-)
+from desktop_app.core.library.store import UPSERT_SLICE, UPSERT_SLICE_INTERACTIVE, ChromaStore
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
 from desktop_app.core.messages import message
 from desktop_app.core.models.embeddings import Embedder, make_embedder
+from desktop_app.core.models.embeddings.base import collection_name
 from desktop_app.core.tasks import Cancelled, NullTask, TaskState
 
 if TYPE_CHECKING:
@@ -332,8 +328,8 @@ class KnowledgeBase:
     def retriever(self) -> Retriever:
         """The two-stage retriever (retrieval.py): dense + BM25 fused, then the reranker if installed."""
         if self._retriever is None:
-            from desktop_app.core.library.rerank import load_reranker
             from desktop_app.core.library.retrieval import Retriever
+            from desktop_app.core.models.rerank import load_reranker
 
             reranker = load_reranker(
                 self.config.retrieval.reranker, self.data_dir, self.config.embedding.device

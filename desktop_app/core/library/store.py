@@ -8,7 +8,6 @@ namespace on a shared server) is chroma_client.py's business.
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -27,12 +26,6 @@ from desktop_app.core.messages import message
 # core holds the GIL for a whole call: a window sharing the process gets the small slices.
 UPSERT_SLICE = 256
 UPSERT_SLICE_INTERACTIVE = 32
-
-
-def collection_name(prefix: str, model_id: str, dim: int) -> str:
-    """A Chroma-safe collection name (3-512 chars of [a-zA-Z0-9._-], alphanumeric ends)."""
-    slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._").lower() or "model"
-    return f"{prefix}__{slug[:150]}__{dim}"
 
 
 # -- libraries --------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from desktop_app.core.models.registry import (
     load_manifest,
     module_installed,
 )
+from desktop_app.core.models.rerank import find_reranker
 from desktop_app.core.packages import MissingPackage, pip_command
 from desktop_app.core.paths import find_model, models_dirs
 
@@ -165,16 +166,14 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
 
 
 def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir) -> RoleStatus:
-    """Ask the real loader's finder (desktop_app.core.library.rerank: file checks only) so this says what
-    retrieval will actually use; fall back to the manifest when that module is absent."""
+    """Ask the real loader's finder (rerank.py: file checks only) so this says what retrieval will
+    actually use; the manifest's view when the reranker is turned off."""
     chosen = cfg.retrieval.reranker.strip() or "auto"
-    if chosen.lower() in ("none", "off", "false") or not module_installed("desktop_app.core.library.rerank"):
+    if chosen.lower() in ("none", "off", "false"):
         return _reranker_from_manifest(cfg, specs, avails, data_dir)
     try:
-        from desktop_app.core.library.rerank import find_reranker
-
         path, why = find_reranker(chosen, data_dir)
-    except Exception:  # noqa: BLE001 - someone else's module: never let it break `kdesk models`
+    except OSError:  # a models folder that cannot be read: never let it break `kdesk models`
         return _reranker_from_manifest(cfg, specs, avails, data_dir)
     first = _first(avails)
     if path is None:

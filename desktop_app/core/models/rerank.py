@@ -1,0 +1,156 @@
+"""The fine stage: a cross-encoder that rescores (query, chunk) pairs, loaded offline from models/.
+
+BAAI/bge-reranker-base when installed (`kdesk models fetch reranker`), or any local
+sentence-transformers CrossEncoder folder. Nothing ships by default: then the stage is skipped
+and `reranker_status()` says why, for `kdesk models` and the GUI.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from desktop_app.core.messages import message
+from desktop_app.core.models import reasons
+from desktop_app.core.paths import models_dirs
+
+log = logging.getLogger(__name__)
+
+PREFERRED = ("bge-reranker-base", "bge-reranker-v2-m3", "bge-reranker-large")
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """One relevance score per text (higher is better)."""
+        ...
+
+
+@dataclass
+class RerankerStatus:
+    """What `kdesk models` shows for the reranker role."""
+
+    active: bool
+    name: str | None
+    path: str | None
+    reason: str  # why it is (not) active, readable by the user
+
+    def to_dict(self) -> dict:
+        return {"active": self.active, "name": self.name, "path": self.path, "reason": self.reason}
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder from a local folder; loads lazily, never downloads."""
+
+    def __init__(self, path: Path, device: str = "cpu", max_length: int = 512, batch_size: int = 16) -> None:
+        self.path = Path(path)
+        self.name = self.path.name
+        self.device = device
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                from sentence_transformers import CrossEncoder
+
+                self._model = CrossEncoder(
+                    str(self.path), device=self.device, max_length=self.max_length, local_files_only=True
+                )
+        return self._model
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        scores = self.model.predict(
+            [(query, t) for t in texts], batch_size=self.batch_size, show_progress_bar=False
+        )
+        return np.asarray(scores, dtype=np.float32).reshape(len(texts), -1)[:, 0]
+
+
+def is_cross_encoder(path: Path) -> bool:
+    """A local folder holding a sequence-classification transformer with one output (a reranker)."""
+    cfg_file = path / "config.json"
+    if not path.is_dir() or not cfg_file.is_file():
+        return False
+    try:
+        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    archs = cfg.get("architectures") or []
+    if not any(str(a).endswith("ForSequenceClassification") for a in archs):
+        return False
+    labels = cfg.get("num_labels") or len(cfg.get("id2label") or {}) or 1
+    has_weights = any((path / f).exists() for f in ("model.safetensors", "pytorch_model.bin"))
+    return labels == 1 and has_weights
+
+
+def find_reranker(setting: str = "auto", data_dir: Path | None = None) -> tuple[Path | None, str]:
+    """(folder, reason). setting: "auto" (preferred names, then any cross-encoder folder in the
+    models folders), "none", or a folder name / absolute path."""
+    setting = (setting or "auto").strip()
+    if setting.lower() in ("none", "off", "false", ""):
+        return None, str(message(reasons.RERANKER_OFF))
+    dirs = models_dirs(data_dir)
+    if setting.lower() != "auto":
+        p = Path(setting).expanduser()
+        candidates = [p] if p.is_absolute() else [d / setting for d in dirs]
+        for c in candidates:
+            if is_cross_encoder(c):
+                return c, str(message(reasons.RERANKER_USING, path=c))
+        where = ", ".join(str(c) for c in candidates)
+        return None, str(message(reasons.RERANKER_NOT_CROSS_ENCODER, name=setting, where=where))
+    for name in PREFERRED:
+        for d in dirs:
+            if is_cross_encoder(d / name):
+                return d / name, str(message(reasons.RERANKER_USING, path=d / name))
+    for d in dirs:
+        if not d.is_dir():
+            continue
+        for sub in sorted(d.iterdir()):
+            if is_cross_encoder(sub):
+                return sub, str(message(reasons.RERANKER_USING, path=sub))
+    return None, str(message(reasons.NO_RERANKER, folder=dirs[-1] if dirs else "models/"))
+
+
+_cache: dict[tuple[str, str], CrossEncoderReranker] = {}
+_cache_lock = threading.Lock()
+
+
+def load_reranker(
+    setting: str = "auto", data_dir: Path | None = None, device: str = "cpu"
+) -> Reranker | None:
+    """The configured reranker (shared per folder, loaded lazily), or None when there is none."""
+    path, reason = find_reranker(setting, data_dir)
+    if path is None:
+        log.info(reason)
+        return None
+    key = (str(path.resolve()), device)
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = CrossEncoderReranker(path, device=device)
+        return _cache[key]
+
+
+def reranker_status(setting: str = "auto", data_dir: Path | None = None) -> RerankerStatus:
+    """For `kdesk models`: is a reranker active, which one, and why (not)."""
+    path, reason = find_reranker(setting, data_dir)
+    return RerankerStatus(
+        active=path is not None,
+        name=path.name if path is not None else None,
+        path=str(path) if path is not None else None,
+        reason=reason,
+    )
