@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from desktop_app.core.ask.conversation_store import ConversationStore
     from desktop_app.core.identify.flow import Identifier
     from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.library.sync import DocumentHandler
     from desktop_app.core.models.embeddings import Embedder
     from desktop_app.core.models.llm.base import ChatModel
     from desktop_app.core.models.status import RoleStatus
@@ -51,6 +52,14 @@ def _needs_new_library(old: Config, new: Config) -> bool:
         if fields is not None and any(getattr(a, f) != getattr(b, f) for f in fields):
             return True
     return False
+
+
+def _photo_handler(kb: KnowledgeBase) -> DocumentHandler:
+    """The library's photos go to identification's gallery (the library never imports identify);
+    imported with the first photo, like every service here on first use."""
+    from desktop_app.core.identify.gallery import photo_handler
+
+    return photo_handler(kb)
 
 
 class Desk:
@@ -108,7 +117,11 @@ class Desk:
             from desktop_app.core.library.knowledge import KnowledgeBase
 
             kb = KnowledgeBase(
-                self.data_dir, self._config, embedder=self._embedder, own_process=self._own_process
+                self.data_dir,
+                self._config,
+                embedder=self._embedder,
+                own_process=self._own_process,
+                photo_handler=_photo_handler,
             )
             if self._on_wait is not None:
                 kb.on_wait = self._on_wait

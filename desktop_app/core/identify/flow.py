@@ -51,7 +51,6 @@ from desktop_app.core.identify.classifier import (
     inference_threads,
 )
 from desktop_app.core.identify.colours import ColourProfile, colour_profile, describe
-from desktop_app.core.identify.images import ImageSource, load_image
 from desktop_app.core.identify.llm import llm_decision, vision_description
 from desktop_app.core.identify.names import (
     GENERIC,
@@ -92,6 +91,7 @@ from desktop_app.core.identify.vote import (
     vote_contenders,
 )
 from desktop_app.core.library.documents import Hit, ParseError
+from desktop_app.core.library.images import ImageSource, load_image
 from desktop_app.core.messages import message
 from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.tasks import TaskState

@@ -41,8 +41,8 @@ from desktop_app.core.identify.classifier import (
     Classifier,
     get_classifier,
 )
-from desktop_app.core.identify.image_text import FeatureModel
-from desktop_app.core.identify.images import load_image
+from desktop_app.core.identify.image_text import FeatureModel, feature_model
+from desktop_app.core.library.images import load_image
 from desktop_app.core.library.names import fs_path  # a document name back to its path
 from desktop_app.core.library.parsers.image import PHOTO_FOLDERS
 from desktop_app.core.library.scopes import chroma_where
@@ -396,6 +396,12 @@ class GalleryHandler:
                     GalleryMatch(doc_id, meta.get("label", ""), meta.get("source", ""), 1.0 - float(dist))
                 )
         return out[:k]
+
+
+def photo_handler(kb: KnowledgeBase) -> GalleryHandler:
+    """The handler that indexes a library's photos (``KnowledgeBase(photo_handler=...)``, which the
+    Desk passes): a gallery on the feature model the library's settings choose."""
+    return GalleryHandler(kb, features=feature_model(kb.config, kb.data_dir))
 
 
 def gallery_for(kb: KnowledgeBase, features: FeatureModel | None = None) -> GalleryHandler:

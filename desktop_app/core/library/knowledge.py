@@ -64,6 +64,7 @@ class KnowledgeBase:
         embedder: Embedder | None = None,
         *,
         own_process: bool = False,
+        photo_handler: Callable[[KnowledgeBase], DocumentHandler] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.folder = KnowledgeFolder(self.data_dir)
@@ -89,6 +90,9 @@ class KnowledgeBase:
         self._keyword: KeywordIndex | None = None
         # False when it does not fit retrieval.exact_dense_mb (None: not decided yet).
         self._dense: DenseIndex | bool | None = None
+        # Builds the handler of images that hold no text (photos): identification's gallery, which the
+        # Desk passes, since the library never imports the layers above it. None: photos fail.
+        self.photo_handler = photo_handler
         self._handlers: dict[str, DocumentHandler] | None = None
         self._retriever: Retriever | None = None  # built on the first search
         # Which build of the index is in use ("": the first; see _generation_pointer), read lazily.
@@ -307,21 +311,20 @@ class KnowledgeBase:
         return self._parse_worker
 
     def handler_for(self, suffix: str) -> DocumentHandler | None:
-        """The plug-in that indexes files with this suffix (None: text, or image support missing)."""
+        """The plug-in that indexes files with this suffix (None: text, or image support missing or
+        not given: ``photo_handler``)."""
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 
         if suffix not in IMAGE_SUFFIXES:
             return None
         if self._handlers is None:
             self._handlers = {}
-            try:
-                from desktop_app.core.identify.gallery import GalleryHandler
-                from desktop_app.core.identify.image_text import feature_model
-
-                handler = GalleryHandler(self, features=feature_model(self.config, self.data_dir))
-                self._handlers = {s: handler for s in handler.suffixes}
-            except ImportError as exc:
-                log.warning("image support unavailable: %s", exc)
+            if self.photo_handler is not None:
+                try:
+                    handler = self.photo_handler(self)
+                    self._handlers = {s: handler for s in handler.suffixes}
+                except ImportError as exc:
+                    log.warning("image support unavailable: %s", exc)
         return self._handlers.get(suffix)
 
     @property
