@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
-from desktop_app.core.library import integrity, reasons
+from desktop_app.core.library import integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
 from desktop_app.core.library.datafolder import WriterLock, file_stamp
@@ -214,7 +214,7 @@ class KnowledgeBase:
                 self._chunks_collection,  # the shared server's client adds the namespace
                 location=self.config.index.chroma_url or str(self.index_dir),
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
-                sealer=integrity.Sealer(integrity.chunk_key_of(self.data_dir)),
+                sealer=seals.Sealer(seals.chunk_key_of(self.data_dir)),
             )
             store.strict = integrity.is_sealed(store, self.collection_dir)
             store.on_foreign = self._foreign_chunks
@@ -277,7 +277,14 @@ class KnowledgeBase:
         if self._dense is None:
             with self._lock:
                 if self._dense is None:
-                    dense = syncing.open_dense(self, self._embedder_dim(), self._writer)
+                    dense = syncing.open_dense(
+                        self.collection_dir / "dense",
+                        self.config.retrieval.exact_dense_mb,
+                        self.store,
+                        self.manifest,
+                        self._embedder_dim(),
+                        self._writer,
+                    )
                     self._dense = dense if dense is not None else False
         return self.opened_dense
 
@@ -625,7 +632,7 @@ class KnowledgeBase:
     ) -> SyncReport:
         report = SyncReport()
         if prune:  # missing or altered chunks go back to pending: re-embedded below
-            report.repaired = integrity.check_store(self)
+            report.repaired = integrity.check_store(self.store, self.manifest, self.collection_dir)
         changes = syncing.find_changes(self, files, report, prune=prune, force=force, retry_failed=retry_failed)
         try:
             syncing.index_changes(self, changes, task, report)

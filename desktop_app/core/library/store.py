@@ -18,7 +18,7 @@ import numpy as np
 from desktop_app.core.library import reasons
 from desktop_app.core.library.chroma_client import LibraryClient, StoreError
 from desktop_app.core.library.documents import Chunk, Hit
-from desktop_app.core.library.integrity import Sealer
+from desktop_app.core.library.seals import Sealer
 from desktop_app.core.messages import message
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
@@ -131,7 +131,7 @@ def _guarded(method):
 
 
 class ChromaStore:
-    """One Chroma collection of chunks. With a ``sealer`` (integrity.py) every chunk written carries
+    """One Chroma collection of chunks. With a ``sealer`` (seals.py) every chunk written carries
     a keyed hash, and every chunk read back (search hits, a document's chunks, vectors for the dense
     index) is checked: one that is not what this library wrote is left out and its id handed to
     ``on_foreign``."""
