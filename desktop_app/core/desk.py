@@ -15,7 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from desktop_app.core import packages, system_libs
+from desktop_app.core.ask import notes as ask_notes
 from desktop_app.core.config import Config, load_config
+from desktop_app.core.identify import texts as identify_texts
+from desktop_app.core.library import reasons as library_reasons
+from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.llm.factory import ChatModelChoice, resolve_chat_model
 
 if TYPE_CHECKING:
@@ -29,6 +34,10 @@ if TYPE_CHECKING:
     from desktop_app.core.models.status import RoleStatus
 
 log = logging.getLogger(__name__)
+
+# Every module that defines messages (messages.define), imported by the one place that wires the
+# layers: a text stored by another process (a manifest's reason) then parses back to its message.
+MESSAGE_MODULES = (packages, system_libs, library_reasons, identify_texts, ask_notes, model_reasons)
 
 T = TypeVar("T")
 

@@ -52,7 +52,7 @@ from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import Chunk, ParseError
 from desktop_app.core.library.ocr import OcrJob
 from desktop_app.core.library.reading import chunk_file
-from desktop_app.core.messages import Message, catalogue, message
+from desktop_app.core.messages import Message, message
 from desktop_app.core.tasks import Cancelled
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,6 @@ def _result(reply: tuple[Any, ...]) -> list[Chunk]:
     if kind == "done":
         return reply[2]
     if kind == "refused":
-        catalogue()  # the reason may be defined by a module this process has not imported yet
         raise ParseError(reply[2], **reply[3])
     if kind == "missing":
         from desktop_app.core.packages import MissingPackage
