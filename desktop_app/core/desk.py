@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from desktop_app.core import packages, system_libs
+from desktop_app.core import config as config_texts
+from desktop_app.core import formats, packages, system_libs
 from desktop_app.core.ask import notes as ask_notes
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.identify import texts as identify_texts
@@ -37,7 +38,16 @@ log = logging.getLogger(__name__)
 
 # Every module that defines messages (messages.define), imported by the one place that wires the
 # layers: a text stored by another process (a manifest's reason) then parses back to its message.
-MESSAGE_MODULES = (packages, system_libs, library_reasons, identify_texts, ask_notes, model_reasons)
+MESSAGE_MODULES = (
+    config_texts,
+    formats,
+    packages,
+    system_libs,
+    library_reasons,
+    identify_texts,
+    ask_notes,
+    model_reasons,
+)
 
 T = TypeVar("T")
 
@@ -101,6 +111,17 @@ class Desk:
         self._assistant: Assistant | None = None
         self._identifier: Identifier | None = None
         self._conversations: ConversationStore | None = None
+        self.check_formats()
+
+    def check_formats(self) -> None:
+        """Refuse a data folder that a newer Knowledge Desk migrated (core/formats.py) before any
+        service opens a store: FormatTooNew says which version it needs, and nothing is written."""
+        from desktop_app.core.ask import conversation_store
+        from desktop_app.core.library import manifest
+
+        conversation_store.check_format(self.data_dir / conversation_store.FILE_NAME)
+        for path in sorted((self.data_dir / "index").glob("*/manifest.sqlite3")):
+            manifest.check_format(path)
 
     # ------------------------------------------------------------------ what it owns
     @property

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import logging
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.core.config import Config
+from desktop_app.core.messages import UserError
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import set_language
+from desktop_app.gui.i18n import set_language, tr
 from desktop_app.gui.main_window import MainWindow
 from desktop_app.gui.theme import STYLE_SHEET, apply_theme
 
@@ -53,6 +56,33 @@ def create_window(data_dir: Path, config: Config, *, embedder: Any = None, load:
     return window
 
 
+def language_in(config_path: Path) -> str:
+    """``ui.language`` as written in a config.toml that cannot be loaded (a bad value elsewhere),
+    so its error is shown in the user's language; "en" when even that cannot be read."""
+    try:
+        language = tomllib.loads(config_path.read_text(encoding="utf-8")).get("ui", {}).get("language")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return "en"
+    return language if isinstance(language, str) else "en"
+
+
+def startup_error_box(error: UserError, language: str = "en") -> QMessageBox:
+    """What the window says instead of opening when the data folder cannot be opened (a bad
+    config.toml, a store written by a newer Knowledge Desk), in ``language``."""
+    set_language(language)
+    box = QMessageBox(QMessageBox.Icon.Critical, tr("Knowledge Desk"), error.message.render(tr))
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return box
+
+
+def show_startup_error(error: UserError, language: str = "en") -> int:
+    """Show ``startup_error_box`` (creating the QApplication if needed); returns the exit code, 1."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Knowledge Desk")
+    startup_error_box(error, language).exec()
+    return 1
+
+
 def run(data_dir: Path, config: Config) -> int:
     """Open the desktop app; returns the process exit code."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -64,6 +94,10 @@ def run(data_dir: Path, config: Config) -> int:
     app.setOrganizationName("KnowledgeDesk")
     if sys.platform.startswith("linux"):
         app.setStyle("Fusion")  # follows the desktop's light/dark palette
-    window = create_window(Path(data_dir), config)
+    try:
+        window = create_window(Path(data_dir), config)
+    except UserError as exc:  # a data folder a newer Knowledge Desk migrated (core/formats.py)
+        print(f"error: {exc}", file=sys.stderr)
+        return show_startup_error(exc, config.ui.language)
     window.show()  # shown before any model loads
     return int(app.exec())

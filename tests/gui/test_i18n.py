@@ -12,6 +12,7 @@ from desktop_app.gui.i18n import set_language, tr, tr_core
 from desktop_app.gui.i18n_zh import ZH_CN
 from desktop_app.gui.knowledge.model import COLUMNS
 from desktop_app.gui.main_window import ROLE_TITLES
+from desktop_app.gui.operations import Operation
 from desktop_app.gui.settings.dialog import BACKENDS, ROUTER_MODES
 
 
@@ -34,7 +35,7 @@ def _tr_literals() -> set[str]:
 
 def test_every_tr_string_has_a_chinese_translation():
     wanted = _tr_literals()
-    wanted |= set(COLUMNS) | set(ROLE_TITLES.values())
+    wanted |= set(COLUMNS) | set(ROLE_TITLES.values()) | set(Operation)
     wanted |= {label for _, label in BACKENDS + ROUTER_MODES}
     wanted |= {"indexed", "failed", "pending", "indexing", "processed", "High", "Medium", "Low"}
     assert len(wanted) > 100

@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 # Bump when what a stored vector means changes (crop, views, pooling): galleries re-index themselves.
 FEATURE_VERSION = 2  # v1: centre crop only; v2: centre crop + mirror image
 COLLECTION_PREFIX = "gallery__"
+_VERSION_SUFFIX = re.compile(r"__v(\d+)$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # Chroma names allow only these characters
 
 
@@ -303,7 +304,8 @@ class GalleryHandler:
         try:
             for c in client.list_collections():
                 name = c if isinstance(c, str) else c.name
-                if name.startswith(COLLECTION_PREFIX) and name != current:
+                newer = (v := _VERSION_SUFFIX.search(name)) is not None and int(v[1]) > FEATURE_VERSION
+                if name.startswith(COLLECTION_PREFIX) and name != current and not newer:  # a newer app's: kept
                     client.delete_collection(name)
         except Exception as exc:  # clean-up is best effort
             log.warning("could not drop old gallery collections: %s", exc)

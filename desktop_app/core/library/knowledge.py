@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
+from desktop_app.core.formats import FormatUnknown
 from desktop_app.core.library import integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
@@ -168,9 +169,13 @@ class KnowledgeBase:
             self._pointer_seen = file_stamp(pointer)
             try:
                 text = pointer.read_text(encoding="ascii").strip()
-            except (OSError, UnicodeDecodeError):
+            except OSError:
                 text = ""
-            self._generation = text if _GENERATION.fullmatch(text) else ""
+            except UnicodeDecodeError:
+                text = "?"  # no build of this version's is named so: refused below
+            if text and not _GENERATION.fullmatch(text):  # a newer app's pointer: never read it as ""
+                raise FormatUnknown(pointer)
+            self._generation = text
         return self._generation
 
     @property

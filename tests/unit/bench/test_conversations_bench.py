@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from desktop_app.bench.conversations import (
+from kdesk_lab.conversations import (
     load_facts,
     names_it,
     run_conversations_bench,

@@ -12,6 +12,7 @@ import pytest
 from desktop_app.core.identify.classifier import get_classifier
 from desktop_app.core.identify.gallery import (
     COLLECTION,
+    FEATURE_VERSION,
     GalleryHandler,
     GalleryMatch,
     fit_reference,
@@ -186,6 +187,19 @@ def test_a_gallery_of_an_older_feature_version_is_dropped_and_rebuilt(photo_kb):
     assert handler.label_scores(query)[0][0].label == "African Grey"
 
 
+def test_a_gallery_of_a_newer_feature_version_is_kept_for_the_newer_app(photo_kb):
+    kb, _src = photo_kb
+    kb.sync()
+    newer = COLLECTION.rsplit("__v", 1)[0] + f"__v{FEATURE_VERSION + 1}"
+    kb.chroma_client.get_or_create_collection(newer, metadata={"hnsw:space": "cosine"}).upsert(
+        ids=["x"], embeddings=[[1.0] + [0.0] * 1279]
+    )
+    GalleryHandler(kb).ensure_current()  # what opening the app does: older galleries are dropped
+    collections = {c if isinstance(c, str) else c.name for c in kb.chroma_client.list_collections()}
+    assert {COLLECTION, newer} <= collections
+    assert kb.chroma_client.get_collection(newer).count() == 1  # never rewritten downwards
+
+
 def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
     kb, src = photo_kb
     private = kb.knowledge_dir / "@zoo" / "Kea"
@@ -202,8 +216,8 @@ def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
 
 
 def test_leave_one_out_gallery_hides_every_view_of_the_query_photo(shared_data):
-    from desktop_app.bench.identify import MemoryGallery
     from desktop_app.core.config import IdentifyConfig
+    from kdesk_lab.identify import MemoryGallery
 
     src = shared_data / "images" / "parrots"
     photos = [(lab, src / lab / f"{i}.jpg") for lab in ("ara_macao", "jako_white") for i in (1, 2, 3)]

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.ocr import char_accuracy, draw_pages, paragraphs, save_image_pdf
 from desktop_app.cli.main import main
 from desktop_app.core.config import Config
 from desktop_app.core.identify.gallery import photo_handler
@@ -29,6 +28,7 @@ from desktop_app.core.library.knowledge import KnowledgeBase
 from desktop_app.core.library.parsers import parse_file
 from desktop_app.core.library.parsers.pdf import parse_pdf
 from desktop_app.core.tasks import Cancelled, SimpleTask
+from kdesk_lab.ocr import char_accuracy, draw_pages, paragraphs, save_image_pdf
 
 SMALL = (827, 700)  # a strip of an A6 page at 200 dpi: a few lines, read in about a second
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop_app.bench.retrieval import judged_queries, load_beir, ndcg_at, recall_at
+from kdesk_lab.retrieval import judged_queries, load_beir, ndcg_at, recall_at
 
 TOKENIZERS = ("jieba", "bigram", "chars+bigrams", "union", "app")
 K = 10
