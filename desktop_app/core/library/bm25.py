@@ -31,13 +31,7 @@ import numpy as np
 from desktop_app.core.library.datafolder import file_stamp
 from desktop_app.core.library.documents import Chunk
 from desktop_app.core.library.languages import text_lang
-from desktop_app.core.library.text_analysis import (  # noqa: F401 - STOPWORDS_EN: the lab's keyword bench
-    STOPWORDS_EN,
-    TOKENIZER_VERSION,
-    plain_terms,
-    query_terms,
-    tokenize,
-)
+from desktop_app.core.library.text_analysis import TOKENIZER_VERSION, plain_terms, query_terms, tokenize
 
 log = logging.getLogger(__name__)
 
