@@ -11,11 +11,11 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QS
 
 from desktop_app.core.ask.conversation_store import StoredChat
 from desktop_app.gui.chat.conversations import ConversationList
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, set_language, tr, tr_core
 from desktop_app.gui.knowledge.panel import KnowledgePanel
+from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.settings.dialog import SettingsDialog
 from desktop_app.gui.tasks import Failure

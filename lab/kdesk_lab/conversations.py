@@ -607,9 +607,9 @@ def run_class_fit(images: Path | None = None, extra_photo: Path | None = None) -
 
     from desktop_app.core.identify.classifier import RESIZE, centre_crop, get_classifier
     from desktop_app.core.identify.colours import colour_profile
-    from desktop_app.core.identify.images import load_image
     from desktop_app.core.identify.specific import rank_class
     from desktop_app.core.library.documents import Hit, ParseError
+    from desktop_app.core.library.images import load_image
     from kdesk_lab.answers import shared_data_root
 
     images = images or shared_data_root() / "images" / "parrots"

@@ -69,7 +69,7 @@ class BaselineTokenizer:
     def __init__(self, variant: str) -> None:
         import Stemmer  # PyStemmer
 
-        from desktop_app.core.library.bm25 import STOPWORDS_EN
+        from desktop_app.core.library.text_analysis import STOPWORDS_EN
 
         self._split = _CJK_SPLITS[variant]
         self._stopwords = STOPWORDS_EN

@@ -273,7 +273,8 @@ def test_the_theme_is_a_setting_applied_live_saved_and_reloaded(make_window, qtb
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.gui.app import apply_theme, create_window
+    from desktop_app.gui.app import create_window
+    from desktop_app.gui.theme import apply_theme
 
     app = QApplication.instance()
 

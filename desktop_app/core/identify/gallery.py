@@ -41,9 +41,10 @@ from desktop_app.core.identify.classifier import (
     Classifier,
     get_classifier,
 )
-from desktop_app.core.identify.image_text import FeatureModel
-from desktop_app.core.identify.images import load_image
+from desktop_app.core.identify.image_text import FeatureModel, feature_model
+from desktop_app.core.library.images import load_image
 from desktop_app.core.library.names import fs_path  # a document name back to its path
+from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.core.library.parsers.image import PHOTO_FOLDERS
 from desktop_app.core.library.scopes import chroma_where
 
@@ -99,8 +100,6 @@ def label_for(rel: str, photo_folder: bool = True) -> str:
 
 def _is_photo_folder(folder: Path, root: Path | None) -> bool:
     """True when ``folder`` (not the knowledge folder itself) holds only image files."""
-    from desktop_app.core.library.parsers import IMAGE_SUFFIXES
-
     if root is not None and folder.resolve() == Path(root).resolve():
         return False
     try:
@@ -243,8 +242,6 @@ class GalleryHandler:
         self, kb: KnowledgeBase, classifier: Classifier | None = None, features: FeatureModel | None = None
     ) -> None:
         """``features``: what the vectors come from (default: ``classifier``, else the shared one)."""
-        from desktop_app.core.library.parsers import IMAGE_SUFFIXES
-
         self.kb = kb
         self.suffixes = set(IMAGE_SUFFIXES)
         self.features: FeatureModel = features or classifier or get_classifier()
@@ -398,6 +395,12 @@ class GalleryHandler:
                     GalleryMatch(doc_id, meta.get("label", ""), meta.get("source", ""), 1.0 - float(dist))
                 )
         return out[:k]
+
+
+def photo_handler(kb: KnowledgeBase) -> GalleryHandler:
+    """The handler that indexes a library's photos (``KnowledgeBase(photo_handler=...)``, which the
+    Desk passes): a gallery on the feature model the library's settings choose."""
+    return GalleryHandler(kb, features=feature_model(kb.config, kb.data_dir))
 
 
 def gallery_for(kb: KnowledgeBase, features: FeatureModel | None = None) -> GalleryHandler:

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.ask.conversation_store import ChatSummary
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.tasks import error_text
 

@@ -33,8 +33,8 @@ from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import Message, parse, render_parsed, render_text
-from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
+from desktop_app.gui.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.tasks import Failure
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,

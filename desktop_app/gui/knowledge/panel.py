@@ -32,11 +32,11 @@ from desktop_app.core.library import reasons
 from desktop_app.core.library.knowledge import SyncReport
 from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import parse
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
+from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import (
     INDEXING,
     JobKind,

@@ -39,6 +39,7 @@ from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
 from desktop_app.gui.settings.models_page import ModelsPage, human_size
 from desktop_app.gui.tasks import Failure
+from desktop_app.gui.theme import apply_theme
 
 BACKENDS = (
     ("none", "None (extractive answers)"),
@@ -57,12 +58,6 @@ def _stored_key(cfg: Config) -> str:
         return get_api_key(cfg, "llm.api_key")
     except Exception:  # noqa: BLE001 - no keyring backend: the field starts empty
         return cfg.llm.api_key
-
-
-def _apply_theme(theme: str) -> None:
-    from desktop_app.gui.app import apply_theme  # app.py imports the main window, which imports this
-
-    apply_theme(theme)
 
 
 def _spin(lo: int, hi: int, value: int) -> QSpinBox:
@@ -411,7 +406,7 @@ class SettingsDialog(QDialog):
         set_language(self.language.currentData())
 
     def _theme_picked(self) -> None:
-        _apply_theme(self.theme.currentData())
+        apply_theme(self.theme.currentData())
 
     def show_models(self) -> ModelsPage:
         """Bring the Models tab forward (the empty state's "models" button lands here)."""
@@ -563,7 +558,7 @@ class SettingsDialog(QDialog):
                 QMessageBox.warning(
                     self, tr("Settings"), tr("Could not remember the data folder: {error}").format(error=exc)
                 )
-        _apply_theme(cfg.ui.theme)
+        apply_theme(cfg.ui.theme)
         super().accept()
 
     def _sync_when_ready(self) -> None:
@@ -580,7 +575,7 @@ class SettingsDialog(QDialog):
         if self.saving:  # the save's outcome decides: closed once saved, else open with the reason
             return
         set_language(self._initial_language)
-        _apply_theme(self._initial_theme)
+        apply_theme(self._initial_theme)
         super().reject()
 
     def done(self, result: int) -> None:

@@ -36,9 +36,9 @@ from desktop_app.core.messages import render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
-from desktop_app.gui.chat.markdown import plain_tooltip
-from desktop_app.gui.context import AppContext
+from desktop_app.gui.context import AppContext, role_statuses
 from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.tasks import Failure, Job, QtTaskState
 
@@ -408,8 +408,6 @@ class ModelsPage(QWidget):
         desk = self.ctx.desk
 
         def load(_state: QtTaskState) -> tuple[bool, dict]:
-            from desktop_app.gui.context import role_statuses
-
             return desk.reranker_installed(), role_statuses(desk)
 
         def loaded(result: tuple[bool, dict]) -> None:

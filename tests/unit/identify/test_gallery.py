@@ -19,6 +19,7 @@ from desktop_app.core.identify.gallery import (
     gallery_for,
     label_for,
     label_probabilities,
+    photo_handler,
     score_labels,
 )
 
@@ -104,7 +105,7 @@ def photo_kb(tmp_path, shared_data):
     from desktop_app.core.library.knowledge import KnowledgeBase
 
     get_classifier().load()
-    kb = KnowledgeBase(tmp_path / "data", embedder=HashEmbedder())
+    kb = KnowledgeBase(tmp_path / "data", embedder=HashEmbedder(), photo_handler=photo_handler)
     src = shared_data / "images" / "parrots"
     photos = kb.knowledge_dir / "parrots" / "photos"
     for label, folder in (("Scarlet Macaw", "ara_macao"), ("African Grey", "jako_grey")):
@@ -247,7 +248,7 @@ def test_candidates_and_the_decision_carry_the_chinese_name_their_notes_give(tmp
 
     src = shared_data / "images" / "parrots"
     notes = Path(__file__).resolve().parents[3] / "knowledge" / "parrots"
-    with KnowledgeBase(tmp_path / "data", embedder=HashEmbedder()) as kb:
+    with KnowledgeBase(tmp_path / "data", embedder=HashEmbedder(), photo_handler=photo_handler) as kb:
         for folder in ("ara_macao", "jako_grey"):
             (kb.knowledge_dir / "parrots" / "photos" / folder).mkdir(parents=True)
             for i in (1, 2):
@@ -267,3 +268,20 @@ def test_candidates_and_the_decision_carry_the_chinese_name_their_notes_give(tmp
     assert titles["ara_macao"] == "Scarlet Macaw" and titles["jako_grey"] == "African Grey Parrot"
     assert titles["macaw"] is None  # no note is titled after ImageNet's label
     assert decision.titles["ara_macao"] == "Scarlet Macaw"
+
+
+def test_the_desk_gives_its_library_the_gallery_and_a_bare_library_refuses_photos(tmp_path):
+    """The library never imports identification: the Desk hands it the gallery as its photo handler;
+    a knowledge base built without one fails a photo with the reason instead of indexing it."""
+    from desktop_app.core.desk import Desk
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    get_classifier().load()
+    with Desk(tmp_path / "desk", embedder=HashEmbedder()) as desk:
+        assert isinstance(desk.kb.handler_for(".jpg"), GalleryHandler)
+    with KnowledgeBase(tmp_path / "bare", embedder=HashEmbedder()) as kb:
+        assert kb.handler_for(".jpg") is None
+        (kb.knowledge_dir / "photos").mkdir()
+        (kb.knowledge_dir / "photos" / "kea.jpg").write_bytes(b"\xff\xd8 not read: the handler is missing")
+        report = kb.sync()
+        assert [name for name, _ in report.failed] == ["photos/kea.jpg"]
