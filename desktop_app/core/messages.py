@@ -9,7 +9,6 @@ manifest, a saved conversation's warnings) are turned back into their message by
 
 from __future__ import annotations
 
-import importlib
 import re
 import string
 from collections.abc import Callable, Mapping
@@ -18,27 +17,11 @@ from typing import Any
 
 CATALOGUE: dict[str, str] = {}  # code -> English template ("{name}" fields, str.format syntax)
 _PATTERNS: dict[str, re.Pattern[str]] = {}
-# The modules that define messages. A stored text is parsed back in a process that may not have
-# imported its module yet (the GUI reads the manifest before any parser runs): ``catalogue()``
-# imports them all first. Each is light (no models, no Qt).
-DEFINERS = (
-    "desktop_app.core.packages",
-    "desktop_app.core.library.reasons",
-    "desktop_app.core.identify.texts",
-    "desktop_app.core.ask.notes",
-    "desktop_app.core.models.reasons",
-    "desktop_app.core.system_libs",
-)
-_loaded = False
 
 
 def catalogue() -> dict[str, str]:
-    """Every message of the app (code -> English template), its defining modules imported."""
-    global _loaded
-    if not _loaded:
-        for module in DEFINERS:
-            importlib.import_module(module)
-        _loaded = True
+    """Every message defined so far (code -> English template). The modules that define them are
+    imported by the layers above (all of them by core/desk.py: ``MESSAGE_MODULES``), never from here."""
     return CATALOGUE
 
 

@@ -11,7 +11,6 @@ ZH_CN: dict[str, str] = {
     "Quit": "退出",
     "Indexing in progress": "正在建立索引",
     "Stop indexing and quit? Files already indexed are kept.": "停止索引并退出？已完成索引的文件会保留。",
-    "Could not open the knowledge base: {error}": "无法打开知识库：{error}",
     # status bar
     "Embedder": "向量模型",
     "Reranker": "重排序模型",
@@ -587,6 +586,27 @@ ZH_CN: dict[str, str] = {
     "OpenAI CLIP ViT-B/32 image-text model: 512-d reference-photo features, and photos matched against names and notes (zero-shot).": (
         "OpenAI CLIP ViT-B/32 图文模型：512 维参考照片特征，并把照片与名称和笔记直接匹配（零样本）。"
     ),
+    # config.toml values read strictly; a data folder from a newer version (issue 35, config)
+    "{path} is not valid TOML: {detail}": "{path} 不是有效的 TOML：{detail}",
+    "{path}: [{section}] must be a section of settings, not {value}": "{path}：[{section}] 必须是一个设置节，而不是 {value}",
+    "{path}: {key} must be true or false, not {value}": "{path}：{key} 必须是 true 或 false，而不是 {value}",
+    "{path}: {key} must be a whole number, not {value}": "{path}：{key} 必须是整数，而不是 {value}",
+    "{path}: {key} must be a number, not {value}": "{path}：{key} 必须是数字，而不是 {value}",
+    "{path}: {key} must be text, not {value}": "{path}：{key} 必须是文本，而不是 {value}",
+    "This data folder was written by a newer Knowledge Desk (conversations format {found}; this version"
+    " reads up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（对话格式 {found}；此版本最高只能读取 {supported}）。"
+        "请更新知识桌面后再打开：{path}"
+    ),
+    "This data folder was written by a newer Knowledge Desk (index manifest format {found}; this version"
+    " reads up to {supported}). Update Knowledge Desk to open it: {path}": (
+        "此数据文件夹由更新版本的知识桌面写入（索引清单格式 {found}；此版本最高只能读取 {supported}）。"
+        "请更新知识桌面后再打开：{path}"
+    ),
+    "This data folder was written by a newer Knowledge Desk: {path} is in a form this version does not"
+    " read. Update Knowledge Desk to open it.": (
+        "此数据文件夹由更新版本的知识桌面写入：此版本无法读取 {path} 的格式。请更新知识桌面后再打开。"
+    ),
     # the window cannot start on X11 (core/system_libs.py)
     "the window cannot start: Qt's X11 platform (xcb) needs system libraries that are missing: {libraries}. Install them with: {command}": (
         "窗口无法启动：Qt 的 X11 平台（xcb）需要的系统库缺失：{libraries}。安装命令：{command}"
@@ -638,4 +658,26 @@ ZH_CN: dict[str, str] = {
     ),
     "The photo ({colours}) is not close to any reference photo; your notes describe a species that"
     " may fit.": "这张照片（{colours}）与任何参考照片都不接近；你的笔记中描述了一个可能相符的物种。",
+    # Jobs fail with the exception: "Could not <operation>: <reason>" (issue 35, jobs)
+    "Could not {operation}: {reason}": "无法{operation}：{reason}",
+    "open the knowledge base": "打开知识库",
+    "save Settings": "保存设置",
+    "apply Settings": "应用设置",
+    "add files": "添加文件",
+    "check the knowledge folder for changes": "检查知识库文件夹的变更",
+    "read the failed files again": "重新读取失败的文件",
+    "re-index the knowledge base": "重建知识库索引",
+    "remove the documents": "移除文档",
+    "list the documents": "列出文档",
+    "answer the question": "回答问题",
+    "identify the photo": "识别照片",
+    "show the cited passage": "显示引用的段落",
+    "watch the knowledge folder": "监视知识库文件夹",
+    "open the last conversation": "打开上次的对话",
+    "rename the conversation": "重命名对话",
+    "delete the conversation": "删除对话",
+    "read which models are installed": "读取已安装的模型",
+    "check whether the download site can be reached": "检查能否连接下载站点",
+    "download the model": "下载模型",
+    "load the reranker": "加载重排序模型",
 }

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
-from desktop_app.gui.tasks import Job, QtTaskState, TaskRunner
+from desktop_app.gui.tasks import Failure, Job, QtTaskState, TaskRunner
 
 KB_LOCK = "kb-write"  # add / sync / reindex / remove (and a settings change) run one at a time
 CHATS_LOCK = "chats-write"  # reading the last conversation at start, renames, deletes: one at a time
@@ -40,6 +40,32 @@ class JobKind(StrEnum):
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows
+
+
+class Operation(StrEnum):
+    """What the user asked for, as "Could not {operation}: {reason}" names it when a job fails: an
+    English catalogue text, shown through ``tr`` (its Chinese entry is in i18n_zh.py)."""
+
+    OPEN_KNOWLEDGE_BASE = "open the knowledge base"
+    SAVE_SETTINGS = "save Settings"
+    APPLY_SETTINGS = "apply Settings"
+    ADD_FILES = "add files"
+    SYNC = "check the knowledge folder for changes"
+    RETRY_FAILED = "read the failed files again"
+    REINDEX = "re-index the knowledge base"
+    REMOVE = "remove the documents"
+    LIST = "list the documents"
+    ANSWER = "answer the question"
+    IDENTIFY = "identify the photo"
+    SHOW_PASSAGE = "show the cited passage"
+    WATCH_FOLDER = "watch the knowledge folder"
+    OPEN_LAST_CONVERSATION = "open the last conversation"
+    RENAME_CONVERSATION = "rename the conversation"
+    DELETE_CONVERSATION = "delete the conversation"
+    READ_MODELS = "read which models are installed"
+    CHECK_DOWNLOAD_SITE = "check whether the download site can be reached"
+    DOWNLOAD_MODEL = "download the model"
+    LOAD_RERANKER = "load the reranker"
 
 
 @dataclass(frozen=True)
@@ -101,8 +127,9 @@ def run_batch(
     kind: JobKind,
     work: Callable[[QtTaskState], Any],
     *,
+    operation: Operation,
     on_done: Callable[[Any], None],
-    on_failure: Callable[[str], None],
+    on_failure: Callable[[Failure], None],
     on_cancelled: Callable[[], None],
     on_progress: Callable[[int, int, str], None] | None = None,
 ) -> Job:
@@ -111,6 +138,7 @@ def run_batch(
     return runner.run(
         kind,
         work,
+        operation=operation,
         on_progress=on_progress,
         on_success=on_done,
         on_failure=on_failure,

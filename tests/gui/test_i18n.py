@@ -12,6 +12,7 @@ from desktop_app.gui.i18n import set_language, tr, tr_core
 from desktop_app.gui.i18n_zh import ZH_CN
 from desktop_app.gui.knowledge.model import COLUMNS
 from desktop_app.gui.main_window import ROLE_TITLES
+from desktop_app.gui.operations import Operation
 from desktop_app.gui.settings.dialog import BACKENDS, ROUTER_MODES
 
 
@@ -34,7 +35,7 @@ def _tr_literals() -> set[str]:
 
 def test_every_tr_string_has_a_chinese_translation():
     wanted = _tr_literals()
-    wanted |= set(COLUMNS) | set(ROLE_TITLES.values())
+    wanted |= set(COLUMNS) | set(ROLE_TITLES.values()) | set(Operation)
     wanted |= {label for _, label in BACKENDS + ROUTER_MODES}
     wanted |= {"indexed", "failed", "pending", "indexing", "processed", "High", "Medium", "Low"}
     assert len(wanted) > 100
@@ -63,7 +64,10 @@ def _fields(template: str) -> list[tuple[str, str]]:
 
 
 def test_every_core_message_has_a_chinese_template_with_the_same_fields():
-    catalogue = messages.catalogue()  # imports every module that defines messages
+    from desktop_app.core.desk import MESSAGE_MODULES  # every module that defines messages
+
+    assert MESSAGE_MODULES
+    catalogue = messages.catalogue()
     assert len(catalogue) > 150
     missing = sorted(t for t in catalogue.values() if t not in ZH_CN)
     assert missing == []

@@ -75,7 +75,7 @@ from desktop_app.core.tasks import Cancelled, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.identify.flow import Identifier
-    from desktop_app.core.identify.images import ImageSource
+    from desktop_app.core.library.images import ImageSource
     from desktop_app.core.library.knowledge import KnowledgeBase
 
 log = logging.getLogger(__name__)

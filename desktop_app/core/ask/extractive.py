@@ -16,14 +16,12 @@ two citation slots.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
-from types import ModuleType
 
 from desktop_app.core.ask.budget import ContextBlock
 from desktop_app.core.ask.prompts import NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, lang_of
@@ -31,74 +29,16 @@ from desktop_app.core.ask.question import FACT_KINDS, Question, as_question
 from desktop_app.core.ask.question import question_type as question_type  # its old home, still imported
 from desktop_app.core.ask.sentences import clauses, split_sentences
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff]+")
-_STOP = set(
-    "a an the of to in on for and or is are was were be been do does did what which who whom whose "
-    "when where why how it its this that these those with from by as at about into can could should "
-    "would will i you he she they we me my your their our there here than then so if not no yes tell "
-    "please explain describe give list his her him them has have had many much name called".split()
-)
-_ZH_QWORDS = re.compile(
-    r"哪一年|哪年|何时|什么时候|什么|多少|几[个位次年种名岁]?|哪里|哪儿|在哪|哪个|哪位|哪些|哪|为什么|为何|"
-    r"怎么|怎样|如何|是谁|谁|何人|何地|吗|呢|请问"
-)
-_ZH_STOP = set("的了是在有被和与及或把将对为于以也都而其这那之中上下会能可曾又还就让呀")
-
-
-# Irregular past forms the stemmer leaves apart from their verb ("What did Ford say" / "said").
-_IRREGULAR = {
-    past: verb
-    for pair in (
-        "say:said write:wrote,written begin:began,begun win:won lead:led become:became take:took,taken "
-        "make:made give:gave,given find:found hold:held build:built fight:fought teach:taught "
-        "think:thought bring:brought sell:sold tell:told leave:left meet:met run:ran grow:grew,grown "
-        "know:knew,known choose:chose,chosen speak:spoke,spoken eat:ate,eaten fall:fell,fallen "
-        "fly:flew,flown draw:drew,drawn sing:sang,sung rise:rose,risen strike:struck send:sent "
-        "spend:spent lose:lost keep:kept feel:felt hear:heard stand:stood pay:paid go:went,gone "
-        "come:came see:saw,seen get:got,gotten bear:born,bore buy:bought catch:caught seek:sought "
-        "drive:drove,driven ride:rode,ridden shoot:shot sit:sat swim:swam throw:threw,thrown wear:wore,worn"
-    ).split()
-    for verb, pasts in [pair.split(":")]
-    for past in pasts.split(",")
-}
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Callable[[str], str]:
-    import Stemmer  # PyStemmer, as the keyword index: "died" must meet "die"
-
-    stem = Stemmer.Stemmer("english").stemWord
-    return lru_cache(maxsize=50_000)(lambda word: stem(_IRREGULAR.get(word, word)))
-
-
-@lru_cache(maxsize=1)
-def _jieba() -> ModuleType:
-    import jieba  # the keyword index loads it for any Chinese question already
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
-
-
-def _keys(text: str) -> list[str]:
-    """Match keys in text order: stemmed English words (no stop words), Chinese characters and
-    character bigrams."""
-    stem = _stemmer()
-    out: list[str] = []
-    for m in _TOKEN.finditer(text):
-        tok = m.group(0)
-        if _HAN.match(tok):
-            out.extend(tok)
-            out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
-        elif (low := tok.lower()) not in _STOP:
-            out.append(stem(low))
-    return out
-
-
-def terms(text: str) -> set[str]:
-    """The match keys of ``text``: stemmed English words, Chinese characters and bigrams."""
-    return set(_keys(text))
-
+# The one text analyzer (library/text_analysis.py), under the names this module has used.
+from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN as _STOP
+from desktop_app.core.library.text_analysis import ANSWER_TOKEN_RE as _TOKEN
+from desktop_app.core.library.text_analysis import HAN_RE as _HAN
+from desktop_app.core.library.text_analysis import ZH_QUESTION_WORDS_RE as _ZH_QWORDS
+from desktop_app.core.library.text_analysis import ZH_STOP_CHARS as _ZH_STOP
+from desktop_app.core.library.text_analysis import answer_stemmer as _stemmer
+from desktop_app.core.library.text_analysis import jieba_module as _jieba
+from desktop_app.core.library.text_analysis import match_keys as _keys
+from desktop_app.core.library.text_analysis import terms
 
 # The general type a fact kind (question.py) is checked as (entities, short answers).
 _BASE_TYPE = {"size": "number", "range": "place"}

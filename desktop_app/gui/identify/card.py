@@ -33,8 +33,9 @@ from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import Message, parse, render_parsed, render_text
-from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
+from desktop_app.gui.markdown import markdown_to_plain, plain_tooltip
+from desktop_app.gui.tasks import Failure
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,
     CiteChip,
@@ -453,6 +454,10 @@ class IdentifyCard(QFrame):
         self._set_status(
             lambda: tr("Identification failed: {message}").format(message=render_text(message, tr))
         )
+
+    def show_failure(self, failure: Failure) -> None:
+        """The identification job raised: "Could not identify the photo: <reason>"."""
+        self._set_status(failure.text)
 
     def mark_stopped(self) -> None:
         self._set_status(lambda: tr("Stopped."))

@@ -36,11 +36,11 @@ from desktop_app.core.messages import render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
-from desktop_app.gui.chat.markdown import plain_tooltip
-from desktop_app.gui.context import AppContext
+from desktop_app.gui.context import AppContext, role_statuses
 from desktop_app.gui.i18n import on_language_changed, tr
-from desktop_app.gui.operations import JobKind
-from desktop_app.gui.tasks import Job, QtTaskState
+from desktop_app.gui.markdown import plain_tooltip
+from desktop_app.gui.operations import JobKind, Operation
+from desktop_app.gui.tasks import Failure, Job, QtTaskState
 
 ROLE_TITLES = {
     "embedding": "Embedding model (search)",
@@ -188,7 +188,11 @@ class ModelsPage(QWidget):
             return model_status(data_dir, cfg, manifest), specs
 
         self.ctx.runner.run(
-            JobKind.MODELS, read, on_success=self._statuses_read, on_failure=self._read_failed
+            JobKind.MODELS,
+            read,
+            operation=Operation.READ_MODELS,
+            on_success=self._statuses_read,
+            on_failure=self._read_failed,
         )
 
     def check_network(self) -> None:
@@ -196,6 +200,7 @@ class ModelsPage(QWidget):
         self.ctx.runner.run(
             JobKind.MODELS_NETWORK,
             lambda state: endpoint_reachable(endpoint),
+            operation=Operation.CHECK_DOWNLOAD_SITE,
             on_success=self._network_checked,
         )
 
@@ -204,8 +209,8 @@ class ModelsPage(QWidget):
         self._build()
         self.statuses_changed.emit()
 
-    def _read_failed(self, message: str) -> None:
-        self.progress_label.setText(render_text(message, tr))
+    def _read_failed(self, failure: Failure) -> None:
+        self.progress_label.setText(failure.text())
 
     def _network_checked(self, reachable: bool) -> None:
         self.online = bool(reachable)
@@ -351,6 +356,7 @@ class ModelsPage(QWidget):
         self.fetch_job = self.ctx.runner.run(
             JobKind.FETCH_MODEL,
             lambda state: fetch_model(spec, dest, endpoint=endpoint, task=state, show_progress=False),
+            operation=Operation.DOWNLOAD_MODEL,
             on_progress=self._progress,
             on_success=lambda _result: self._fetch_done("installed"),
             on_failure=self._fetch_failed,
@@ -371,9 +377,10 @@ class ModelsPage(QWidget):
             )
         )
 
-    def _fetch_failed(self, message: str) -> None:
+    def _fetch_failed(self, failure: Failure) -> None:
+        # Names the model, which "Could not download the model" would not.
         self._outcome = tr("The download of {model} failed: {error}").format(
-            model=self._fetching, error=render_text(message, tr)
+            model=self._fetching, error=failure.reason()
         )
         self._fetch_done("failed")
 
@@ -401,8 +408,6 @@ class ModelsPage(QWidget):
         desk = self.ctx.desk
 
         def load(_state: QtTaskState) -> tuple[bool, dict]:
-            from desktop_app.gui.context import role_statuses
-
             return desk.reranker_installed(), role_statuses(desk)
 
         def loaded(result: tuple[bool, dict]) -> None:
@@ -415,7 +420,13 @@ class ModelsPage(QWidget):
                 self.progress_label.setText(self._outcome)
             self.ctx.status_changed.emit()
 
-        self.ctx.runner.run(JobKind.USE_MODEL, load, on_success=loaded, on_failure=self._read_failed)
+        self.ctx.runner.run(
+            JobKind.USE_MODEL,
+            load,
+            operation=Operation.LOAD_RERANKER,
+            on_success=loaded,
+            on_failure=self._read_failed,
+        )
 
     def _installed_text(self, model: str) -> str:
         """What to do with a model just installed: the running app loaded its models already."""

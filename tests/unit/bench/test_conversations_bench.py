@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from desktop_app.bench.conversations import (
+from kdesk_lab.conversations import (
     load_facts,
     names_it,
     run_conversations_bench,
@@ -87,9 +87,9 @@ def test_a_small_run_scores_every_turn_per_style_and_language():
 
 
 def test_an_answer_over_candidates_is_scored_on_the_turn_species_item_alone(tmp_path):
-    from desktop_app.bench.conversations import Script, Turn, _run_turn
     from desktop_app.core.ask.conversation import Conversation
     from desktop_app.core.events import Answer, Citation, RouteDecided
+    from kdesk_lab.conversations import Script, Turn, _run_turn
 
     scarlet, green = write_zh_fields(tmp_path, load_facts()[:2])
     by_key = {scarlet.key: scarlet, green.key: green}

@@ -427,17 +427,17 @@ def run_conversations_bench(
     another source (../shared/data/images/coral/parrot.jpg), asked as one more photo script."""
     import copy
 
-    from desktop_app.bench.index import load_average
     from desktop_app.core.ask.conversation import Conversation
     from desktop_app.core.desk import Desk
     from desktop_app.core.events import Answer, RouteDecided
+    from kdesk_lab.index import load_average
 
     if photos not in ("reference", "none"):
         raise ValueError(f"photos must be 'reference' or 'none', not {photos!r}")
     unknown = [s for s in styles if s not in STYLES]
     if unknown:
         raise ValueError(f"unknown style {unknown[0]!r}; styles: {', '.join(STYLES)}")
-    from desktop_app.bench.answers import shared_data_root
+    from kdesk_lab.answers import shared_data_root
 
     images = images or shared_data_root() / "images" / "parrots"
     if not images.is_dir():
@@ -625,12 +625,12 @@ def run_class_fit(images: Path | None = None, extra_photo: Path | None = None) -
     against the style's pages. The photos are classified once, as the identify flow does."""
     import numpy as np
 
-    from desktop_app.bench.answers import shared_data_root
     from desktop_app.core.identify.classifier import RESIZE, centre_crop, get_classifier
     from desktop_app.core.identify.colours import colour_profile
-    from desktop_app.core.identify.images import load_image
     from desktop_app.core.identify.specific import rank_class
     from desktop_app.core.library.documents import Hit, ParseError
+    from desktop_app.core.library.images import load_image
+    from kdesk_lab.answers import shared_data_root
 
     images = images or shared_data_root() / "images" / "parrots"
     photos = [
