@@ -399,6 +399,17 @@ def says_not_in_notes(answer: Any) -> bool:
     return bool(getattr(answer, "refused", False)) or bool(_NOT_SAID.search(getattr(answer, "text", "")))
 
 
+# A follow-up to a photo left open is answered per candidate, one list item each ("- If it is the
+# Scarlet Macaw: ..."): only the item about the turn's species is scored.
+_CANDIDATE_ITEM = re.compile(r"^- (?:If it is the |如果是)(.+?)[:：] ?(.*)$", re.M)
+
+
+def candidate_part(text: str, sp: Species) -> str:
+    """The part of an answer over several candidates that is about ``sp`` ("" when none is)."""
+    names = {_norm(n).strip() for n in [*sp.names, sp.title] if n}
+    return "\n".join(m.group(2) for m in _CANDIDATE_ITEM.finditer(text) if _norm(m.group(1)).strip() in names)
+
+
 # ------------------------------------------------------------------------------------ running
 def run_conversations_bench(
     styles: Sequence[str] = STYLES,
@@ -499,15 +510,24 @@ def _run_turn(assistant, conv, style, script, n, turn, by_key, Answer, RouteDeci
             searched = ev.search_query
     ms = (time.perf_counter() - t0) * 1000
     text = answer.text if answer is not None else ""
+    # The photo left the species open: the answer covers candidates, and no one subject was searched.
+    hedged = turn.kind == "ask" and bool(conv.subject_options)
     cited = [c.source for c in answer.citations] if answer is not None else []
     if turn.kind == "photo":
         searched = conv.last_subject or ""
         subject_ok = names_it(searched, sp)
     else:
-        subject_ok = names_it(searched, sp)  # a follow-up must search for the subject it refers to
+        # a follow-up must search for the subject it refers to
+        subject_ok = names_it(searched, sp) and not hedged
     gold = sp.facts.get(turn.fact)
     expect_not_said = turn.fact == "diet" and gold is None
-    if expect_not_said:
+    if hedged:
+        part = candidate_part(text, sp)
+        if expect_not_said:
+            gold_ok = bool(_NOT_SAID.search(part))
+        else:
+            gold_ok = gold is not None and bool(part) and _norm(gold) in _norm(part)
+    elif expect_not_said:
         gold_ok = says_not_in_notes(answer)
     elif gold is None:
         gold_ok = False

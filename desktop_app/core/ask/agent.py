@@ -10,7 +10,8 @@ from typing import Protocol
 from desktop_app.core.ask.budget import ContextBlock, render_blocks
 from desktop_app.core.ask.citations import check_citations
 from desktop_app.core.ask.conversation import Conversation, topic_of
-from desktop_app.core.ask.prompts import AGENT_SYSTEM, SEARCH_TOOL, lang_of
+from desktop_app.core.ask.prompts import AGENT_SYSTEM, SEARCH_TOOL
+from desktop_app.core.ask.question import Question, as_question
 from desktop_app.core.events import Answer, Event, Retrieved, RouteDecided, Token, Warning
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.models.llm.base import LLMError, Message, ToolChatModel
@@ -27,7 +28,7 @@ class AgentHost(Protocol):
 
     def fallback(
         self,
-        question: str,
+        question: str | Question,
         exc: LLMError,
         blocks: list[ContextBlock],
         hits: Sequence[Hit],
@@ -40,14 +41,15 @@ class AgentHost(Protocol):
 def ask_agentic(
     assistant: AgentHost,
     chat_model: ToolChatModel,
-    question: str,
+    question: str | Question,
     conv: Conversation,
     cancel: TaskState | None = None,
 ) -> Iterator[Event]:
     """RouteDecided (by="agent"), Retrieved per search, Token, Answer; an LLM failure falls back to
     ``assistant.fallback`` (extractive answer) like the routed path."""
-    lang = lang_of(question)
-    messages: list[Message] = [{"role": "system", "content": AGENT_SYSTEM[lang]}, *conv.history[-6:]]
+    q = as_question(question)
+    question = q.text
+    messages: list[Message] = [{"role": "system", "content": AGENT_SYSTEM[q.language]}, *conv.history[-6:]]
     messages.append({"role": "user", "content": question})
     blocks: list[ContextBlock] = []
     hits_all: list[Hit] = []
@@ -105,7 +107,7 @@ def ask_agentic(
             if warning:
                 yield warning
             yield Retrieved(hits_all, question)
-        yield from assistant.fallback(question, exc, blocks, hits_all, conv, True)
+        yield from assistant.fallback(q, exc, blocks, hits_all, conv, True)
         return
     text = text.strip()
     yield Token(text)
