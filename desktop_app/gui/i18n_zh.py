@@ -167,6 +167,16 @@ ZH_CN: dict[str, str] = {
     ),
     "A {cls}; its colours fit several of your notes equally: {names}.": "一只{cls}；它的颜色与你的几篇笔记同样吻合：{names}。",
     "Which one is it: {names}?": "是哪一种：{names}？",
+    # photo: the classifier's best guess has no notes, a lower class of its top 5 does (issue 34)
+    "The image classifier's best guess is {top} ({top_score:.0%}), which none of your notes cover;"
+    " of the classes they cover, {cls} fits next ({score:.0%}).": (
+        "图像分类器的首选是{top}（{top_score:.0%}），你的笔记都不涉及它；在笔记涉及的类别中，其次最吻合的是{cls}（{score:.0%}）。"
+    ),
+    "By its {colours} colours most likely the {name}; also possible: {also}.": (
+        "从{colours}的羽色看最可能是{name}；也可能是：{also}。"
+    ),
+    "Its colours fit several of your notes equally: {names}.": "它的颜色与你的几篇笔记同样吻合：{names}。",
+    "Your notes about it: {name}.": "你关于它的笔记：{name}。",
     "From your notes: how well the photo's colours fit each note": "来自你的笔记：照片颜色与各篇笔记的吻合程度",
     "{names}: differences and identification keys": "{names}：区别与识别要点",
     "{name}: appearance, colours and identification traits": "{name}：外观、颜色与识别特征",
