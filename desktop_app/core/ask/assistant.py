@@ -56,6 +56,7 @@ from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
     Citation,
+    Classified,
     Decision,
     Error,
     Event,
@@ -332,11 +333,16 @@ class Assistant:
         final = None
         options: list[str] = []
         answer = ""
+        classes: set[str] = set()  # the classifier's own labels (ImageNet's), not the library's names
+        title = ""
         try:
             for event in self.identifier.run(image, question=question, scope=conv.scope, cancel=cancel):
-                if isinstance(event, Decision):
+                if isinstance(event, Classified):
+                    classes = {c.name for c in event.candidates if c.source == "imagenet"}
+                elif isinstance(event, Decision):
                     final = event.final_name
                     options = subject_options(event)
+                    title = event.titles.get(final, "")
                 elif isinstance(event, Answer):
                     answer = event.text
                     self._stamp(event)
@@ -349,7 +355,10 @@ class Assistant:
             # A photo that names nothing replaces the subject too: "it" is no longer the last one.
             conv.last_subject = conv.last_query = None
         elif final:
-            conv.last_subject = pretty_name(final)
+            # ImageNet's "African grey" is searched as the one note it names ("African Grey Parrot"),
+            # which a page in another language gives as its English name; the library's own labels
+            # stay as they are (a Chinese page's title finds that page best).
+            conv.last_subject = title if title and final in classes else pretty_name(final)
             label = getattr(image, "name", None) or "photo"
             conv.add_turn(question or f"[photo: {label}] What is this?", answer)
 

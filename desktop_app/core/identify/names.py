@@ -248,9 +248,24 @@ def english_title(heading: str) -> str:
     return "" if not kept or _CJK.search(kept) else kept
 
 
+def english_name(hit: Hit) -> str:
+    """A species note's English name: its title when that is English, else its English-name line
+    ("- 英文名：African Grey Parrot" on a page titled 非洲灰鹦鹉); "" when it gives none."""
+    title = english_title(hit.heading_path[0]) if hit.heading_path else ""
+    if title or hit.chunk_index != 0:
+        return title
+    for m in map(_NAME_LINE.match, _SEGMENT.split(hit.text[:600])):
+        if m and m.group(1).lower() in ("english", "english name", "英文", "英文名"):
+            return english_title(_SPLIT.split(m.group(2).rstrip(".。 "))[0])
+    return ""
+
+
 def english_titles(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str]:
     """label -> the English title of the species note named exactly after it, where that title is
-    not the label itself ("ara_macao" -> "Scarlet Macaw"; a label "Kakapo" keeps its own name)."""
+    not the label itself ("ara_macao" -> "Scarlet Macaw"; a label "Kakapo" keeps its own name).
+    A label no note is named after that begins the name of exactly one note gets that note's
+    English name: ImageNet's "African grey" is the library's one "African Grey Parrot", also on a
+    Chinese page that gives its English name on a line."""
     titled = [
         (names, title)
         for h in notes
@@ -259,9 +274,24 @@ def english_titles(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str
     out: dict[str, str] = {}
     for label in labels:
         title = next((t for names, t in titled if link_level(label, names) == EXACT), "")
+        if not title and not any(link_level(label, _hit_names(h)) == EXACT for h in notes):
+            title = _only_note_containing(label, notes)
         if title and norm_name(title) != norm_name(label):
             out[label] = title
     return out
+
+
+def _only_note_containing(label: str, notes: Sequence[Hit]) -> str:
+    """The English name of the one species note with a name that is ``label`` and a trailing
+    word ("african grey" -> "african grey parrot"); "" when no note or several notes have one.
+    A qualifier in front names another species: "macaw" is not the note "Scarlet Macaw"."""
+    key = name_key(label)
+    found = {
+        h.source: h
+        for h in notes
+        if key and (names := _hit_names(h)).named and any(n.startswith(f"{key} ") for n in names.names)
+    }
+    return english_name(next(iter(found.values()))) if len(found) == 1 else ""
 
 
 def species_notes(kb: object, scope: str | None) -> list[Hit]:

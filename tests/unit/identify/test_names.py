@@ -155,3 +155,18 @@ def test_english_titles_name_a_terse_label_by_its_notes_title():
         "jako_white": "African Grey Parrot (pale-grey set)",
         "love": "Lovebirds",
     }  # "Scarlet Macaw" and "Kakapo" are their titles already; "macaw" names no note
+
+
+def test_a_class_that_begins_one_notes_name_is_named_by_that_notes_english_name():
+    """ImageNet's "African grey" is the library's one "African Grey Parrot", also when the page is
+    Chinese and gives its English name on a line; "macaw" is no single note's name however few
+    macaw notes there are, since a qualifier in front names another species."""
+    zh_page = _hit(
+        "parrots/african-grey-parrot.md",
+        "# 非洲灰鹦鹉\n- 英文名：African Grey Parrot\n- 学名：Psittacus erithacus\n- 分布：赤道非洲的雨林\n",
+    )
+    scarlet = _hit("parrots/scarlet-macaw.md", (NOTES / "scarlet-macaw.md").read_text(encoding="utf-8"))
+    assert english_titles(["African grey", "macaw"], [zh_page, scarlet]) == {"African grey": "African Grey Parrot"}
+    # Two notes both begin with the class's words: neither is named.
+    pale = _hit("parrots/african-grey-pale.md", (NOTES / "african-grey-pale.md").read_text(encoding="utf-8"))
+    assert english_titles(["African grey"], [zh_page, pale]) == {}

@@ -161,3 +161,32 @@ def test_a_best_guess_no_note_covers_gives_way_to_the_next_class_the_notes_cover
     assert "best guess" not in owl["decision"]["reasoning"] and "arrot" not in owl["answer"]
     bird = identify(shared_data / "images" / "coral" / "bird.bmp", "bird")  # a chickadee (88%)
     assert all(c["source"] == "imagenet" for c in bird["candidates"]) and "arrot" not in bird["answer"]
+
+
+def test_a_class_named_by_one_chinese_page_is_the_chats_subject_by_its_english_name(
+    tmp_path, shared_data, capsys
+):
+    """ImageNet's "African grey" (74% on this photo) is the library's one page 非洲灰鹦鹉, whose
+    English name line says "African Grey Parrot": the card names it so and an English follow-up
+    searches that name, which the Chinese page holds, instead of the class's words."""
+    import json
+
+    from desktop_app.cli.main import main
+
+    data, notes = tmp_path / "data", tmp_path / "notes"
+    notes.mkdir()
+    (notes / "african-grey-parrot.md").write_text(
+        "# 非洲灰鹦鹉\n\n- 英文名：African Grey Parrot\n- 学名：Psittacus erithacus\n"
+        "- 分布：赤道非洲的雨林，从科特迪瓦东南部到肯尼亚西部\n- 体长：约 33 厘米\n",
+        encoding="utf-8",
+    )
+    (notes / "kea.md").write_text("# 啄羊鹦鹉\n\n- 英文名：Kea\n- 学名：Nestor notabilis\n", encoding="utf-8")
+    assert main(["--data-dir", str(data), "add", str(notes)]) == 0
+    photo = shared_data / "images" / "parrots" / "jako_grey" / "8.jpg"
+    assert main(["--data-dir", str(data), "identify", "--chat", "grey", "--no-llm", str(photo)]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", str(data), "ask", "--chat", "grey", "--no-llm", "--json", "Where does it live?"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["route"]["search_query"] == "Where does African Grey Parrot live"
+    assert [c["source"] for c in answer["citations"]][:1] == ["notes/african-grey-parrot.md"]
+    assert "赤道非洲的雨林" in answer["answer"]
