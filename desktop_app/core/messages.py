@@ -1,23 +1,33 @@
 """User-visible texts of the core as codes with parameters.
 
-The core never imports Qt, so it cannot translate; it states *what* happened as a ``Message``
-(a code from ``CATALOGUE`` and its parameters). The CLI prints ``str(message)``, the English
-rendering; the GUI renders the same message through its ``tr()``, whose key is the English template,
-so a Chinese window says it in Chinese. Texts stored as English (a failed file's reason in the
-manifest, a saved conversation's warnings) are turned back into their message by ``parse``.
+The core states *what* happened as a ``Message`` (a code from ``CATALOGUE`` and its parameters).
+The CLI prints ``str(message)``, the English rendering; the window renders the same message through
+the gettext catalogue of its language (``translations``), whose msgid is the English template. The
+templates are gettext messages: ``pybabel extract`` (babel.cfg) finds ``define(code, template)`` and
+``define_plural(code, singular, plural)`` as keywords, so the core needs no other marker; ``N_`` marks
+a text the window translates at run time (a table's column names). Texts stored as English (a failed
+file's reason in the manifest, a saved conversation's warnings) are turned back into their message
+by ``parse``.
 """
 
 from __future__ import annotations
 
+import functools
+import gettext
 import importlib
 import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 CATALOGUE: dict[str, str] = {}  # code -> English template ("{name}" fields, str.format syntax)
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+# code -> (plural template, the parameter that counts): rendered through ngettext
+PLURALS: dict[str, tuple[str, str]] = {}
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"  # <lang>/LC_MESSAGES/messages.mo
+DOMAIN = "messages"
+_PATTERNS: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
 # The modules that define messages. A stored text is parsed back in a process that may not have
 # imported its module yet (the GUI reads the manifest before any parser runs): ``catalogue()``
 # imports them all first. Each is light (no models, no Qt).
@@ -51,8 +61,58 @@ def define(code: str, template: str) -> str:
     return code
 
 
-def _identity(text: str) -> str:
+def define_plural(code: str, singular: str, plural: str, count: str = "count") -> str:
+    """Register a message whose form follows a number (the parameter ``count``), by the plural
+    rules of the language it is rendered in (English two forms, Chinese one)."""
+    define(code, singular)
+    if PLURALS.get(code, (plural, count)) != (plural, count):
+        raise ValueError(f"message code {code!r} is defined twice with different texts")
+    PLURALS[code] = (plural, count)
+    return code
+
+
+def N_(text: str) -> str:  # noqa: N802 - the gettext convention the extractor looks for
+    """Mark a text for extraction without translating it here (it is translated when shown)."""
     return text
+
+
+class Translator(Protocol):
+    """What rendering needs of a language: ``gettext.NullTranslations`` (English) or a catalogue."""
+
+    def gettext(self, message: str) -> str: ...
+
+    def ngettext(self, msgid1: str, msgid2: str, n: int) -> str: ...
+
+
+ENGLISH: Translator = gettext.NullTranslations()
+
+
+@functools.cache
+def translations(language: str) -> Translator:
+    """The gettext catalogue of ``language`` ("zh_CN"); English (the msgids) for "en" or one the app
+    does not have."""
+    if language == "en":
+        return ENGLISH
+    return gettext.translation(DOMAIN, LOCALE_DIR, [language], fallback=True)
+
+
+class _Callable:
+    """A plain ``text -> text`` function as a Translator (a plural picks its form the English way)."""
+
+    def __init__(self, translate: Callable[[str], str]) -> None:
+        self._translate = translate
+
+    def gettext(self, message: str) -> str:
+        return self._translate(message)
+
+    def ngettext(self, msgid1: str, msgid2: str, n: int) -> str:
+        return self._translate(msgid1 if n == 1 else msgid2)
+
+
+def _translator(lang: Translator | Callable[[str], str] | None) -> Translator:
+    if lang is None:
+        return ENGLISH
+    return lang if hasattr(lang, "ngettext") else _Callable(lang)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -64,11 +124,17 @@ class Message:
     def template(self) -> str:
         return CATALOGUE[self.code]
 
-    def render(self, translate: Callable[[str], str] = _identity) -> str:
-        """The text in the language of ``translate`` (English by default). A parameter that is a
-        Message itself is rendered the same way, so a reason nested in a reason is translated."""
-        params = {k: v.render(translate) if isinstance(v, Message) else v for k, v in self.params.items()}
-        template = translate(self.template)
+    def render(self, lang: Translator | Callable[[str], str] | None = None) -> str:
+        """The text in the language of ``lang`` (a catalogue, or a ``text -> text`` function;
+        English by default). A parameter that is a Message itself is rendered the same way, so a
+        reason nested in a reason is translated; a plural message takes the form its count needs."""
+        lang = _translator(lang)
+        params = {k: v.render(lang) if isinstance(v, Message) else v for k, v in self.params.items()}
+        plural = PLURALS.get(self.code)
+        if plural is None:
+            template = lang.gettext(self.template)
+        else:
+            template = lang.ngettext(self.template, plural[0], _count(params.get(plural[1])))
         try:
             return template.format(**params)
         except (KeyError, IndexError, ValueError):
@@ -77,6 +143,13 @@ class Message:
 
     def __str__(self) -> str:
         return self.render()
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 2  # a count parsed back as text that is no number: the "many" form
 
 
 def message(code: str, **params: Any) -> Message:
@@ -103,35 +176,42 @@ def _plain_fields(template: str) -> str:
     return "".join(out)
 
 
-def _pattern(code: str) -> re.Pattern[str]:
-    pattern = _PATTERNS.get(code)
-    if pattern is None:
-        parts, seen = [], set()
-        for literal, name, _spec, _conv in string.Formatter().parse(CATALOGUE[code]):
-            parts.append(re.escape(literal))
-            if name is not None:
-                parts.append(f"(?P=p_{name})" if name in seen else f"(?P<p_{name}>.+?)")
-                seen.add(name)
-        pattern = _PATTERNS[code] = re.compile("".join(parts), re.DOTALL)
-    return pattern
+def _patterns(code: str) -> list[tuple[str, re.Pattern[str]]]:
+    """Each form of the message (one, or a plural's two) with the regex that matches its English."""
+    patterns = _PATTERNS.get(code)
+    if patterns is None:
+        forms = [CATALOGUE[code]] + ([PLURALS[code][0]] if code in PLURALS else [])
+        patterns = _PATTERNS[code] = [(form, re.compile(_regex(form), re.DOTALL)) for form in forms]
+    return patterns
+
+
+def _regex(template: str) -> str:
+    parts, seen = [], set()
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is not None:
+            parts.append(f"(?P=p_{name})" if name in seen else f"(?P<p_{name}>.+?)")
+            seen.add(name)
+    return "".join(parts)
 
 
 def parse(text: str) -> Message | None:
     """The message whose English rendering is ``text``, or None. The most specific template
     (the most literal text) wins when several match."""
     best: tuple[int, Message] | None = None
-    for code, template in catalogue().items():
-        m = _pattern(code).fullmatch(text)
-        if m is None:
-            continue
-        # The literal characters: each field "{name}" is as long as its group "p_name".
-        literal = len(_plain_fields(template)) - sum(len(n) for n in m.groupdict())
-        if best is None or literal > best[0]:
-            best = (literal, Message(code, {k[2:]: v for k, v in m.groupdict().items()}))
+    for code in catalogue():
+        for template, pattern in _patterns(code):
+            m = pattern.fullmatch(text)
+            if m is None:
+                continue
+            # The literal characters: each field "{name}" is as long as its group "p_name".
+            literal = len(_plain_fields(template)) - sum(len(n) for n in m.groupdict())
+            if best is None or literal > best[0]:
+                best = (literal, Message(code, {k[2:]: v for k, v in m.groupdict().items()}))
     return best[1] if best else None
 
 
-def render_text(text: str, translate: Callable[[str], str]) -> str:
+def render_text(text: str, translate: Translator | Callable[[str], str]) -> str:
     """An English core text in the language of ``translate``: through its message when it has
     one, else unchanged (user content, a third-party error)."""
     found = parse(text)
@@ -139,7 +219,7 @@ def render_text(text: str, translate: Callable[[str], str]) -> str:
 
 
 def render_parsed(
-    found: Message, translate: Callable[[str], str], term: Callable[[str], str] | None = None
+    found: Message, translate: Translator | Callable[[str], str], term: Callable[[str], str] | None = None
 ) -> str:
     """A message parsed back from text in the language of ``translate``. A parameter that is itself
     a message (a reason inside a reason) is rendered the same way; any other goes through ``term``

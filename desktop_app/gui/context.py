@@ -22,6 +22,7 @@ from desktop_app.core.config import Config, save_config
 from desktop_app.core.desk import Desk
 from desktop_app.core.events import Event
 from desktop_app.core.library.knowledge import KnowledgeBase
+from desktop_app.core.messages import N_
 from desktop_app.core.models.embeddings import Embedder
 from desktop_app.gui.i18n import tr
 from desktop_app.gui.operations import KB_LOCK, JobKind
@@ -32,9 +33,9 @@ log = logging.getLogger(__name__)
 # The loading steps, in English: a step is shown as tr(step) on the UI thread, so a language switch
 # while loading renders it again (test_i18n does not see these as tr() literals: the loading test
 # checks their translations).
-OPENING = "Opening the knowledge base"
-LOADING_EMBEDDER = "Loading the embedding model"
-LOADING_ASSISTANT = "Loading the assistant"
+OPENING = N_("Opening the knowledge base")
+LOADING_EMBEDDER = N_("Loading the embedding model")
+LOADING_ASSISTANT = N_("Loading the assistant")
 LOAD_STEPS = (OPENING, LOADING_EMBEDDER, LOADING_ASSISTANT)
 
 

@@ -32,7 +32,7 @@ from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
-from desktop_app.core.messages import Message, parse, render_parsed, render_text
+from desktop_app.core.messages import N_, Message, parse, render_parsed, render_text
 from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
 from desktop_app.gui.widgets import (
@@ -44,12 +44,12 @@ from desktop_app.gui.widgets import (
     plain_label,
 )
 
-LEVEL_COLORS = {"High": "#2e7d32", "Medium": "#ef6c00", "Low": "#c62828"}
+LEVEL_COLORS = {N_("High"): "#2e7d32", N_("Medium"): "#ef6c00", N_("Low"): "#c62828"}
 # Where a candidate comes from (its bar's tooltip), translated when shown.
 SOURCES = {
-    "gallery": "From your reference photos",
-    "imagenet": "From the built-in ImageNet classifier",
-    "notes": "From your notes: how well the photo's colours fit each note",
+    "gallery": N_("From your reference photos"),
+    "imagenet": N_("From the built-in ImageNet classifier"),
+    "notes": N_("From your notes: how well the photo's colours fit each note"),
 }
 PHOTO_SIZE = 170
 HEAD_MIN_WIDTH = 240  # beside the photo, the candidates' names and bars need at least this

@@ -34,7 +34,7 @@ from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import parse
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr, tr_core
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.operations import INDEXING, JobKind, KnowledgeChange, index_batch, run_batch
@@ -462,16 +462,16 @@ class KnowledgePanel(QWidget):
         for name, error in report.failed:
             self._add_outcome(f"{display_name(name)}: {tr_core(error)}", FAILED_COLOUR)
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
-            self._add_outcome(f"{tr('skipped')}: {display_name(name)}: {tr_core(why)}", SKIPPED_COLOUR)
+            self._add_outcome(tr("skipped") + f": {display_name(name)}: {tr_core(why)}", SKIPPED_COLOUR)
         for name in [*report.added, *report.updated]:
             got = report.outcomes.get(name) if name not in failed else None
             if got and got.get("photo"):
-                self._add_outcome(f"{display_name(name)}: {tr('a reference photo')}")
+                self._add_outcome(f"{display_name(name)}: " + tr("a reference photo"))
             elif got:
-                what = tr("{n} chunk" if got["chunks"] == 1 else "{n} chunks").format(n=got["chunks"])
+                what = trn("{n} chunk", "{n} chunks", got["chunks"]).format(n=got["chunks"])
                 if got.get("ocr_pages"):
-                    pages = "{n} page read by OCR" if got["ocr_pages"] == 1 else "{n} pages read by OCR"
-                    what += ", " + tr(pages).format(n=got["ocr_pages"])
+                    pages = trn("{n} page read by OCR", "{n} pages read by OCR", got["ocr_pages"])
+                    what += ", " + pages.format(n=got["ocr_pages"])
                 self._add_outcome(f"{display_name(name)}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
         busy = any(self.ctx.runner.is_busy(k) for k in INDEXING)

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import render_text
+from desktop_app.core.messages import N_, render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
@@ -43,11 +43,11 @@ from desktop_app.gui.operations import JobKind
 from desktop_app.gui.tasks import Job, QtTaskState
 
 ROLE_TITLES = {
-    "embedding": "Embedding model (search)",
-    "reranker": "Reranker (orders search results)",
-    "chat": "Language model (answers)",
-    "classifier": "Photo classifier",
-    "image": "Image-text model (photos and names)",
+    "embedding": N_("Embedding model (search)"),
+    "reranker": N_("Reranker (orders search results)"),
+    "chat": N_("Language model (answers)"),
+    "classifier": N_("Photo classifier"),
+    "image": N_("Image-text model (photos and names)"),
 }
 REACH_TIMEOUT = 3.0  # seconds: the page says "offline" quickly rather than waiting on a dead link
 PATH_WIDTH = 460  # pixels a model's folder may take before it is elided in the middle
