@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import gettext
 import importlib
+import json
 import re
 import string
 from collections.abc import Callable, Mapping
@@ -144,6 +145,92 @@ class Message:
     def __str__(self) -> str:
         return self.render()
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{code, params}``, a nested message as its own dict (what the stores and JSON keep)."""
+        return {"code": self.code, "params": {k: _param_json(v) for k, v in self.params.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        params = {
+            k: cls.from_dict(v) if isinstance(v, dict) and "code" in v else v
+            for k, v in data.get("params", {}).items()
+        }
+        return cls(str(data["code"]), params)
+
+
+# A text the user reads: a catalogue message (rendered in the reader's language), or a text that is
+# no message (user content, a file name, a third-party library's error), shown as it is.
+Text = str | Message  # noqa: UP007 - a runtime alias
+
+
+def _param_json(value: Any) -> Any:
+    if isinstance(value, Message):
+        return value.to_dict()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)  # an exception, a path: its English text
+
+
+def render(text: Text | None, lang: Translator | Callable[[str], str] | None = None) -> str:
+    """A text in the language of ``lang`` (English by default); one that is no message as it is."""
+    if text is None:
+        return ""
+    return text.render(lang) if isinstance(text, Message) else str(text)
+
+
+def dump(text: Text | None) -> str | None:
+    """The stored form of a text (a manifest's error column, a saved warning): JSON, a message as
+    ``{"code", "params"}`` and any other text as ``{"text"}``."""
+    if text is None:
+        return None
+    # a message keeps its English too: what an older version, or sqlite3 at a prompt, shows
+    data = {**text.to_dict(), "text": str(text)} if isinstance(text, Message) else {"text": str(text)}
+    return json.dumps(data, ensure_ascii=False)
+
+
+def load(stored: str | None) -> Text | None:
+    """A text from its stored form (``dump``); an unknown code (a newer version's) reads as the
+    English it was stored with."""
+    if stored is None:
+        return None
+    data = json.loads(stored)
+    return from_json(data)
+
+
+def from_json(data: Any) -> Text:
+    """A text from its JSON value: ``{"code", "params"}``, ``{"text"}`` or a plain string."""
+    if isinstance(data, dict) and "code" in data:
+        msg = Message.from_dict(data)
+        if msg.code in catalogue():
+            return msg
+        return str(data.get("text") or msg.code)
+    if isinstance(data, dict):
+        return str(data.get("text", ""))
+    return str(data)
+
+
+def to_json(text: Text) -> Any:
+    """The JSON value of a text: a message's ``{code, params}``, any other text as it is."""
+    return text.to_dict() if isinstance(text, Message) else text
+
+
+def message_of(exc: BaseException) -> Text:
+    """What an exception says, as a message where it carries one (``UserError``, or an error raised
+    with a Message as its argument), else its text (or its type when it has none)."""
+    found = getattr(exc, "message", None)
+    if isinstance(found, Message):
+        return found
+    if exc.args and isinstance(exc.args[0], Message):
+        return exc.args[0]
+    return str(exc).strip() or type(exc).__name__
+
+
+def from_english(text: str) -> Text:
+    """The message a stored English text was rendered from, with its nested messages, or the text
+    itself. Only the migrations of stored English call it (``parse``)."""
+    found = parse(text)
+    return text if found is None else _nested(found, None)
+
 
 def _count(value: Any) -> int:
     try:
@@ -153,9 +240,11 @@ def _count(value: Any) -> int:
 
 
 def message(code: str, **params: Any) -> Message:
+    """The message ``code`` with its parameters; an exception given as one stands for what it says
+    (its message, translated with this one, where it carries one)."""
     if code not in CATALOGUE:
         raise KeyError(f"unknown message code {code!r}")
-    return Message(code, params)
+    return Message(code, {k: message_of(v) if isinstance(v, BaseException) else v for k, v in params.items()})
 
 
 class UserError(Exception):
@@ -211,10 +300,11 @@ def parse(text: str) -> Message | None:
     return best[1] if best else None
 
 
-def render_text(text: str, translate: Translator | Callable[[str], str]) -> str:
-    """An English core text in the language of ``translate``: through its message when it has
-    one, else unchanged (user content, a third-party error)."""
-    found = parse(text)
+def render_text(text: Text, translate: Translator | Callable[[str], str]) -> str:
+    """A core text in the language of ``translate``: a message rendered; an English text through
+    the message it was rendered from when it has one, else unchanged (user content, a
+    third-party error)."""
+    found = text if isinstance(text, Message) else parse(text)
     return text if found is None else render_parsed(found, translate)
 
 
@@ -230,7 +320,7 @@ def render_parsed(
 def _nested(msg: Message, term: Callable[[str], str] | None) -> Message:
     params: dict[str, Any] = {}
     for key, value in msg.params.items():
-        inner = parse(value) if isinstance(value, str) else None
+        inner = value if isinstance(value, Message) else parse(value) if isinstance(value, str) else None
         if inner is not None:
             params[key] = _nested(inner, term)
         else:

@@ -14,7 +14,7 @@ import functools
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QObject, QTranslator, Signal
 
-from desktop_app.core.messages import N_, Translator, render_text, translations
+from desktop_app.core.messages import N_, Message, Text, Translator, render_text, translations
 
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 
@@ -115,11 +115,14 @@ def trn(singular: str, plural: str, n: int) -> str:
     return catalogue().ngettext(singular, plural, n)
 
 
-def tr_core(text: str) -> str:
+def tr_core(text: Text | None) -> str:
     """A text from the core (a file's failure reason, an answer's note, a model's status) in the
-    UI language: parsed back to its catalogue message and rendered through the catalogue, line by
-    line (a text of several sentences puts each on its own line). Text that is no message (a file
-    name, a third-party error) is shown as it is."""
+    UI language: a message rendered through the catalogue; a text that is no message (a file
+    name, a third-party error) as it is."""
+    if text is None:
+        return ""
+    if isinstance(text, Message):
+        return text.render(catalogue())
     return _tr_core(current_language(), text)
 
 

@@ -481,7 +481,7 @@ def test_a_chunk_overwritten_by_another_client_is_left_out_of_search_and_re_embe
 
     hits, warning = Assistant(kb, None, kb.config).retrieve("how many kea were counted")
     assert all("9,999" not in h.text for h in hits)
-    assert isinstance(warning, WarningEvent) and "not what this library wrote" in warning.message
+    assert isinstance(warning, WarningEvent) and "not what this library wrote" in str(warning.message)
 
     report = kb.sync()
     assert report.updated == ["notes/notes.md"]

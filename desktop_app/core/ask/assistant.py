@@ -175,7 +175,7 @@ class Assistant:
         conv = conversation if conversation is not None else self.conversation
         question = question.strip()
         if not question:
-            yield Error(str(message(notes.EMPTY_QUESTION)))
+            yield Error(message(notes.EMPTY_QUESTION))
             return
         self._scope = conv.scope
         if self.kb is not None and self.kb.is_empty():
@@ -228,7 +228,7 @@ class Assistant:
                     conv.last_subject = named
             yield from self.answer_from_hits(question, hits, conv, route, cancel)
         except Cancelled:
-            yield Warning(str(message(notes.STOPPED)))
+            yield Warning(message(notes.STOPPED))
 
     def _which_subject(self, question: str, conv: Conversation) -> Iterator[Event]:
         """A follow-up ("how big is it?") to a photo that could be several of the notes: nothing
@@ -276,7 +276,7 @@ class Assistant:
                     self._stamp(event)
                 yield event
         except Cancelled:
-            yield Warning(str(message(notes.STOPPED)))
+            yield Warning(message(notes.STOPPED))
             return
         conv.subject_options = options
         if final == UNCERTAIN:
@@ -298,7 +298,7 @@ class Assistant:
             return hits, Warning(" ".join(left_out)) if left_out else None
         except Exception as exc:  # the index may be missing, locked or mid-rebuild
             log.warning("search failed: %s", exc)
-            return [], Warning(str(message(notes.SEARCH_FAILED, error=exc)))
+            return [], Warning(message(notes.SEARCH_FAILED, error=exc))
 
     def answer_from_hits(
         self,
@@ -367,7 +367,7 @@ class Assistant:
         except Cancelled:
             text = "".join(parts)
             conv.add_turn(question, text)
-            yield Warning(str(message(notes.STOPPED)))
+            yield Warning(message(notes.STOPPED))
             yield Answer(text, citations_for(parse_citations(text, blocks)[0], blocks))
             return
         except LLMError as exc:
@@ -401,7 +401,7 @@ class Assistant:
         """A Warning and an extractive answer in place of the LLM's (``partial``: what it had said)."""
         lang = lang_of(question)
         when = message(notes.MID_ANSWER if partial else notes.BEFORE_ANSWERING)
-        yield Warning(str(message(notes.FALLBACK, error=exc, when=when)))
+        yield Warning(message(notes.FALLBACK, error=exc, when=when))
         if not use_rag:  # the router said no documents; passages are still better than nothing
             hits, warning = self.retrieve(question, conv.scope)
             if warning:

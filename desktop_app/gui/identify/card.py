@@ -32,7 +32,7 @@ from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
-from desktop_app.core.messages import N_, Message, parse, render_parsed, render_text
+from desktop_app.core.messages import N_, Message, Text, parse, render_parsed, render_text
 from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.i18n import current_language, on_language_changed, tr
 from desktop_app.gui.widgets import (
@@ -116,11 +116,13 @@ def _render(msg: Message, species: dict[str, str]) -> str:
     return render_parsed(msg, tr, lambda value: localise_term(value, species))
 
 
-def localise(text: str, species: dict[str, str]) -> str:
+def localise(text: Text, species: dict[str, str]) -> str:
     """A text of the identify flow in the window's language: each line through its catalogue
     message (core/identify/texts.py), species and colour names in Chinese where known; a line
     that is no message (the model's own words, a note's sentences) stays as written. A card saved
     before the flow wrote one sentence per line is split into its sentences first."""
+    if isinstance(text, Message):  # a warning or an error of the flow: a message already
+        return _render(text, species)
     out = []
     for line in text.splitlines():
         found = parse(line)
@@ -282,7 +284,7 @@ class IdentifyCard(QFrame):
         """A species as shown: its notes' name in the window's language where one is known."""
         return self._species().get(norm_name(label)) or pretty_name(label)
 
-    def _text(self, text: str) -> str:
+    def _text(self, text: Text) -> str:
         return localise(text, self._species())
 
     def _set_status(self, text: Callable[[], str]) -> None:
@@ -449,7 +451,7 @@ class IdentifyCard(QFrame):
                 self.citation_clicked.emit(citation)
                 return
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: Text) -> None:
         self._set_status(
             lambda: tr("Identification failed: {message}").format(message=render_text(message, tr))
         )
