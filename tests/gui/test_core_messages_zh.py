@@ -41,7 +41,7 @@ def test_a_failed_batch_and_the_status_bar_speak_chinese(make_window, drop, qtbo
     assert text == "PDF 已加密：需要密码"
     assert "PDF 已加密：需要密码" in tooltip
     stored = next(d for d in window.ctx.kb.list_documents() if d.name == ENCRYPTED.name)
-    assert stored.error == "encrypted PDF: a password is required"
+    assert str(stored.error) == "encrypted PDF: a password is required"
     # The batch's outcome list: the failure and the file that was never copied in, with its suffix.
     items = [window.knowledge.errors.item(i).text() for i in range(window.knowledge.errors.count())]
     assert f"{ENCRYPTED.name}: PDF 已加密：需要密码" in items
