@@ -12,6 +12,7 @@ by ``parse``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gettext
 import importlib
@@ -145,6 +146,12 @@ class Message:
     def __str__(self) -> str:
         return self.render()
 
+    def __hash__(self) -> int:  # params is a dict: hash its JSON form
+        return hash(json.dumps(self.to_dict(), sort_keys=True, default=str))
+
+    def __format__(self, spec: str) -> str:  # f"{reason:<40}" in a CLI table: its English
+        return format(self.render(), spec)
+
     def to_dict(self) -> dict[str, Any]:
         """``{code, params}``, a nested message as its own dict (what the stores and JSON keep)."""
         return {"code": self.code, "params": {k: _param_json(v) for k, v in self.params.items()}}
@@ -169,6 +176,20 @@ def _param_json(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)  # an exception, a path: its English text
+
+
+def english(value: Any) -> Any:
+    """``value`` for JSON and the CLI: every message in it (in a dataclass, list or dict) as its
+    English text."""
+    if isinstance(value, Message):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: english(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [english(v) for v in value]
+    if isinstance(value, dict):
+        return {k: english(v) for k, v in value.items()}
+    return value
 
 
 def render(text: Text | None, lang: Translator | Callable[[str], str] | None = None) -> str:

@@ -33,7 +33,7 @@ class QtTaskState(QObject):
     fast loop of 1,000 small files cannot flood the UI thread's event queue.
     """
 
-    progress_changed = Signal(int, int, str)
+    progress_changed = Signal(int, int, object)  # the message: a Text, rendered by the receiver
 
     def __init__(self, min_interval: float = 0.05) -> None:
         super().__init__()
@@ -50,7 +50,7 @@ class QtTaskState(QObject):
         if done < total and now - self._last < self._min_interval:
             return
         self._last = now
-        self.progress_changed.emit(int(done), int(total), str(message))
+        self.progress_changed.emit(int(done), int(total), message)
 
     def cancel(self) -> None:
         self._cancel.set()

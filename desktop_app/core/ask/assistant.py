@@ -360,10 +360,10 @@ class Assistant:
                 parts.append(piece)
                 yield Token(piece)
             if not "".join(parts).strip():
-                raise LLMError(str(message(notes.EMPTY_ANSWER)), "bad_output")
+                raise LLMError(message(notes.EMPTY_ANSWER), "bad_output")
             if not CITATION_MARK.sub("", "".join(parts)).strip(" \t\n.,;:。，；："):
                 # "[1]" alone: a small model pointing at a passage instead of answering from it.
-                raise LLMError(str(message(notes.CITATION_ONLY)), "bad_output")
+                raise LLMError(message(notes.CITATION_ONLY), "bad_output")
         except Cancelled:
             text = "".join(parts)
             conv.add_turn(question, text)

@@ -562,7 +562,7 @@ class _Reader:
 
         def heard(kind: str, number: int, count: int | None) -> None:
             if self.waiting.is_set():  # else the writer's embedding line is the one to show
-                self.outer.progress(self.taken, len(self.changes), str(lines.reading(kind, number, count)))
+                self.outer.progress(self.taken, len(self.changes), lines.reading(kind, number, count))
 
         try:
             if self.worker is not None:
@@ -741,7 +741,7 @@ class _Batch:
                 first = ends[at] - len(read.chunks)
                 if task is not None and len(read.chunks) >= LINE_CHUNKS and stop < ends[at]:
                     line = lines.setdefault(at, FileProgress(entry.name, sliced))  # a large file, under way
-                    task.progress(done + at, total, str(line.embedding(stop - first, len(read.chunks))))
+                    task.progress(done + at, total, line.embedding(stop - first, len(read.chunks)))
                 pace = stop / max(time.monotonic() - began, 1e-3)  # chunks a second so far
                 start, size = stop, max(2, min(256, int(pace * SLICE_SECONDS)))
         except BaseException:

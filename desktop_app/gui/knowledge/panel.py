@@ -28,10 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.library import reasons
 from desktop_app.core.library.knowledge import SyncReport
 from desktop_app.core.library.names import display_name
-from desktop_app.core.messages import parse
+from desktop_app.core.messages import Message, Text
 from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
@@ -47,16 +46,13 @@ FAILED_COLOUR = "#c62828"
 SKIPPED_COLOUR = "#b26a00"
 
 
-def progress_name(message: str) -> str:
+def progress_name(message: Text) -> str:
     """The file a batch's progress message is about: the message itself when it is a file name,
     the ``name`` of a line inside a file ("a.pdf: reading page 3 of 9"), "" for other lines
     (waiting for another writer)."""
-    found = parse(message)
-    if found is not None and "name" in found.params:
-        return str(found.params["name"])
-    if found is not None and found.code in (reasons.WAITING_FOR_WRITER, reasons.BUSY_WRITER):
-        return ""
-    return message  # a file name (one that reads like a message, "page 1.pdf", too)
+    if isinstance(message, Message):
+        return str(message.params.get("name", ""))
+    return message  # a file name
 
 
 def local_paths(urls: list[QUrl]) -> list[Path]:
@@ -386,7 +382,7 @@ class KnowledgePanel(QWidget):
         )
 
     # -- results (UI thread) ---------------------------------------------------------------------
-    def _on_progress(self, done: int, total: int, message: str) -> None:
+    def _on_progress(self, done: int, total: int, message: Text) -> None:
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(done)

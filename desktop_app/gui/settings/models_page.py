@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import N_, render_text
+from desktop_app.core.messages import N_, Message, render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
@@ -90,6 +90,8 @@ def active_name(status: RoleStatus) -> str:
         return tr("no language model; answers quote your documents")
     if status.active_id and status.active_id.startswith("server:"):
         return tr("a model on the server {url}").format(url=status.active_id[len("server:") :])
+    if isinstance(status.active, Message):  # "{name} (bundled, English)": the name, notes in the tooltip
+        return str(status.active.params.get("name", "")) or render_text(status.active, tr)
     return (status.active or "").split(" (")[0]
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.progress_lines import FileProgress, eta
-from desktop_app.core.messages import render_text, translations
+from desktop_app.core.messages import message, render_text, translations
 
 
 def test_a_line_names_the_unit_and_its_count_and_the_time_left_after_three_seconds():
@@ -52,8 +53,8 @@ def test_a_line_reads_in_chinese_with_its_unit_and_time_left_translated():
 def test_the_window_marks_the_file_a_line_is_about():
     from desktop_app.gui.knowledge.panel import progress_name
 
-    assert progress_name("DA-619p.pdf: reading page 3 of 619") == "DA-619p.pdf"
-    assert progress_name("big.md: 64 of 300 chunks embedded, about 1 min left") == "big.md"
-    assert progress_name("notes/kea.md") == "notes/kea.md"
+    assert progress_name(FileProgress("DA-619p.pdf").reading("page", 3, 619)) == "DA-619p.pdf"
+    assert progress_name(FileProgress("big.md").embedding(64, 300)) == "big.md"
+    assert progress_name("notes/kea.md") == "notes/kea.md"  # a file name: as it is
     assert progress_name("page 1.pdf") == "page 1.pdf"
-    assert progress_name("waiting for kdesk (pid 12) to finish writing to the data folder") == ""
+    assert progress_name(message(reasons.WAITING_FOR_WRITER, holder="kdesk (pid 12)")) == ""

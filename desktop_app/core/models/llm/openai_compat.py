@@ -37,7 +37,7 @@ def normalize_base_url(url: str) -> str:
     """'http://host:8080' -> 'http://host:8080/v1'; a URL with a path is taken as given."""
     url = url.strip().rstrip("/")
     if not url:
-        raise LLMError(str(message(reasons.LLM_NO_URL_CONFIGURED)), "unreachable")
+        raise LLMError(message(reasons.LLM_NO_URL_CONFIGURED), "unreachable")
     if "://" not in url:
         url = "http://" + url
     for suffix in ("/chat/completions", "/completions"):
@@ -186,7 +186,7 @@ class OpenAIChatModel:
         try:
             msg = r.json()["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(str(message(reasons.LLM_UNREADABLE, error=exc)), "protocol") from exc
+            raise LLMError(message(reasons.LLM_UNREADABLE, error=exc), "protocol") from exc
         calls = []
         for i, tc in enumerate(msg.get("tool_calls") or []):
             fn = tc.get("function") or {}
@@ -241,17 +241,17 @@ class OpenAIChatModel:
             return exc
         where = self.base_url
         if isinstance(exc, httpx.ConnectTimeout):
-            return LLMError(str(message(reasons.LLM_CONNECT_TIMEOUT, where=where)), "unreachable")
+            return LLMError(message(reasons.LLM_CONNECT_TIMEOUT, where=where), "unreachable")
         if isinstance(exc, httpx.ConnectError):
-            reason = str(exc) or str(message(reasons.LLM_CONNECTION_REFUSED))
-            return LLMError(str(message(reasons.LLM_UNREACHABLE, where=where, reason=reason)), "unreachable")
+            reason = str(exc) or message(reasons.LLM_CONNECTION_REFUSED)
+            return LLMError(message(reasons.LLM_UNREACHABLE, where=where, reason=reason), "unreachable")
         if isinstance(exc, httpx.TimeoutException):
-            return LLMError(str(message(reasons.LLM_STOPPED_ANSWERING, where=where)), "timeout")
+            return LLMError(message(reasons.LLM_STOPPED_ANSWERING, where=where), "timeout")
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
             why = message(reasons.LLM_CONNECTION_LOST, where=where, error=exc or "reset")
             return LLMError(str(why), "protocol")
         if isinstance(exc, httpx.HTTPError):
-            return LLMError(str(message(reasons.LLM_REQUEST_FAILED, error=exc)), "protocol")
+            return LLMError(message(reasons.LLM_REQUEST_FAILED, error=exc), "protocol")
         why = message(reasons.LLM_REQUEST_FAILED_TYPE, error_type=type(exc).__name__, error=exc)
         return LLMError(str(why), "error")
 
@@ -271,7 +271,7 @@ class OpenAIChatModel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 abort()
-                raise LLMError(str(message(reasons.LLM_TOO_SLOW, limit=limit)), "timeout")
+                raise LLMError(message(reasons.LLM_TOO_SLOW, limit=limit), "timeout")
             try:
                 return q.get(timeout=min(_POLL, remaining))
             except queue.Empty:
@@ -328,7 +328,7 @@ class OpenAIChatModel:
                     status, text = value
                     if rejectable and "response_format" in body and 400 <= status < 500 and status != 401:
                         raise _Rejected(status, text)
-                    raise LLMError(str(message(reasons.LLM_HTTP, status=status, text=text)), "http")
+                    raise LLMError(message(reasons.LLM_HTTP, status=status, text=text), "http")
                 if kind == "end":
                     break
                 line: str = value
@@ -354,13 +354,13 @@ class OpenAIChatModel:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            raise LLMError(str(message(reasons.LLM_GARBLED, data=repr(data[:80]))), "protocol") from exc
+            raise LLMError(message(reasons.LLM_GARBLED, data=repr(data[:80])), "protocol") from exc
         if not isinstance(chunk, dict):
             return ""
         if chunk.get("error"):
             err = chunk["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            raise LLMError(str(message(reasons.LLM_ERROR_MID_ANSWER, error=msg)), "http")
+            raise LLMError(message(reasons.LLM_ERROR_MID_ANSWER, error=msg), "http")
         choices = chunk.get("choices") or []
         if not choices:
             return ""
