@@ -182,7 +182,7 @@ class Assistant:
             # Nothing to search: say so at once instead of loading models to search nothing.
             yield RouteDecided(False, "", False, "empty library", reason="the library has no documents")
             if self.chat_model is None:
-                yield Answer(EMPTY_LIBRARY, by="extractive")
+                yield Answer(EMPTY_LIBRARY.render(), by="extractive")  # an answer's text is English words
                 return
             yield Warning(EMPTY_LIBRARY)
             yield from self.answer_from_hits(question, [], conv, None, cancel)

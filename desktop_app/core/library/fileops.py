@@ -49,7 +49,7 @@ def not_regular_reason(kind: str) -> Text:
     """Why a file that is not a regular one is never read (NotRegularFile.kind: pipe, socket...)."""
     if kind not in _KINDS:
         return message(reasons.NOT_REGULAR)
-    return message(reasons.NOT_REGULAR_KIND, kind=str(message(_KINDS[kind])))
+    return message(reasons.NOT_REGULAR_KIND, kind=message(_KINDS[kind]))
 
 
 @dataclass

@@ -46,7 +46,7 @@ def screen_file(src: Path, st: os.stat_result, limit: float) -> Text | None:
 
     suffix = src.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES and suffix not in IMAGE_SUFFIXES:
-        return message(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_EXTENSION)))
+        return message(reasons.UNSUPPORTED, suffix=suffix or message(reasons.NO_EXTENSION))
     if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
         if st.st_size / 1e6 > limit:
             return message(reasons.TOO_LARGE_FILE, mb=st.st_size / 1e6, limit_mb=limit)

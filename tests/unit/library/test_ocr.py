@@ -183,8 +183,9 @@ class _CancelOnPage(SimpleTask):
         self.stop = stop
         self.messages: list[str] = []
 
-    def progress(self, done: int, total: int, message: str = "") -> None:
+    def progress(self, done: int, total: int, message: object = "") -> None:
         super().progress(done, total, message)
+        message = str(message)  # a progress line is a message: its English
         self.messages.append(message)
         if f"OCR page {self.stop}/" in message:
             self.cancel()

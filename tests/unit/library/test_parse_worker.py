@@ -99,8 +99,9 @@ class Recorder(SimpleTask):
         self.cancelled_at: float | None = None
         self._timer: threading.Timer | None = None
 
-    def progress(self, done: int, total: int, message: str = "") -> None:
+    def progress(self, done: int, total: int, message: object = "") -> None:
         super().progress(done, total, message)
+        message = str(message)  # a progress line is a message: its English
         self.lines.append((time.monotonic(), message))
         if self._timer is None and self.cancel_on(message):
             self._timer = threading.Timer(0.1, self.cancel)
