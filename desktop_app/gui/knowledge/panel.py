@@ -294,7 +294,7 @@ class KnowledgePanel(QWidget):
             self.progress_label.show()
             return
         work = index_batch(JobKind.ADD, self.ctx.kb, paths, scope)
-        self._start_batch(JobKind.ADD, work, tr("Adding {n} item(s)…").format(n=len(paths)))
+        self._start_batch(JobKind.ADD, work, trn("Adding {n} item…", "Adding {n} items…", len(paths)).format(n=len(paths)))
 
     def sync(self) -> None:
         """Index new/changed files and drop removed ones (the file watcher calls this)."""

@@ -260,7 +260,7 @@ def test_check_citations_drops_out_of_range_numbers_with_one_warning():
     blocks = fit_blocks(HITS, 2000)
     text, citations, warning = check_citations("Nuts [1] and snails [2, 9].", blocks)
     assert text == "Nuts [1] and snails [2]." and [c.n for c in citations] == [1, 2]
-    assert warning is not None and "[9]" in str(warning.message) and "2 source block(s)" in str(warning.message)
+    assert warning is not None and "[9]" in str(warning.message) and "2 source blocks were given" in str(warning.message)
     assert check_citations("Nuts [1].", blocks)[2] is None
 
 
