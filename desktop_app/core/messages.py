@@ -325,25 +325,31 @@ def render_text(text: Text, translate: Translator | Callable[[str], str]) -> str
     """A core text in the language of ``translate``: a message rendered; an English text through
     the message it was rendered from when it has one, else unchanged (user content, a
     third-party error)."""
-    found = text if isinstance(text, Message) else parse(text)
+    if isinstance(text, Message):
+        return text.render(translate)
+    found = parse(text)
     return text if found is None else render_parsed(found, translate)
 
 
 def render_parsed(
-    found: Message, translate: Translator | Callable[[str], str], term: Callable[[str], str] | None = None
+    found: Message,
+    translate: Translator | Callable[[str], str],
+    term: Callable[[str], str] | None = None,
+    reparse: bool = True,
 ) -> str:
-    """A message parsed back from text in the language of ``translate``. A parameter that is itself
-    a message (a reason inside a reason) is rendered the same way; any other goes through ``term``
-    when given (the identify card shows a species by the name its notes give in that language)."""
-    return _nested(found, term).render(translate)
+    """A message in the language of ``translate``. A parameter that is itself a message (a reason
+    inside a reason) is rendered the same way, one parsed back from its English too when
+    ``reparse`` (a message that was itself parsed back); any other goes through ``term`` when
+    given (the identify card shows a species by the name its notes give in that language)."""
+    return _nested(found, term, reparse).render(translate)
 
 
-def _nested(msg: Message, term: Callable[[str], str] | None) -> Message:
+def _nested(msg: Message, term: Callable[[str], str] | None, reparse: bool = True) -> Message:
     params: dict[str, Any] = {}
     for key, value in msg.params.items():
-        inner = value if isinstance(value, Message) else parse(value) if isinstance(value, str) else None
+        inner = value if isinstance(value, Message) else parse(value) if reparse and isinstance(value, str) else None
         if inner is not None:
-            params[key] = _nested(inner, term)
+            params[key] = _nested(inner, term, reparse)
         else:
             params[key] = term(str(value)) if term is not None else value
     return Message(msg.code, params)

@@ -122,7 +122,7 @@ def localise(text: Text, species: dict[str, str]) -> str:
     that is no message (the model's own words, a note's sentences) stays as written. A card saved
     before the flow wrote one sentence per line is split into its sentences first."""
     if isinstance(text, Message):  # a warning or an error of the flow: a message already
-        return _render(text, species)
+        return render_parsed(text, tr, lambda value: localise_term(value, species), reparse=False)
     out = []
     for line in text.splitlines():
         found = parse(line)
