@@ -504,7 +504,7 @@ def test_sync_finds_an_altered_chunk_or_vector_by_itself(tmp_path, chroma, minil
     ):
         victim.update(ids=[got["ids"][0]], **forged)
         report = kb.sync()
-        assert report.repaired == [
+        assert [(n, str(why)) for n, why in report.repaired] == [
             ("notes/notes.md", "re-indexed: its chunks in the vector store were changed outside the app")
         ]
         assert report.updated == ["notes/notes.md"]
@@ -521,7 +521,7 @@ def test_a_collection_deleted_by_another_client_is_noticed_by_sync_and_re_embedd
 
     assert kb.search("how many kea were counted") == []  # the app made the collection again, empty
     report = kb.sync()  # the counts differ: the document goes back in
-    assert report.repaired == [
+    assert [(n, str(why)) for n, why in report.repaired] == [
         ("notes/notes.md", f"re-indexed: 0 of its {chunks} chunks were in the vector store")
     ]
     assert report.updated == ["notes/notes.md"] and report.unchanged == []
