@@ -71,6 +71,10 @@ def emit_json(obj: Any) -> None:
 
 
 def _json_default(o: Any) -> Any:
+    from desktop_app.core.messages import Message
+
+    if isinstance(o, Message):  # the CLI's JSON says a message in English
+        return str(o)
     if hasattr(o, "to_dict"):
         return o.to_dict()
     if hasattr(o, "__dataclass_fields__"):
