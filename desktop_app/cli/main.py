@@ -2,7 +2,9 @@
 
 Contract (docs/architecture.md): every command takes --data-dir and --json; --json prints one JSON
 object on stdout; progress and errors go to stderr; exit 0 on success, 1 on failure, 2 on usage errors.
-Each command group is a module with `register(subparsers)` (see COMMAND_MODULES).
+Each command group is a module with `register(subparsers)` (see COMMAND_MODULES); other packages add
+commands the same way through the `kdesk.commands` entry points (the lab's `kdesk bench`), loaded only
+when their command is run.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib
 import logging
 import os
 import sys
+from importlib.metadata import EntryPoint, entry_points
 
 from desktop_app.cli.common import common_flags, data_dir_of, eprint, load_cfg
 
@@ -22,8 +25,9 @@ COMMAND_MODULES: list[str] = [
     "desktop_app.cli.chats",
     "desktop_app.cli.identify",
     "desktop_app.cli.models",
-    "desktop_app.cli.bench",
 ]
+# Entry-point group through which an installed package adds a command: NAME = "module:register".
+COMMAND_ENTRY_POINTS = "kdesk.commands"
 
 _EPILOG = """examples:
   kdesk                                   start the desktop app
@@ -44,14 +48,50 @@ def cmd_gui(args: argparse.Namespace) -> int:
         eprint(f"error: {problem}")
         return 1
     try:
-        from desktop_app.gui.app import run
+        from desktop_app.gui.app import language_in, run, show_startup_error
     except ImportError as exc:
         eprint(f"the desktop app is not available ({exc}); try `kdesk --help` for the commands")
         return 1
-    return run(data_dir_of(args), load_cfg(args))
+    from desktop_app.core.config import ConfigError
+
+    try:
+        config = load_cfg(args)
+    except ConfigError as exc:  # said on stderr and in a window, in the file's ui.language
+        eprint(f"error: {exc}")
+        return show_startup_error(exc, language_in(data_dir_of(args) / "config.toml"))
+    return run(data_dir_of(args), config)
 
 
 # ---------------------------------------------------------------------------- parser
+class _Commands(argparse._SubParsersAction):
+    """The subcommands: an entry point's command is a placeholder until it is chosen, so that
+    `kdesk --help` lists it (with its package's summary) without importing it."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.plugins: dict[str, EntryPoint] = {}
+
+    def add_plugin(self, entry: EntryPoint) -> None:
+        """A placeholder for `entry`'s command; its own parser replaces it when it is chosen."""
+        if entry.name in self._name_parser_map:  # never shadow one of the app's commands
+            return
+        summary = (entry.dist.metadata["Summary"] if entry.dist else None) or f"from {entry.value}"
+        self.add_parser(entry.name, help=summary, add_help=False)
+        self.plugins[entry.name] = entry
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        entry = self.plugins.pop(values[0], None)
+        if entry is not None:
+            del self._name_parser_map[entry.name]
+            self._choices_actions = [a for a in self._choices_actions if a.dest != entry.name]
+            try:
+                register = entry.load()
+            except Exception as exc:  # an installed but broken package: a usage-style error, no traceback
+                parser.error(f"the command {entry.name!r} ({entry.value}) could not be loaded: {exc}")
+            register(self)
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kdesk",
@@ -66,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="index, search and answer in a temp folder, open the window, exit 0 if all work",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for entry in sorted(entry_points(group=COMMAND_ENTRY_POINTS), key=lambda e: e.name):
+        sub.add_plugin(entry)
     return parser
 
 
@@ -128,9 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear message, never a traceback, unless --verbose
         if args.verbose:
             raise
+        from desktop_app.core.messages import UserError
         from desktop_app.core.packages import MissingPackage
 
-        eprint(f"error: {exc}" if isinstance(exc, MissingPackage) else f"error: {type(exc).__name__}: {exc}")
+        readable = isinstance(exc, MissingPackage | UserError)  # its text says it all
+        eprint(f"error: {exc}" if readable else f"error: {type(exc).__name__}: {exc}")
         return 1
 
 

@@ -1,11 +1,16 @@
 """Settings kept in ``<data-dir>/config.toml``; every field has a working default.
 
-Sections map to dataclasses so code reads ``cfg.retrieval.top_k``. Unknown keys in the file are
-kept (so a newer app's settings survive an older one) but ignored.
+Sections map to dataclasses so code reads ``cfg.retrieval.top_k``. Unknown sections and unknown keys
+inside known sections are kept (``extra``, ``extra_keys``) and written back by ``save_config``, so a
+newer app's settings survive an older one's save; this version ignores them. A known key is read
+strictly by its default's type: a value that is not one (``agentic = "maybe"``) is a ``ConfigError``
+naming the file, the key and the value, never a silent guess.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
@@ -13,6 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+from desktop_app.core.messages import UserError, define
+
+# -- config.toml errors (issue 35, item 7)
+CONFIG_NOT_TOML = define("config_not_toml", "{path} is not valid TOML: {detail}")
+CONFIG_NOT_SECTION = define(
+    "config_not_section", "{path}: [{section}] must be a section of settings, not {value}"
+)
+CONFIG_BAD_BOOL = define("config_bad_bool", "{path}: {key} must be true or false, not {value}")
+CONFIG_BAD_INT = define("config_bad_int", "{path}: {key} must be a whole number, not {value}")
+CONFIG_BAD_FLOAT = define("config_bad_float", "{path}: {key} must be a number, not {value}")
+CONFIG_BAD_TEXT = define("config_bad_text", "{path}: {key} must be text, not {value}")
+
+
+class ConfigError(UserError, ValueError):
+    """config.toml cannot be read as settings; ``str()`` names the file, the key and the bad value."""
 
 
 @dataclass
@@ -177,46 +198,95 @@ class Config:
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     identify: IdentifyConfig = field(default_factory=IdentifyConfig)
     ui: UIConfig = field(default_factory=UIConfig)
-    extra: dict[str, Any] = field(default_factory=dict)  # unknown sections, preserved
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown sections (and top-level keys), preserved
+    # Unknown keys inside known sections, by section, in the file's order: preserved, not used.
+    extra_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         extra = d.pop("extra")
-        d.update(extra)
+        extra_keys = d.pop("extra_keys")
+        for section, values in extra_keys.items():
+            if isinstance(d.get(section), dict):
+                d[section].update({k: v for k, v in values.items() if k not in d[section]})
+        d.update({k: v for k, v in extra.items() if k not in d})
         return d
 
 
-def _fill(obj: Any, values: dict[str, Any]) -> None:
-    known = {f.name: f for f in fields(obj)}
+def _shown(value: Any) -> str:
+    """A value as the file wrote it: "maybe" in quotes, 2, true, [1, 2]."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _typed(current: Any, value: Any, path: Path, key: str) -> Any:
+    """``value`` as the type of the field's default ``current``, or a ConfigError. Lenient only where
+    nothing is lost: "true"/"false" (any case), "5" and 5.0 for a whole number, "0.5" and 1 for a number."""
+    if isinstance(current, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ConfigError(CONFIG_BAD_BOOL, path=str(path), key=key, value=_shown(value))
+    if isinstance(current, int):
+        number = value
+        if isinstance(value, str):
+            try:
+                number = int(value.strip())
+            except ValueError:
+                number = None
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        if isinstance(number, int) and not isinstance(number, bool):
+            return number
+        raise ConfigError(CONFIG_BAD_INT, path=str(path), key=key, value=_shown(value))
+    if isinstance(current, float):
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                number = None
+        if isinstance(number, int | float) and not isinstance(number, bool) and not math.isnan(number):
+            return float(number)
+        raise ConfigError(CONFIG_BAD_FLOAT, path=str(path), key=key, value=_shown(value))
+    if isinstance(current, str):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)  # api_key = 12345 typed without quotes
+        raise ConfigError(CONFIG_BAD_TEXT, path=str(path), key=key, value=_shown(value))
+    return value
+
+
+def _fill(obj: Any, values: dict[str, Any], path: Path, section: str) -> dict[str, Any]:
+    """Set the known fields of ``obj`` from ``values``; returns the unknown keys, in order."""
+    known = {f.name for f in fields(obj)}
+    unknown: dict[str, Any] = {}
     for key, value in values.items():
         if key in known:
-            current = getattr(obj, key)
-            # Coerce to the default's type so "5" in a hand-edited file still works.
-            if isinstance(current, bool):
-                value = bool(value)
-            elif isinstance(current, int) and not isinstance(value, bool):
-                value = int(value)
-            elif isinstance(current, float):
-                value = float(value)
-            elif isinstance(current, str):
-                value = str(value)
-            setattr(obj, key, value)
+            setattr(obj, key, _typed(getattr(obj, key), value, path, f"{section}.{key}"))
+        else:
+            unknown[key] = value
+    return unknown
 
 
 def load_config(path: Path) -> Config:
-    """Read config.toml; a missing file gives defaults, a broken one raises ValueError."""
+    """Read config.toml; a missing file gives defaults, a broken one or a bad value raises
+    ConfigError (a ValueError) naming the file, the key and the value."""
     cfg = Config()
     if path.exists():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not valid TOML: {exc}") from exc
+            raise ConfigError(CONFIG_NOT_TOML, path=str(path), detail=str(exc)) from exc
+        sections = {f.name for f in fields(cfg)} - {"extra", "extra_keys"}
         for name, values in data.items():
-            section = getattr(cfg, name, None) if name != "extra" else None
-            if section is not None and isinstance(values, dict):
-                _fill(section, values)
-            else:
+            if name not in sections:
                 cfg.extra[name] = values
+            elif not isinstance(values, dict):
+                raise ConfigError(CONFIG_NOT_SECTION, path=str(path), section=name, value=_shown(values))
+            elif unknown := _fill(getattr(cfg, name), values, path, name):
+                cfg.extra_keys[name] = unknown
     return cfg
 
 

@@ -15,7 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from desktop_app.core import config as config_texts
+from desktop_app.core import formats, packages, system_libs
+from desktop_app.core.ask import notes as ask_notes
 from desktop_app.core.config import Config, load_config
+from desktop_app.core.identify import texts as identify_texts
+from desktop_app.core.library import reasons as library_reasons
+from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.llm.factory import ChatModelChoice, resolve_chat_model
 
 if TYPE_CHECKING:
@@ -23,11 +29,25 @@ if TYPE_CHECKING:
     from desktop_app.core.ask.conversation_store import ConversationStore
     from desktop_app.core.identify.flow import Identifier
     from desktop_app.core.library.knowledge import KnowledgeBase
+    from desktop_app.core.library.sync import DocumentHandler
     from desktop_app.core.models.embeddings import Embedder
     from desktop_app.core.models.llm.base import ChatModel
     from desktop_app.core.models.status import RoleStatus
 
 log = logging.getLogger(__name__)
+
+# Every module that defines messages (messages.define), imported by the one place that wires the
+# layers: a text stored by another process (a manifest's reason) then parses back to its message.
+MESSAGE_MODULES = (
+    config_texts,
+    formats,
+    packages,
+    system_libs,
+    library_reasons,
+    identify_texts,
+    ask_notes,
+    model_reasons,
+)
 
 T = TypeVar("T")
 
@@ -51,6 +71,14 @@ def _needs_new_library(old: Config, new: Config) -> bool:
         if fields is not None and any(getattr(a, f) != getattr(b, f) for f in fields):
             return True
     return False
+
+
+def _photo_handler(kb: KnowledgeBase) -> DocumentHandler:
+    """The library's photos go to identification's gallery (the library never imports identify);
+    imported with the first photo, like every service here on first use."""
+    from desktop_app.core.identify.gallery import photo_handler
+
+    return photo_handler(kb)
 
 
 class Desk:
@@ -83,6 +111,17 @@ class Desk:
         self._assistant: Assistant | None = None
         self._identifier: Identifier | None = None
         self._conversations: ConversationStore | None = None
+        self.check_formats()
+
+    def check_formats(self) -> None:
+        """Refuse a data folder that a newer Knowledge Desk migrated (core/formats.py) before any
+        service opens a store: FormatTooNew says which version it needs, and nothing is written."""
+        from desktop_app.core.ask import conversation_store
+        from desktop_app.core.library import manifest
+
+        conversation_store.check_format(self.data_dir / conversation_store.FILE_NAME)
+        for path in sorted((self.data_dir / "index").glob("*/manifest.sqlite3")):
+            manifest.check_format(path)
 
     # ------------------------------------------------------------------ what it owns
     @property
@@ -108,7 +147,11 @@ class Desk:
             from desktop_app.core.library.knowledge import KnowledgeBase
 
             kb = KnowledgeBase(
-                self.data_dir, self._config, embedder=self._embedder, own_process=self._own_process
+                self.data_dir,
+                self._config,
+                embedder=self._embedder,
+                own_process=self._own_process,
+                photo_handler=_photo_handler,
             )
             if self._on_wait is not None:
                 kb.on_wait = self._on_wait

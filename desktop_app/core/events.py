@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_app.core.library.documents import Hit
+from desktop_app.core.documents import Hit
 from desktop_app.core.messages import Text
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gettext
-import importlib
 import json
 import re
 import string
@@ -30,27 +29,11 @@ PLURALS: dict[str, tuple[str, str]] = {}
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"  # <lang>/LC_MESSAGES/messages.mo
 DOMAIN = "messages"
 _PATTERNS: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
-# The modules that define messages. A stored text is parsed back in a process that may not have
-# imported its module yet (the GUI reads the manifest before any parser runs): ``catalogue()``
-# imports them all first. Each is light (no models, no Qt).
-DEFINERS = (
-    "desktop_app.core.packages",
-    "desktop_app.core.library.reasons",
-    "desktop_app.core.identify.texts",
-    "desktop_app.core.ask.notes",
-    "desktop_app.core.models.reasons",
-    "desktop_app.core.system_libs",
-)
-_loaded = False
 
 
 def catalogue() -> dict[str, str]:
-    """Every message of the app (code -> English template), its defining modules imported."""
-    global _loaded
-    if not _loaded:
-        for module in DEFINERS:
-            importlib.import_module(module)
-        _loaded = True
+    """Every message defined so far (code -> English template). The modules that define them are
+    imported by the layers above (all of them by core/desk.py: ``MESSAGE_MODULES``), never from here."""
     return CATALOGUE
 
 

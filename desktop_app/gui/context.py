@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import gc
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +26,8 @@ from desktop_app.core.messages import N_, Text, message
 from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.embeddings import Embedder
 from desktop_app.gui.i18n import tr
-from desktop_app.gui.operations import KB_LOCK, JobKind
-from desktop_app.gui.tasks import QtTaskState, TaskRunner, readable_error
+from desktop_app.gui.operations import KB_LOCK, JobKind, Operation
+from desktop_app.gui.tasks import Failure, Job, QtTaskState, TaskRunner, english, readable_error
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
 
 class AppContext(QObject):
     kb_ready = Signal()
-    load_failed = Signal(str)
+    load_failed = Signal(object)  # a Failure: the knowledge base did not open, or settings not applied
+    settings_failed = Signal(object)  # a Failure: the settings could not be saved (nothing applied)
     status_changed = Signal()
     # ``loading_step`` changed. Also emitted on the loading thread: connect methods of widgets (the
     # call is queued to their thread), not lambdas.
@@ -96,7 +97,7 @@ class AppContext(QObject):
         )
         self.runner = runner or TaskRunner(parent=self)
         self.ready = False  # the knowledge base is open and the models loaded
-        self.load_error = ""
+        self.load_error: Failure | None = None  # why the last load failed, None once loaded
         # The step under way while models load (at start or after a settings change), "" when idle.
         # Written by the loading thread; read on the UI thread after ``loading_changed``.
         self.loading_step = ""
@@ -135,6 +136,7 @@ class AppContext(QObject):
         self.runner.run(
             JobKind.LOAD,
             self._load,
+            operation=Operation.OPEN_KNOWLEDGE_BASE,
             on_success=self._loaded,
             on_failure=self._load_failed,
             on_finished=self._loading_done,
@@ -196,17 +198,18 @@ class AppContext(QObject):
         self._loading_done()  # before kb_ready: views see a finished load
         self.ready = True
         self.status.update(status)
-        self.load_error = ""
+        self.load_error = None
         self.status_changed.emit()
         self.kb_ready.emit()
 
-    def _load_failed(self, message: str) -> None:
+    def _load_failed(self, failure: Failure) -> None:
         self._loading_done()
-        self.load_error = message
+        self.load_error = failure
+        reason = failure.reason(english)  # status reasons are stored in English, shown via tr_core
         for role in self.status:
-            self.status[role] = ComponentStatus(role, None, message)
+            self.status[role] = ComponentStatus(role, None, reason)
         self.status_changed.emit()
-        self.load_failed.emit(message)
+        self.load_failed.emit(failure)
 
     # -- assistant calls -----------------------------------------------------------------------
     def call_ask(
@@ -228,10 +231,19 @@ class AppContext(QObject):
         return self.desk.conversations.record(conversation, events, image=Path(image).resolve())
 
     # -- settings ------------------------------------------------------------------------------
-    def save_settings(self, config: Config, api_key: str | None = None) -> None:
+    def save_settings(
+        self,
+        config: Config,
+        api_key: str | None = None,
+        *,
+        on_saved: Callable[[], None] | None = None,
+        on_failure: Callable[[Failure], None] | None = None,
+    ) -> Job:
         """Persist to <data-dir>/config.toml (the API key to the system keyring when there is one)
-        in the background, and apply the settings to the running app: the Desk rebuilds what
-        depends on what changed, between operations on the knowledge base (``KB_LOCK``)."""
+        in the background; once saved, apply the settings to the running app: the Desk rebuilds
+        what depends on what changed, between operations on the knowledge base (``KB_LOCK``).
+        Settings that could not be saved are not applied: ``settings_failed`` and ``on_failure``
+        get the Failure, and the Settings dialog stays open with the user's values."""
         path = self.data_dir / "config.toml"
         to_disk = copy.deepcopy(config)
 
@@ -245,7 +257,27 @@ class AppContext(QObject):
 
             return set_api_key(path, "llm.api_key", api_key)
 
-        self.runner.run(JobKind.SAVE_SETTINGS, save, on_failure=self.load_failed.emit, exclusive=False)
+        def saved(_note: str) -> None:
+            self._apply_settings(config)
+            if on_saved is not None:
+                on_saved()
+
+        def failed(failure: Failure) -> None:
+            self.settings_failed.emit(failure)
+            if on_failure is not None:
+                on_failure(failure)
+
+        return self.runner.run(
+            JobKind.SAVE_SETTINGS,
+            save,
+            operation=Operation.SAVE_SETTINGS,
+            on_success=saved,
+            on_failure=failed,
+            exclusive=False,
+        )
+
+    def _apply_settings(self, config: Config) -> None:
+        """Apply saved settings in the background (see ``save_settings``)."""
 
         def apply(_state: QtTaskState) -> dict[str, ComponentStatus]:
             self.desk.apply_config(config)
@@ -258,6 +290,7 @@ class AppContext(QObject):
         self.runner.run(
             JobKind.APPLY_SETTINGS,
             apply,
+            operation=Operation.APPLY_SETTINGS,
             on_success=applied,
             on_failure=self._load_failed,
             on_finished=self._loading_done,

@@ -12,13 +12,14 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QS
 from desktop_app.core.ask.conversation_store import StoredChat
 from desktop_app.core.messages import N_
 from desktop_app.gui.chat.conversations import ConversationList
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, set_language, tr, tr_core
 from desktop_app.gui.knowledge.panel import KnowledgePanel
-from desktop_app.gui.operations import CHATS_LOCK, JobKind
+from desktop_app.gui.markdown import plain_tooltip
+from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.settings.dialog import SettingsDialog
+from desktop_app.gui.tasks import Failure
 from desktop_app.gui.viewer.viewer import SourceViewer
 
 NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
@@ -97,6 +98,8 @@ class MainWindow(QMainWindow):
         ctx.status_changed.connect(self.update_status)
         ctx.loading_changed.connect(self.update_loading)
         ctx.load_failed.connect(self._load_failed)
+        ctx.settings_failed.connect(self.show_failure)
+        ctx.runner.unhandled_failure.connect(self.show_failure)  # jobs that name no handler of their own
         ctx.config_changed.connect(self._config_changed)
 
         self.settings_action = QAction(self)
@@ -110,6 +113,7 @@ class MainWindow(QMainWindow):
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
 
+        self._failure: tuple[Failure, str] | None = None  # the failure the status bar shows, as shown
         on_language_changed(self.retranslate)
         self.retranslate()
         self.restore_last_conversation()
@@ -120,6 +124,8 @@ class MainWindow(QMainWindow):
         self.settings_action.setText(tr("Settings…"))
         self.quit_action.setText(tr("Quit"))
         self.update_loading()
+        if self._failure is not None and self.statusBar().currentMessage() == self._failure[1]:
+            self.show_failure(self._failure[0])  # still shown: say it in the new language
 
     def update_loading(self) -> None:
         """The loading indicator: the step under way, or why loading failed; hidden once loaded."""
@@ -129,9 +135,8 @@ class MainWindow(QMainWindow):
             self.loading_label.setText(f"{tr(step)}…")
             self.loading_label.setToolTip(tr("Saved conversations can be read meanwhile."))
         elif error:
-            error = tr_core(error)
-            self.loading_label.setText(tr("Could not open the knowledge base: {error}").format(error=error))
-            self.loading_label.setToolTip(plain_tooltip(error))
+            self.loading_label.setText(error.text())
+            self.loading_label.setToolTip(plain_tooltip(error.reason()))
         self.loading_label.setVisible(bool(step or error))
         self.update_status()
 
@@ -198,10 +203,9 @@ class MainWindow(QMainWindow):
         self.ctx.runner.run(
             JobKind.CHATS,
             load,
+            operation=Operation.OPEN_LAST_CONVERSATION,
             on_success=loaded,
-            on_failure=lambda msg: self.statusBar().showMessage(
-                tr("Conversations cannot be read: {error}").format(error=tr_core(msg))
-            ),
+            on_failure=self.show_failure,
             exclusive=False,
             lock=CHATS_LOCK,
         )
@@ -241,14 +245,15 @@ class MainWindow(QMainWindow):
     def _config_changed(self) -> None:
         set_language(self.ctx.config.ui.language)
 
-    def _load_failed(self, message: str) -> None:
+    def _load_failed(self, _failure: Failure) -> None:
         self.knowledge.retranslate()
-        if message == self.ctx.load_error:  # the loading indicator says it, in the current language
-            self.update_loading()
-        else:  # the settings could not be saved
-            self.statusBar().showMessage(
-                tr("Could not open the knowledge base: {error}").format(error=message)
-            )
+        self.update_loading()  # the loading indicator says why, in the current language
+
+    def show_failure(self, failure: Failure) -> None:
+        """Say in the status bar what could not be done and why ("Could not save Settings: …")."""
+        text = failure.text()
+        self._failure = (failure, text)
+        self.statusBar().showMessage(text)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         if self.ctx.runner.is_working(JobKind.ADD) or self.ctx.runner.is_working(JobKind.REINDEX):

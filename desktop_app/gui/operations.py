@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
-from desktop_app.gui.tasks import Job, QtTaskState, TaskRunner
+from desktop_app.core.messages import N_
+from desktop_app.gui.tasks import Failure, Job, QtTaskState, TaskRunner
 
 KB_LOCK = "kb-write"  # add / sync / reindex / remove (and a settings change) run one at a time
 CHATS_LOCK = "chats-write"  # reading the last conversation at start, renames, deletes: one at a time
@@ -40,6 +41,32 @@ class JobKind(StrEnum):
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows
+
+
+class Operation(StrEnum):
+    """What the user asked for, as "Could not {operation}: {reason}" names it when a job fails: an
+    English catalogue text, shown through ``tr`` (``N_`` marks it for the catalogue)."""
+
+    OPEN_KNOWLEDGE_BASE = N_("open the knowledge base")
+    SAVE_SETTINGS = N_("save Settings")
+    APPLY_SETTINGS = N_("apply Settings")
+    ADD_FILES = N_("add files")
+    SYNC = N_("check the knowledge folder for changes")
+    RETRY_FAILED = N_("read the failed files again")
+    REINDEX = N_("re-index the knowledge base")
+    REMOVE = N_("remove the documents")
+    LIST = N_("list the documents")
+    ANSWER = N_("answer the question")
+    IDENTIFY = N_("identify the photo")
+    SHOW_PASSAGE = N_("show the cited passage")
+    WATCH_FOLDER = N_("watch the knowledge folder")
+    OPEN_LAST_CONVERSATION = N_("open the last conversation")
+    RENAME_CONVERSATION = N_("rename the conversation")
+    DELETE_CONVERSATION = N_("delete the conversation")
+    READ_MODELS = N_("read which models are installed")
+    CHECK_DOWNLOAD_SITE = N_("check whether the download site can be reached")
+    DOWNLOAD_MODEL = N_("download the model")
+    LOAD_RERANKER = N_("load the reranker")
 
 
 @dataclass(frozen=True)
@@ -101,8 +128,9 @@ def run_batch(
     kind: JobKind,
     work: Callable[[QtTaskState], Any],
     *,
+    operation: Operation,
     on_done: Callable[[Any], None],
-    on_failure: Callable[[str], None],
+    on_failure: Callable[[Failure], None],
     on_cancelled: Callable[[], None],
     on_progress: Callable[[int, int, str], None] | None = None,
 ) -> Job:
@@ -111,6 +139,7 @@ def run_batch(
     return runner.run(
         kind,
         work,
+        operation=operation,
         on_progress=on_progress,
         on_success=on_done,
         on_failure=on_failure,

@@ -5,7 +5,9 @@ QThreadPool thread and must not touch widgets ("don't call UI routines in op"); 
 streamed items (when ``fn`` returns an iterator) and its outcome come back to the UI thread as
 signals of a ``Job`` living there. Starting a job of a kind that is already running cancels the
 old one unless ``exclusive=False``. Jobs that write the same resource share a ``lock`` name and
-run one after the other.
+run one after the other. A job that raises fails with a ``Failure``: the exception itself and the
+operation the caller named ("save Settings"), shown as "Could not save Settings: <reason>" in the
+window's language (Anki's ``CollectionOp.failure``); the traceback goes to the log only.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QRunnable, QThreadPool, Signal
 
+from desktop_app.core.messages import Message, Translator, UserError, parse, render_parsed, render_text
 from desktop_app.core.tasks import Cancelled
+from desktop_app.gui.i18n import catalogue, tr
 
 log = logging.getLogger(__name__)
 
@@ -65,19 +70,77 @@ def readable_error(exc: BaseException) -> str:
     return text if text else type(exc).__name__
 
 
+def english(text: str) -> str:
+    """The identity ``translate``: renders a reason in English (stored, then shown through tr_core)."""
+    return text
+
+
+def error_text(exc: BaseException, translate: Translator | Callable[[str], str] | None = None) -> str:
+    """Why a job failed, in the language of ``translate`` (the window's by default).
+
+    A ``UserError`` (a ``ParseError``...) or a core error raised with a ``Message`` is its catalogue
+    message; an exception whose text is a message's English rendering (a third party's, or an old
+    one) is that message; an ``OSError`` its system text and file; anything else, unexpected, its
+    type and text.
+    """
+    translate = translate or catalogue()
+    if isinstance(exc, UserError):
+        return render_parsed(exc.message, translate)
+    if exc.args and isinstance(exc.args[0], Message):  # a core error raised with its message
+        return exc.args[0].render(translate)
+    text = str(exc).strip()
+    if isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename2 or exc.filename  # a rename names its target second
+        said = render_text(str(exc.strerror), translate)  # NotRegularFile's text is a core message
+        return f"{said}: {where}" if where else said
+    if not text:
+        return type(exc).__name__
+    lines = text.split("\n")
+    found = [parse(line) for line in lines]
+    if not any(found):
+        return f"{type(exc).__name__}: {text}"
+    return "\n".join(
+        line if msg is None else render_parsed(msg, translate) for line, msg in zip(lines, found, strict=True)
+    )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A job that raised: the exception itself and what the user asked for, ``operation`` (an
+    English catalogue text such as "save Settings", rendered through ``tr`` when shown)."""
+
+    operation: str
+    error: BaseException
+
+    def reason(self, translate: Callable[[str], str] | None = None) -> str:
+        """Why, in the window's language (or that of ``translate``)."""
+        return error_text(self.error, translate)
+
+    def text(self) -> str:
+        """The failure as the window says it, "Could not <operation>: <reason>", in its current
+        language (called when shown, so a language switch renders it again)."""
+        if not self.operation:
+            return self.reason()
+        return tr("Could not {operation}: {reason}").format(
+            operation=tr(self.operation), reason=self.reason()
+        )
+
+
 class Job(QObject):
     """One background job; its signals are delivered on the UI thread."""
 
     partial = Signal(object)  # one item of an iterator result (streamed events)
     succeeded = Signal(object)
-    failed = Signal(str)
+    failed = Signal(object)  # a Failure: the exception and the operation
     was_cancelled = Signal()
     finished = Signal()  # always last
 
-    def __init__(self, kind: str, state: QtTaskState) -> None:
+    def __init__(self, kind: str, state: QtTaskState, operation: str = "") -> None:
         super().__init__()
         self.kind = kind
         self.state = state
+        self.operation = operation  # what "Could not ..." names when the job fails
+        self.failure: Failure | None = None
         self.done = False
         # Set on the worker thread once the function has returned or raised: its outcome signals
         # may still wait in the UI thread's queue, but no work is left to stop.
@@ -148,8 +211,15 @@ class _Worker(QRunnable):
             job.was_cancelled.emit()
         except Exception as exc:  # noqa: BLE001 - surfaced to the user as a message
             job.returned = True
-            log.error("background job %s failed:\n%s", job.kind, traceback.format_exc())
-            job.failed.emit(readable_error(exc))  # English: the receiver shows it through tr_core
+            if state.cancelled():  # the user asked it to stop (or the window closes): no failure
+                log.warning("cancelled job %s raised:\n%s", job.kind, traceback.format_exc())
+                job.was_cancelled.emit()
+            else:
+                log.error(
+                    "background job %s (%s) failed:\n%s", job.kind, job.operation, traceback.format_exc()
+                )
+                job.failure = Failure(job.operation, exc)
+                job.failed.emit(job.failure)
         else:
             job.returned = True
             if state.cancelled():
@@ -165,6 +235,8 @@ class TaskRunner(QObject):
 
     job_started = Signal(object)
     job_finished = Signal(object)
+    # The Failure of a job started without ``on_failure``: the window says it in its status bar.
+    unhandled_failure = Signal(object)
 
     def __init__(self, max_threads: int | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -180,8 +252,9 @@ class TaskRunner(QObject):
         kind: str,
         fn: Callable[[QtTaskState], Any],
         *,
+        operation: str = "",
         on_success: Callable[[Any], None] | None = None,
-        on_failure: Callable[[str], None] | None = None,
+        on_failure: Callable[[Failure], None] | None = None,
         on_progress: Callable[[int, int, str], None] | None = None,
         on_partial: Callable[[Any], None] | None = None,
         on_cancelled: Callable[[], None] | None = None,
@@ -189,21 +262,22 @@ class TaskRunner(QObject):
         exclusive: bool = True,
         lock: str | None = None,
     ) -> Job:
-        """Start ``fn(state)`` in the background; callbacks run on the UI thread."""
+        """Start ``fn(state)`` in the background; callbacks run on the UI thread. ``operation``
+        says what the job does for "Could not <operation>: <reason>" (``operations.Operation``);
+        ``on_failure`` receives the ``Failure``, else ``unhandled_failure`` carries it."""
         if exclusive:
             self.cancel(kind)
         state = QtTaskState()
         if self._closing:
             state.cancel()  # started by a callback while shutting down: ends at once, as cancelled
-        job = Job(kind, state)
+        job = Job(kind, state, operation)
         if on_progress is not None:
             state.progress_changed.connect(on_progress)
         if on_partial is not None:
             job.partial.connect(on_partial)
         if on_success is not None:
             job.succeeded.connect(on_success)
-        if on_failure is not None:
-            job.failed.connect(on_failure)
+        job.failed.connect(on_failure if on_failure is not None else self.unhandled_failure.emit)
         if on_cancelled is not None:
             job.was_cancelled.connect(on_cancelled)
         if on_finished is not None:

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QMenu, QPush
 
 from desktop_app.core.library.documents import page_label
 from desktop_app.core.library.names import display_name
-from desktop_app.gui.chat.markdown import SafeTextBrowser, plain_tooltip
 from desktop_app.gui.i18n import tr
+from desktop_app.gui.markdown import SafeTextBrowser, plain_tooltip
 
 # QLabel breaks lines only between words: a run this long with no space (a URL, a path) gets
 # invisible break opportunities, or it would set the label's minimum width. Chinese and Japanese

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.bench.ui import format_result, make_files, run_ui_bench
+from kdesk_lab.ui import format_result, make_files, run_ui_bench
 
 
 def test_bench_ui_is_registered_under_kdesk_bench():

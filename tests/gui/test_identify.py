@@ -330,3 +330,29 @@ def test_a_photo_then_two_follow_ups_stay_on_the_species_the_card_names(
     assert where.route.search_query == "Where does Scarlet Macaw live"
     assert [c.source for c in where.citations] == ["parrots/scarlet-macaw.md"]
     assert "Lowland forests from Mexico to the Amazon" in where.text
+
+
+def test_a_follow_up_to_a_photo_left_open_shows_each_candidates_answer_with_its_chip(
+    make_window, qtbot, tmp_path
+):
+    """A photo whose class fitted two notes equally left the species open: "How big is it?" is
+    answered in the window for each candidate from its own note, each part's note a chip."""
+    repo = Path(__file__).resolve().parents[2]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name in ("scarlet-macaw.md", "green-winged-macaw.md", "kea.md"):
+        (notes / name).write_bytes((repo / "knowledge" / "parrots" / name).read_bytes())
+    window = make_window()
+    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000):
+        window.knowledge.add_paths([notes])
+    window.chat.conversation = window.ctx.new_conversation("shared")
+    window.chat.conversation.subject_options = ["Scarlet Macaw", "Green-winged Macaw"]
+    with qtbot.waitSignal(window.chat.answer_finished, timeout=60_000) as blocker:
+        window.chat.ask("How big is it?")
+    answer = blocker.args[0]
+    assert "If it is the Scarlet Macaw: about 85 cm long. [1]" in answer.text
+    assert "If it is the Green-winged Macaw: about 90 cm. [2]" in answer.text
+    assert [c.source for c in answer.citations] == ["notes/scarlet-macaw.md", "notes/green-winged-macaw.md"]
+    assert [chip.text() for chip in answer.chips] and all(chip.isVisible() for chip in answer.chips)
+    assert len(answer.chips) == 2 and answer.chips_box.isVisible()
+    assert "Searched your documents for" in answer.route_label.text()

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt, QUrl
 
 from desktop_app.core import events as ev
-from desktop_app.gui.chat.markdown import anchors_of
+from desktop_app.gui.markdown import anchors_of
 
 BATCH_TIMEOUT_MS = 120_000
 

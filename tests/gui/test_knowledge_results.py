@@ -7,7 +7,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.core.config import Config
 from desktop_app.gui.i18n import set_language
-from desktop_app.gui.operations import JobKind
+from desktop_app.gui.operations import JobKind, Operation
+from desktop_app.gui.tasks import Failure
 
 BATCH_MS = 120_000
 
@@ -56,8 +57,11 @@ def test_a_failed_batch_clears_the_last_results(make_window, qtbot, drop, tmp_pa
     (tmp_path / "empty.png").write_bytes(b"")
     _batch(window, qtbot, lambda: drop(panel, [tmp_path / "empty.png"]))
     assert _outcomes(window)
-    panel._batch_failed("the index is locked", JobKind.SYNC)
-    assert _outcomes(window) == [] and panel.result_label.text() == "Error: the index is locked"
+    panel._batch_failed(Failure(Operation.SYNC, RuntimeError("the index is locked")), JobKind.SYNC)
+    assert _outcomes(window) == []
+    assert panel.result_label.text() == (
+        "Could not check the knowledge folder for changes: RuntimeError: the index is locked"
+    )
     set_language("zh_CN")  # a language switch does not bring the old batch's lines back
     assert _outcomes(window) == []
 

@@ -7,8 +7,8 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel
 
 from desktop_app.core import events as ev
-from desktop_app.gui.chat.markdown import SafeTextBrowser, anchors_of, has_images, markdown_to_plain
 from desktop_app.gui.chat.messages import AnswerMessage
+from desktop_app.gui.markdown import SafeTextBrowser, anchors_of, has_images, markdown_to_plain
 
 HOSTILE = """# Parrot care
 <script>alert('owned')</script>

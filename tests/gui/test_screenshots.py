@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QFontDatabase, QImage
 
-from desktop_app.bench.screenshots import WINDOW_SIZE, take_screenshots
+from kdesk_lab.screenshots import WINDOW_SIZE, take_screenshots
 
 
 def _spread(image: QImage) -> float:

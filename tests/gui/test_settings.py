@@ -273,7 +273,8 @@ def test_the_theme_is_a_setting_applied_live_saved_and_reloaded(make_window, qtb
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.gui.app import apply_theme, create_window
+    from desktop_app.gui.app import create_window
+    from desktop_app.gui.theme import apply_theme
 
     app = QApplication.instance()
 
@@ -315,3 +316,65 @@ def test_the_theme_is_a_setting_applied_live_saved_and_reloaded(make_window, qtb
         restarted.ctx.close()
     finally:
         apply_theme("system")
+
+
+def test_a_settings_save_that_fails_says_why_and_keeps_the_edits(make_window, qtbot):
+    """A folder where config.toml should be: saving fails. The dialog stays open with the user's
+    values and says "Could not save Settings: ...", so does the status bar; nothing is applied,
+    and nothing claims the knowledge base failed to open. Save again once fixed: it is saved."""
+    window = make_window()
+    ctx = window.ctx
+    config_path = ctx.data_dir / "config.toml"
+    config_path.mkdir(parents=True)
+    dialog = window.open_settings()
+    dialog.top_k.setValue(7)
+    dialog.router_mode.setCurrentIndex(dialog.router_mode.findData("always"))
+    with qtbot.waitSignal(ctx.settings_failed, timeout=10_000) as failed:
+        dialog.accept()
+    ctx.runner.wait_idle(30_000)
+
+    failure = failed.args[0]
+    assert isinstance(failure.error, IsADirectoryError)  # the exception itself reached the window
+    said = f"Could not save Settings: Is a directory: {config_path}"
+    assert dialog.isVisible() and dialog.save_error.isVisible() and dialog.save_error.text() == said
+    assert window.statusBar().currentMessage() == said
+    assert dialog.buttons.isEnabled()
+    assert dialog.top_k.value() == 7 and dialog.router_mode.currentData() == "always"  # edits kept
+    assert ctx.config.retrieval.top_k != 7 and ctx.config.router.mode != "always"  # not applied
+    assert ctx.load_error is None and not window.loading_label.isVisible()
+    assert "open the knowledge base" not in window.statusBar().currentMessage()
+    assert all(not str(s.reason).startswith("Could not") for s in ctx.status.values())
+
+    config_path.rmdir()
+    with qtbot.waitSignal(ctx.config_changed, timeout=60_000):
+        dialog.accept()
+    ctx.runner.wait_idle(30_000)
+    assert not dialog.isVisible()
+    assert load_config(config_path).retrieval.top_k == 7
+    assert ctx.config.retrieval.top_k == 7 and ctx.config.router.mode == "always"
+
+
+def test_a_failed_settings_save_is_said_in_the_chinese_window(make_window, qtbot, monkeypatch):
+    from desktop_app.core.library import reasons
+    from desktop_app.core.messages import UserError
+
+    def busy(_cfg, _path):
+        raise UserError(reasons.WAITING_FOR_WRITER, holder="kdesk sync")
+
+    window = make_window()
+    monkeypatch.setattr("desktop_app.gui.context.save_config", busy)
+    set_language("zh_CN")
+    try:
+        dialog = window.open_settings()
+        with qtbot.waitSignal(window.ctx.settings_failed, timeout=10_000):
+            dialog.accept()
+        window.ctx.runner.wait_idle(30_000)
+        said = "无法保存设置：正在等待 kdesk sync 完成对数据文件夹的写入"
+        assert dialog.isVisible() and dialog.save_error.text() == said
+        assert window.statusBar().currentMessage() == said
+        set_language("en")  # both follow a language switch
+        english = "Could not save Settings: waiting for kdesk sync to finish writing to the data folder"
+        assert dialog.save_error.text() == english
+        assert window.statusBar().currentMessage() == english
+    finally:
+        set_language("en")

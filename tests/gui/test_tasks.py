@@ -1,12 +1,18 @@
-"""The one task runner: work on the pool, results on the UI thread, cancellation, errors as text."""
+"""The one task runner: work on the pool, results on the UI thread, cancellation, failures that
+keep their exception and say what failed."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
+from desktop_app.core.library import reasons
+from desktop_app.core.library.documents import ParseError
 from desktop_app.core.tasks import check
-from desktop_app.gui.tasks import TaskRunner
+from desktop_app.gui.i18n import set_language
+from desktop_app.gui.operations import Operation
+from desktop_app.gui.tasks import Failure, TaskRunner
 
 
 def test_progress_items_and_result_arrive_on_the_ui_thread(qtbot):
@@ -53,17 +59,79 @@ def test_a_new_job_of_the_same_kind_cancels_the_old_one(qtbot):
     runner.shutdown()
 
 
-def test_exceptions_become_readable_messages(qtbot):
+def test_a_failed_jobs_callback_receives_the_exception_and_what_failed(qtbot, caplog):
     runner = TaskRunner()
-    messages: list[str] = []
+    raised: list[Exception] = []
+    failures: list[Failure] = []
 
     def work(state):
-        raise ValueError("encrypted PDF: a password is required")
+        exc = ParseError(reasons.ENCRYPTED, label="PDF")
+        raised.append(exc)
+        raise exc
 
-    runner.run("boom", work, on_failure=messages.append)
-    assert runner.wait_idle(5000)
-    assert messages == ["encrypted PDF: a password is required"]
+    with caplog.at_level(logging.ERROR, logger="desktop_app.gui.tasks"):
+        job = runner.run("add", work, operation=Operation.ADD_FILES, on_failure=failures.append)
+        assert runner.wait_idle(5000)
+    [failure] = failures
+    assert failure.error is raised[0]  # the exception itself, not its text
+    assert failure.operation == "add files" and job.failure is failure
+    assert failure.text() == "Could not add files: encrypted PDF: a password is required"
+    assert "Traceback" in caplog.text and "Traceback" not in failure.text()  # the log has it, not the UI
+    try:
+        set_language("zh_CN")
+        assert failure.text() == "无法添加文件：PDF 已加密：需要密码"  # the catalogue message, translated
+    finally:
+        set_language("en")
     assert not runner.is_busy()
+
+
+def test_an_unexpected_exception_is_shown_by_its_type_and_text(qtbot):
+    assert (
+        Failure(Operation.ANSWER, KeyError("top_k")).text()
+        == "Could not answer the question: KeyError: 'top_k'"
+    )
+    assert Failure(Operation.LIST, RuntimeError()).text() == "Could not list the documents: RuntimeError"
+    # A core error raised with a catalogue message's English text is that message (no type).
+    stored = ValueError("encrypted PDF: a password is required")
+    assert Failure(Operation.ADD_FILES, stored).reason() == "encrypted PDF: a password is required"
+    # A system error: its text and the file it names.
+    denied = PermissionError(13, "Permission denied", "/data/config.toml")
+    assert Failure(Operation.SAVE_SETTINGS, denied).text() == (
+        "Could not save Settings: Permission denied: /data/config.toml"
+    )
+
+
+def test_a_job_that_raises_once_cancelled_is_cancelled_not_failed(qtbot):
+    runner = TaskRunner()
+    outcome: list[str] = []
+    started = threading.Event()
+
+    def work(state):
+        started.set()
+        while not state.cancelled():
+            time.sleep(0.01)
+        raise ConnectionError("the stream was closed")  # what stopping a download or a stream raises
+
+    runner.run(
+        "fetch",
+        work,
+        on_failure=lambda f: outcome.append("failed"),
+        on_cancelled=lambda: outcome.append("cancelled"),
+    )
+    assert started.wait(5)
+    runner.cancel("fetch")
+    assert runner.wait_idle(5000)
+    assert outcome == ["cancelled"]
+
+
+def test_a_failure_nobody_handles_reaches_the_runners_signal(qtbot):
+    runner = TaskRunner()
+    with qtbot.waitSignal(runner.unhandled_failure, timeout=5000) as blocker:
+        runner.run("rename", lambda state: 1 / 0, operation=Operation.RENAME_CONVERSATION)
+    failure = blocker.args[0]
+    assert isinstance(failure.error, ZeroDivisionError)
+    assert failure.text() == "Could not rename the conversation: ZeroDivisionError: division by zero"
+    assert runner.wait_idle(5000)
 
 
 def test_jobs_sharing_a_lock_run_one_at_a_time(qtbot):

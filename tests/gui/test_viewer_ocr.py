@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop_app.bench.ocr import draw_pages, paragraphs, save_image_pdf
+from kdesk_lab.ocr import draw_pages, paragraphs, save_image_pdf
 
 
 def test_an_ocr_citation_opens_the_scanned_pdf_at_its_page(make_window, qtbot, tmp_path, drop, shared_data):

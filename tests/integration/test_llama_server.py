@@ -188,7 +188,7 @@ def test_a_real_model_refuses_what_the_documents_do_not_answer_and_answers_what_
 
 def test_server_settings_reach_llama_cpp_and_the_bench_reports_them():
     """`kdesk bench gguf`'s measurement on the real server: one setting, the server's own timings."""
-    from desktop_app.bench.gguf import Setting, format_gguf, run_gguf_bench
+    from kdesk_lab.gguf import Setting, format_gguf, run_gguf_bench
 
     report = run_gguf_bench(GGUF, [Setting(1, 2, 0, 128)], runs=1, passages=2, max_tokens=8, busy=False)
     (row,) = report["rows"]

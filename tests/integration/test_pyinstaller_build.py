@@ -82,6 +82,10 @@ def test_bundle_builds_and_passes_self_test(tmp_path):
     )
     models_s = time.perf_counter() - t
     assert r.returncode == 0 and '"classifier"' in r.stdout, r.stderr[-2000:]
+    # The lab (lab/kdesk_lab) stays out of the bundle, even where it is installed: no `bench` command.
+    r = subprocess.run([str(exe), "--help"], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 0 and "    bench " not in r.stdout and "    models " in r.stdout, r.stdout
+    assert not list(internal.rglob("kdesk_lab*")) and not (internal / "desktop_app" / "bench").exists()
 
     print(
         f"\nbuild {build_s:.0f} s; bundle {folder_size(dist / 'kdesk') / 1e6:.0f} MB; "

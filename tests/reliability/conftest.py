@@ -38,9 +38,11 @@ def hashed_bow(text: str, dim: int = HASH_DIM) -> list[float]:
 class ServerScript:
     """What the server does next: a queue of faults consumed one per request, then normal answers."""
 
-    faults: list[str] = field(default_factory=list)  # "500", "401", "drop", "badjson", "stall:<s>", "short"
+    # "500", "503", "429", "401", "404", "400", "drop", "badjson", "stall:<s>", "short"
+    faults: list[str] = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)
-    headers: list[dict] = field(default_factory=list)
+    headers: list = field(default_factory=list)  # each request's headers (case-insensitive lookup)
+    times: list[float] = field(default_factory=list)  # when each request arrived (time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
     delay: float = 0.0  # seconds added to every answer (widens kill windows in crash tests)
     keep_requests: bool = True
@@ -74,7 +76,8 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
         if self.script.keep_requests:
             with self.script.lock:
                 self.script.requests.append(payload)
-                self.script.headers.append(dict(self.headers))
+                self.script.headers.append(self.headers)
+                self.script.times.append(time.monotonic())
         if self.script.delay:
             time.sleep(self.script.delay)
         fault = self.script.next_fault()
@@ -88,7 +91,7 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
             return
         if fault and fault.startswith("stall:"):
             time.sleep(float(fault.split(":", 1)[1]))
-        elif fault in ("500", "503", "401", "404", "400"):
+        elif fault in ("500", "503", "429", "401", "404", "400"):
             self._send(int(fault), b'{"error": {"message": "scripted failure"}}')
             return
         elif fault == "badjson":

@@ -2,7 +2,7 @@
 clear reason, in a few seconds and a few hundred MB, and no real document meets a limit.
 
 The full-size cases (a 158M-paragraph slide, a 43M-cell row, 100k chapters...) are
-``kdesk bench hostile`` (desktop_app/bench/hostile.py, the same builders).
+``kdesk bench hostile`` (lab/kdesk_lab/hostile.py, the same builders).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench import hostile
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.library.parsers import limits, parse_file, progress
 from desktop_app.core.library.parsers.package import damaged_reason
+from kdesk_lab import hostile
 
 
 def _refused(path: Path) -> ParseError:

@@ -17,7 +17,6 @@ from desktop_app.core.models.embeddings.openai_compat import (
 
 
 def _client(server, **kw) -> OpenAICompatEmbedder:
-    kw.setdefault("backoff", 0.01)
     return OpenAICompatEmbedder("hash", server.url, **kw)
 
 
@@ -67,29 +66,40 @@ def test_overlong_inputs_are_truncated_client_side(embeddings_server):
     assert len(sent[0]) == 50 and sent[1] == " "  # some servers reject empty strings
 
 
-@pytest.mark.parametrize("fault", ["500", "503", "drop", "stall:1.0"])
+@pytest.mark.parametrize("fault", ["500", "503", "429", "drop", "stall:1.0"])
 def test_transient_failures_are_retried(embeddings_server, fault):
-    embeddings_server.script.faults = [fault, fault]
+    embeddings_server.script.faults = [fault]
     emb = _client(embeddings_server, retries=3, timeout=0.5)
     vecs = emb.embed_documents(["still works"])
     assert vecs.shape == (1, 64)
-    assert len(embeddings_server.script.requests) == 3
+    assert len(embeddings_server.script.requests) == 2
 
 
 def test_retries_back_off_exponentially(embeddings_server):
-    embeddings_server.script.faults = ["500", "500", "500"]
-    sleeps: list[float] = []
-    emb = OpenAICompatEmbedder("hash", embeddings_server.url, retries=3, backoff=0.2, sleep=sleeps.append)
+    embeddings_server.script.faults = ["500", "500"]
+    emb = _client(embeddings_server, retries=3)
     emb.embed_documents(["x"])
-    assert sleeps == [0.2, 0.4, 0.8]
+    t = embeddings_server.script.times
+    assert len(t) == 3
+    first, second = t[1] - t[0], t[2] - t[1]
+    # 0.5 s then 1 s, each up to 25% shorter for jitter: the same budget as the app's own loop had
+    assert 0.35 <= first <= 0.9 and 0.7 <= second <= 1.6 and second > first, (first, second)
 
 
 def test_persistent_5xx_gives_a_clear_error_after_the_retry_budget(embeddings_server):
     embeddings_server.script.faults = ["500"] * 10
-    emb = _client(embeddings_server, retries=2)
-    with pytest.raises(EmbeddingError, match=r"failed after 3 attempts: HTTP 500"):
+    emb = _client(embeddings_server, retries=1)
+    with pytest.raises(EmbeddingError, match=r"failed after 2 attempts: HTTP 500"):
         emb.embed_documents(["x"])
-    assert len(embeddings_server.script.requests) == 3
+    assert len(embeddings_server.script.requests) == 2
+
+
+def test_a_bad_request_is_not_retried(embeddings_server):
+    embeddings_server.script.faults = ["400"]
+    emb = _client(embeddings_server, retries=3)
+    with pytest.raises(EmbeddingError, match=r"rejected the request \(HTTP 400: .*scripted failure"):
+        emb.embed_documents(["x"])
+    assert len(embeddings_server.script.requests) == 1
 
 
 def test_stalled_server_fails_within_the_timeout_budget(embeddings_server):
@@ -102,7 +112,7 @@ def test_stalled_server_fails_within_the_timeout_budget(embeddings_server):
 
 
 def test_server_down_says_cannot_connect():
-    emb = OpenAICompatEmbedder("hash", "http://127.0.0.1:9", retries=1, backoff=0.01, connect_timeout=1)
+    emb = OpenAICompatEmbedder("hash", "http://127.0.0.1:9", retries=1, connect_timeout=1)
     with pytest.raises(EmbeddingError, match="cannot connect"):
         emb.embed_documents(["x"])
 
@@ -117,6 +127,11 @@ def test_auth_failure_is_not_retried_and_never_shows_the_key(embeddings_server, 
     assert len(embeddings_server.script.requests) == 1
     assert embeddings_server.script.headers[0]["Authorization"] == f"Bearer {secret}"
     assert secret not in str(info.value) and secret not in caplog.text
+
+
+def test_without_a_key_no_authorization_header_is_sent(embeddings_server):
+    _client(embeddings_server).embed_documents(["x"])
+    assert embeddings_server.script.headers[0]["Authorization"] is None
 
 
 @pytest.mark.parametrize(

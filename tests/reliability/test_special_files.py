@@ -104,7 +104,7 @@ def test_add_skips_a_named_pipe_in_a_folder(kb, tmp_path):
 
 def test_the_parse_step_refuses_a_pipe_swapped_in_after_hashing(tmp_path):
     from desktop_app.core.library.documents import ParseError
-    from desktop_app.core.library.sync import chunk_file
+    from desktop_app.core.library.reading import chunk_file
 
     fifo = tmp_path / "swapped.txt"
     os.mkfifo(fifo)

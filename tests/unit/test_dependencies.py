@@ -16,6 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "desktop_app"
+LAB = ROOT / "lab"  # the lab: a package of its own (lab/pyproject.toml), which the app never imports
 
 
 def normalise(name: str) -> str:
@@ -62,12 +63,12 @@ def declared() -> tuple[set[str], set[str]]:
     return core, added
 
 
-def third_party_imports() -> list[tuple[str, str, int, bool]]:
-    """(top-level module, file, line, at module level?) for every absolute import of a module that
-    is neither the standard library nor the app itself: lazy imports inside functions included, and
-    imports by name through ``packages.require("module", ...)``."""
+def third_party_imports(package: Path = PACKAGE) -> list[tuple[str, str, int, bool]]:
+    """(top-level module, file, line, at module level?) for every absolute import in `package` of a
+    module that is neither the standard library nor the app or the lab: lazy imports inside functions
+    included, and imports by name through ``packages.require("module", ...)``."""
     out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(package.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         lazy_lines: set[int] = set()
         for node in ast.walk(tree):
@@ -79,7 +80,7 @@ def third_party_imports() -> list[tuple[str, str, int, bool]]:
                 continue
             for name in names:
                 top = name.split(".")[0]
-                if top in sys.stdlib_module_names or top == "desktop_app" or top == "__future__":
+                if top in sys.stdlib_module_names or top in ("desktop_app", "kdesk_lab", "__future__"):
                     continue
                 out.append((top, str(path.relative_to(ROOT)), node.lineno, node.lineno not in lazy_lines))
     return out
@@ -121,6 +122,38 @@ def test_every_third_party_import_is_a_declared_dependency():
         elif not names & (core | extras):
             problems.append(f"{where}:{line}: {module} comes from {sorted(names)}, not declared in pyproject.toml")
     assert not problems, "\n".join(problems)
+
+
+def test_every_third_party_import_of_the_lab_is_declared_by_the_lab_or_the_app():
+    """The lab depends on the app (knowledge-desk), so the app's dependencies count for it too; what
+    only the lab uses (matplotlib) is the lab's own dependency, not the app's."""
+    lab = tomllib.loads((LAB / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared_by_lab = {requirement_name(r) for r in lab["dependencies"]}
+    assert "knowledge-desk" in declared_by_lab
+    core, _ = declared()
+    dists = packages_distributions()
+    problems = [
+        f"{where}:{line}: {module}"
+        for module, where, line, _ in third_party_imports(LAB / "kdesk_lab")
+        if not {normalise(d) for d in dists.get(module, [])} & (core | declared_by_lab)
+    ]
+    assert not problems, "imported by the lab but declared by neither pyproject.toml:\n" + "\n".join(problems)
+
+
+def test_the_app_never_imports_the_lab():
+    found = [f"{where}:{line}" for module, where, line, _ in _all_imports(PACKAGE) if module == "kdesk_lab"]
+    assert not found, "the lab imports the app, never the reverse:\n" + "\n".join(found)
+
+
+def _all_imports(package: Path) -> list[tuple[str, str, int, bool]]:
+    """Every absolute import's top-level module in `package`, the app's and the lab's included."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            for name in _imported(node):
+                out.append((name.split(".")[0], str(path.relative_to(ROOT)), node.lineno, True))
+    return out
 
 
 def test_packages_that_only_an_extra_brings_are_imported_lazily():

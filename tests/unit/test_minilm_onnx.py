@@ -203,6 +203,6 @@ def test_it_is_a_packaged_choice_and_a_missing_package_says_how_to_install_it(mo
 
 
 def test_the_retrieval_benchmark_accepts_it():
-    from desktop_app.bench.retrieval import make_bench_embedder
+    from kdesk_lab.retrieval import make_bench_embedder
 
     assert make_bench_embedder("minilm-int8", Config()).name == "minilm-int8"

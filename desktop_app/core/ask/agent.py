@@ -4,35 +4,52 @@ tool, instead of the router deciding for it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 from desktop_app.core.ask.budget import ContextBlock, render_blocks
 from desktop_app.core.ask.citations import check_citations
 from desktop_app.core.ask.conversation import Conversation, topic_of
-from desktop_app.core.ask.prompts import AGENT_SYSTEM, SEARCH_TOOL, lang_of
-from desktop_app.core.events import Answer, Event, Retrieved, RouteDecided, Token
+from desktop_app.core.ask.prompts import AGENT_SYSTEM, SEARCH_TOOL
+from desktop_app.core.ask.question import Question, as_question
+from desktop_app.core.events import Answer, Event, Retrieved, RouteDecided, Token, Warning
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.models.llm.base import LLMError, Message, ToolChatModel
 from desktop_app.core.tasks import TaskState
 
-if TYPE_CHECKING:
-    from desktop_app.core.ask.assistant import Assistant
-
 MAX_AGENT_ROUNDS = 3  # tool turns before the model must answer: bounds a model that keeps searching
 
 
+class AgentHost(Protocol):
+    """What the agentic mode uses of the assistant (assistant.py, which calls it): its search and
+    its extractive fallback."""
+
+    def retrieve(self, query: str, scope: str | None = None) -> tuple[list[Hit], Warning | None]: ...
+
+    def fallback(
+        self,
+        question: str | Question,
+        exc: LLMError,
+        blocks: list[ContextBlock],
+        hits: Sequence[Hit],
+        conv: Conversation,
+        use_rag: bool,
+        partial: str = "",
+    ) -> Iterator[Event]: ...
+
+
 def ask_agentic(
-    assistant: Assistant,
+    assistant: AgentHost,
     chat_model: ToolChatModel,
-    question: str,
+    question: str | Question,
     conv: Conversation,
     cancel: TaskState | None = None,
 ) -> Iterator[Event]:
     """RouteDecided (by="agent"), Retrieved per search, Token, Answer; an LLM failure falls back to
     ``assistant.fallback`` (extractive answer) like the routed path."""
-    lang = lang_of(question)
-    messages: list[Message] = [{"role": "system", "content": AGENT_SYSTEM[lang]}, *conv.history[-6:]]
+    q = as_question(question)
+    question = q.text
+    messages: list[Message] = [{"role": "system", "content": AGENT_SYSTEM[q.language]}, *conv.history[-6:]]
     messages.append({"role": "user", "content": question})
     blocks: list[ContextBlock] = []
     hits_all: list[Hit] = []
@@ -90,7 +107,7 @@ def ask_agentic(
             if warning:
                 yield warning
             yield Retrieved(hits_all, question)
-        yield from assistant.fallback(question, exc, blocks, hits_all, conv, True)
+        yield from assistant.fallback(q, exc, blocks, hits_all, conv, True)
         return
     text = text.strip()
     yield Token(text)

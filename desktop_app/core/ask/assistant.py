@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from desktop_app.core.ask import notes
@@ -30,21 +31,27 @@ from desktop_app.core.ask.extractive import (
     fact_answerable,
     key_sentences,
     named_subject,
-    question_type,
+    subject_blocks,
+    subject_fact,
 )
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
+    COULD_BE,
+    IF_IT_IS,
     LLM_FAILED_NOTE,
     NO_LLM_CHAT,
     NO_LLM_NOTE_OTHER_LANGUAGE,
+    NO_NOTE_FOUND,
     NOT_ANSWERED,
+    NOTE_DOES_NOT_ANSWER,
+    WHICH_ONE,
     WHICH_SUBJECT,
     answer_system,
     has_cjk,
-    lang_of,
     says_not_in_context,
 )
-from desktop_app.core.ask.router import Route, Router, is_followup_message
+from desktop_app.core.ask.question import Question, as_question
+from desktop_app.core.ask.router import Route, Router, is_followup_message, rewrite_followup
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -68,10 +75,17 @@ from desktop_app.core.tasks import Cancelled, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.identify.flow import Identifier
-    from desktop_app.core.identify.images import ImageSource
+    from desktop_app.core.library.images import ImageSource
     from desktop_app.core.library.knowledge import KnowledgeBase
 
 log = logging.getLogger(__name__)
+
+# The candidates a follow-up to a photo left open is answered for (in the identification's order):
+# more would read as a list of notes, not an answer.
+MAX_SUBJECT_OPTIONS = 3
+# The share of the question's words a candidate's line must hold to answer a question of no fact
+# kind ("Is it endangered?"): below it the note's best line is only about the candidate.
+CANDIDATE_COVERAGE = 0.5
 
 
 def _other_language(lang: str, text: str) -> bool:
@@ -173,10 +187,10 @@ class Assistant:
         cancel: TaskState | None,
     ) -> Iterator[Event]:
         conv = conversation if conversation is not None else self.conversation
-        question = question.strip()
-        if not question:
+        if not question.strip():
             yield Error(message(notes.EMPTY_QUESTION))
             return
+        q = Question.read(question.strip())  # read once: every step below shares its language and kind
         self._scope = conv.scope
         if self.kb is not None and self.kb.is_empty():
             # Nothing to search: say so at once instead of loading models to search nothing.
@@ -185,7 +199,7 @@ class Assistant:
                 yield Answer(EMPTY_LIBRARY.render(), by="extractive")  # an answer's text is English words
                 return
             yield Warning(EMPTY_LIBRARY)
-            yield from self.answer_from_hits(question, [], conv, None, cancel)
+            yield from self.answer_from_hits(q, [], conv, None, cancel)
             return
         try:
             if (
@@ -193,16 +207,16 @@ class Assistant:
                 and mode in (None, "auto")
                 and isinstance(self.chat_model, ToolChatModel)
             ):
-                yield from ask_agentic(self, self.chat_model, question, conv, cancel)
+                yield from ask_agentic(self, self.chat_model, q, conv, cancel)
                 return
             if conv.subject_options:
-                if is_followup_message(question):
-                    yield from self._which_subject(question, conv)
+                if is_followup_message(q.text):
+                    yield from self._which_subject(q, conv)
                     return
                 conv.subject_options = []  # the question names its own subject
             try:
                 route = self.router.route(
-                    question,
+                    q,
                     last_subject=conv.subject(),
                     recent=conv.recent_user_messages(),
                     mode=mode,
@@ -221,23 +235,75 @@ class Assistant:
                 conv.last_query = self.subject_of(route.search_query)
                 # The note a fact question names ("Where does the kea live?") is what "it" means
                 # next (other questions keep the searched words, which find a passage better).
-                named = question_type(question) in FACT_KINDS and named_subject(
-                    question, fit_blocks(hits, self.config.llm.context_window), route.search_query
+                named = q.kind in FACT_KINDS and named_subject(
+                    q, fit_blocks(hits, self.config.llm.context_window), route.search_query
                 )
                 if named:
                     conv.last_subject = named
-            yield from self.answer_from_hits(question, hits, conv, route, cancel)
+                # What the answerer looks for: the note named, else the subject "it" resolved to.
+                subject = named or (conv.last_subject if route.is_followup else None)
+                if subject:
+                    q = replace(q, subject=subject)
+            yield from self.answer_from_hits(q, hits, conv, route, cancel)
         except Cancelled:
             yield Warning(message(notes.STOPPED))
 
-    def _which_subject(self, question: str, conv: Conversation) -> Iterator[Event]:
-        """A follow-up ("how big is it?") to a photo that could be several of the notes: nothing
-        is searched; the answer names them and asks which one is meant."""
+    def _which_subject(self, q: Question, conv: Conversation) -> Iterator[Event]:
+        """A follow-up ("how big is it?") to a photo that could be several of the notes: answered
+        from each of the first candidates' own notes ("If it is the Scarlet Macaw: ... [1]"), each
+        part cited, then asks which one it is. Without a library it only names them and asks."""
+        lang = q.language
         names = ", ".join(conv.subject_options)
-        yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
-        answer = Answer(WHICH_SUBJECT[lang_of(question)].format(names=names), [], by="extractive")
-        conv.add_turn(question, answer.text)
+        options = conv.subject_options[:MAX_SUBJECT_OPTIONS]
+        if self.kb is None or not options:
+            yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
+            answer = Answer(WHICH_SUBJECT[lang].format(names=names), [], by="extractive")
+            conv.add_turn(q.text, answer.text)
+            yield answer
+            return
+        queries = [rewrite_followup(q.text, name) for name in options]
+        reason = "the photo's species is not settled: each candidate's note is searched"
+        yield RouteDecided(True, " / ".join(queries), True, "heuristic", reason=reason)
+        quoted: list[ContextBlock] = []  # the cited blocks, numbered anew across the candidates
+        parts: list[str] = []
+        for name, query in zip(options, queries, strict=True):
+            hits, warning = self.retrieve(query, conv.scope)
+            if warning:
+                yield warning
+            yield Retrieved(hits, query)
+            text, block = self._candidate_answer(replace(q, subject=name), hits, query)
+            if block is not None:
+                n = next((b.n for b in quoted if b.hit.chunk_id == block.hit.chunk_id), len(quoted) + 1)
+                if n > len(quoted):
+                    quoted.append(replace(block, n=n))
+                text = f"{text} [{n}]"
+            parts.append("- " + IF_IT_IS[lang].format(name=name, answer=text))
+        text = "\n\n".join([COULD_BE[lang].format(names=names), "\n".join(parts), WHICH_ONE[lang]])
+        # No candidate's note answers: a refusal, as for one subject.
+        answer = Answer(
+            text, citations_for([b.n for b in quoted], quoted), by="extractive", refused=not quoted
+        )
+        conv.add_turn(q.text, answer.text)
         yield answer
+
+    def _candidate_answer(
+        self, q: Question, hits: Sequence[Hit], query: str
+    ) -> tuple[str, ContextBlock | None]:
+        """One candidate's part of an answer over several (``q.subject``: the candidate): what its
+        note gives of the fact asked or that it lacks it, else (another kind of question) its
+        note's best line; with the block to cite (None: nothing quoted)."""
+        blocks = fit_blocks(hits, self.config.llm.context_window)
+        fact = subject_fact(q, blocks)
+        if fact is not None and fact.cited:
+            return fact.short or fact.lead, next(b for b in blocks if b.n == fact.cited[0])
+        own = [blocks[i] for i in subject_blocks(blocks, q.subject)]
+        if not own:
+            return NO_NOTE_FOUND[q.language], None
+        ex = extractive_answer(q, own, note="", max_sentences=1, about=query)
+        if ex.coverage < CANDIDATE_COVERAGE:  # its best line is about the candidate, not what is asked
+            return NOTE_DOES_NOT_ANSWER[q.language], None
+        block = next((b for b in own if ex.cited and b.n == ex.cited[0]), None)
+        return ex.lead, block
 
     @property
     def identifier(self) -> Identifier:
@@ -302,20 +368,21 @@ class Assistant:
 
     def answer_from_hits(
         self,
-        question: str,
+        question: str | Question,
         hits: Sequence[Hit],
         conv: Conversation,
         route: Route | None = None,
         cancel: TaskState | None = None,
     ) -> Iterator[Event]:
         """Stream an answer from ``hits`` (LLM if any, else extractive) and record the turn."""
+        q = as_question(question)
+        question, lang = q.text, q.language
         use_rag = route.use_rag if route is not None else True
-        lang = lang_of(question)
         about = route.search_query if route is not None else ""
         if (
             use_rag
             and hits
-            and not fact_answerable(question, fit_blocks(hits, self.config.llm.context_window), about)
+            and not fact_answerable(q, fit_blocks(hits, self.config.llm.context_window), about)
             and self.weak_evidence(route.search_query if route else question, hits)
         ):
             answer = self._refusal(lang, fit_blocks(hits, self.config.llm.context_window))
@@ -325,7 +392,7 @@ class Assistant:
         if self.chat_model is None:
             if use_rag:
                 blocks = fit_blocks(hits, self.config.llm.context_window)
-                answer = self._extractive(question, blocks, None, route.search_query if route else "")
+                answer = self._extractive(q, blocks, None, route.search_query if route else "")
                 answer.refused = not blocks  # "no relevant passages were found"
             else:
                 answer = Answer(NO_LLM_CHAT[lang], [], by="extractive")
@@ -343,9 +410,7 @@ class Assistant:
         blocks = fit_blocks(hits, room, budget) if use_rag else []
         if blocks and self._sentences_only():
             llm = self.config.llm
-            blocks = key_sentences(
-                question, blocks[: llm.context_passages or None], most=llm.context_sentences
-            )
+            blocks = key_sentences(q, blocks[: llm.context_passages or None], most=llm.context_sentences)
         if use_rag and hits and len(blocks) < len(hits):
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
         translate = bool(blocks) and _other_language(lang, blocks[0].hit.text)  # the likely answer's
@@ -371,7 +436,7 @@ class Assistant:
             yield Answer(text, citations_for(parse_citations(text, blocks)[0], blocks))
             return
         except LLMError as exc:
-            yield from self.fallback(question, exc, blocks, hits, conv, use_rag, partial="".join(parts))
+            yield from self.fallback(q, exc, blocks, hits, conv, use_rag, partial="".join(parts))
             return
         text, citations, warning = check_citations("".join(parts).strip(), blocks)
         if warning:
@@ -390,7 +455,7 @@ class Assistant:
 
     def fallback(
         self,
-        question: str,
+        question: str | Question,
         exc: LLMError,
         blocks: list[ContextBlock],
         hits: Sequence[Hit],
@@ -399,7 +464,8 @@ class Assistant:
         partial: str = "",
     ) -> Iterator[Event]:
         """A Warning and an extractive answer in place of the LLM's (``partial``: what it had said)."""
-        lang = lang_of(question)
+        q = as_question(question)
+        question, lang = q.text, q.language
         when = message(notes.MID_ANSWER if partial else notes.BEFORE_ANSWERING)
         yield Warning(message(notes.FALLBACK, error=exc, when=when))
         if not use_rag:  # the router said no documents; passages are still better than nothing
@@ -416,7 +482,7 @@ class Assistant:
             }[lang]
             answer = Answer(text, [], by="extractive")
         else:
-            answer = self._extractive(question, blocks, LLM_FAILED_NOTE[lang])
+            answer = self._extractive(q, blocks, LLM_FAILED_NOTE[lang])
         conv.add_turn(question, answer.text)
         yield answer
 
@@ -501,14 +567,14 @@ class Assistant:
         return max((evidence_score(h) for h in hits), default=0.0)
 
     def _extractive(
-        self, question: str, blocks: Sequence[ContextBlock], note: str | None, about: str = ""
+        self, q: Question, blocks: Sequence[ContextBlock], note: str | None, about: str = ""
     ) -> Answer:
-        ex = extractive_answer(question, blocks, note=note, about=about)
-        lang = lang_of(question)
+        ex = extractive_answer(q, blocks, note=note, about=about)
+        lang = q.language
         quoted = [b for b in blocks if b.n in ex.cited]
         if note is None and quoted and all(_other_language(lang, b.hit.text) for b in quoted):
             # Say why the answer is not in the user's language.
-            ex = extractive_answer(question, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang], about=about)
+            ex = extractive_answer(q, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang], about=about)
         return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
 
     def _fit_history(self, history: list[Message], budget: Budget, base: str, question: str) -> list[Message]:

@@ -6,12 +6,10 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from desktop_app.core.ask.evidence import DocFreq, is_question_word
+from desktop_app.core.library.text_analysis import idf, surface_words
 from desktop_app.core.models.llm.base import Message
-
-if TYPE_CHECKING:
-    from desktop_app.core.ask.evidence import DocFreq
 
 _LEAD_WORDS = re.compile(
     r"^\s*(what|how|why|which|when|where|who|does|do|did|is|are|was|were|can|could|should|would|tell|me|"
@@ -57,9 +55,6 @@ def key_terms(query: str, doc_freq: DocFreq, most: int = 6) -> str:
     word. "Who wrote the Emancipation Proclamation and when" -> "wrote Emancipation Proclamation";
     "徐夫人最先嫁给了谁" -> "徐夫人最先嫁给". (Keeping only the rarest one to three words found
     the right page first less often: docs/chat-benchmarks.md.)"""
-    from desktop_app.core.ask.evidence import is_question_word
-    from desktop_app.core.library.bm25 import idf, surface_words
-
     words = [(w, t) for w, t in surface_words(query) if not is_question_word(t)]
     docs, df = doc_freq({t for _, t in words})
     rarity = {t: idf(docs, n) for t, n in df.items() if n > 0}

@@ -39,6 +39,7 @@ from desktop_app.core.events import (
     RouteDecided,
     Warning,
 )
+from desktop_app.core.formats import STORE_CONVERSATIONS, check_readable, check_sqlite_file, user_version
 from desktop_app.core.identify.result import IdentifyResult
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import fs_path
@@ -357,6 +358,11 @@ class _Turn:
         )  # fmt: skip
 
 
+def check_format(path: Path | str) -> None:
+    """Raise FormatTooNew when the conversations file at ``path`` is newer than this build reads."""
+    check_sqlite_file(STORE_CONVERSATIONS, Path(path), SCHEMA_VERSION)
+
+
 class ConversationStore:
     """Create, list, search, rename, delete, load and append to the conversations of one data
     folder. ``knowledge_dir`` is where cited files are looked for when a conversation is loaded."""
@@ -378,6 +384,8 @@ class ConversationStore:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA foreign_keys = ON")
             if not self._ready:
+                # A newer app's file: refused before anything below writes to it (formats.py).
+                check_readable(STORE_CONVERSATIONS, user_version(db), SCHEMA_VERSION, self.path)
                 db.execute("PRAGMA journal_mode = WAL")  # persistent: readers never wait on a writer
                 db.executescript(SCHEMA)
                 if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from desktop_app.core.library.bm25 import idf, query_terms, tokenize
+from desktop_app.core.library.text_analysis import idf, query_terms, tokenize
 
 # Question words are rare in documents (documents rarely ask), so their IDF is high although
 # they say nothing about the answer: never count them.

@@ -1,6 +1,7 @@
 """The no-LLM answerer: a first line that answers, then at most two supporting sentences.
 
-The question's type (who, when, where, how many, which, why) is read from its words. Every
+The question's type (who, when, where, how many, which, why) is read from its words once
+(question.py). Every
 sentence of the retrieved blocks is scored by the share of the question's words it holds, each
 weighted by its rarity among the retrieved sentences (a word every sentence has weighs little)
 and, in Chinese, doubled beside the question word (嫁给了谁: 嫁给 is what is asked), and by how
@@ -15,168 +16,32 @@ two citation slots.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
-from types import ModuleType
 
 from desktop_app.core.ask.budget import ContextBlock
 from desktop_app.core.ask.prompts import NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, lang_of
+from desktop_app.core.ask.question import FACT_KINDS, Question, as_question
+from desktop_app.core.ask.question import question_type as question_type  # its old home, still imported
 from desktop_app.core.ask.sentences import clauses, split_sentences
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff]+")
-_STOP = set(
-    "a an the of to in on for and or is are was were be been do does did what which who whom whose "
-    "when where why how it its this that these those with from by as at about into can could should "
-    "would will i you he she they we me my your their our there here than then so if not no yes tell "
-    "please explain describe give list his her him them has have had many much name called".split()
-)
-_ZH_QWORDS = re.compile(
-    r"哪一年|哪年|何时|什么时候|什么|多少|几[个位次年种名岁]?|哪里|哪儿|在哪|哪个|哪位|哪些|哪|为什么|为何|"
-    r"怎么|怎样|如何|是谁|谁|何人|何地|吗|呢|请问"
-)
-_ZH_STOP = set("的了是在有被和与及或把将对为于以也都而其这那之中上下会能可曾又还就让呀")
+# The one text analyzer (library/text_analysis.py), under the names this module has used.
+from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN as _STOP
+from desktop_app.core.library.text_analysis import ANSWER_TOKEN_RE as _TOKEN
+from desktop_app.core.library.text_analysis import HAN_RE as _HAN
+from desktop_app.core.library.text_analysis import ZH_QUESTION_WORDS_RE as _ZH_QWORDS
+from desktop_app.core.library.text_analysis import ZH_STOP_CHARS as _ZH_STOP
+from desktop_app.core.library.text_analysis import answer_stemmer as _stemmer
+from desktop_app.core.library.text_analysis import jieba_module as _jieba
+from desktop_app.core.library.text_analysis import match_keys as _keys
+from desktop_app.core.library.text_analysis import terms
 
-
-# Irregular past forms the stemmer leaves apart from their verb ("What did Ford say" / "said").
-_IRREGULAR = {
-    past: verb
-    for pair in (
-        "say:said write:wrote,written begin:began,begun win:won lead:led become:became take:took,taken "
-        "make:made give:gave,given find:found hold:held build:built fight:fought teach:taught "
-        "think:thought bring:brought sell:sold tell:told leave:left meet:met run:ran grow:grew,grown "
-        "know:knew,known choose:chose,chosen speak:spoke,spoken eat:ate,eaten fall:fell,fallen "
-        "fly:flew,flown draw:drew,drawn sing:sang,sung rise:rose,risen strike:struck send:sent "
-        "spend:spent lose:lost keep:kept feel:felt hear:heard stand:stood pay:paid go:went,gone "
-        "come:came see:saw,seen get:got,gotten bear:born,bore buy:bought catch:caught seek:sought "
-        "drive:drove,driven ride:rode,ridden shoot:shot sit:sat swim:swam throw:threw,thrown wear:wore,worn"
-    ).split()
-    for verb, pasts in [pair.split(":")]
-    for past in pasts.split(",")
-}
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Callable[[str], str]:
-    import Stemmer  # PyStemmer, as the keyword index: "died" must meet "die"
-
-    stem = Stemmer.Stemmer("english").stemWord
-    return lru_cache(maxsize=50_000)(lambda word: stem(_IRREGULAR.get(word, word)))
-
-
-@lru_cache(maxsize=1)
-def _jieba() -> ModuleType:
-    import jieba  # the keyword index loads it for any Chinese question already
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
-
-
-def _keys(text: str) -> list[str]:
-    """Match keys in text order: stemmed English words (no stop words), Chinese characters and
-    character bigrams."""
-    stem = _stemmer()
-    out: list[str] = []
-    for m in _TOKEN.finditer(text):
-        tok = m.group(0)
-        if _HAN.match(tok):
-            out.extend(tok)
-            out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
-        elif (low := tok.lower()) not in _STOP:
-            out.append(stem(low))
-    return out
-
-
-def terms(text: str) -> set[str]:
-    """The match keys of ``text``: stemmed English words, Chinese characters and bigrams."""
-    return set(_keys(text))
-
-
-# ------------------------------------------------------------------------------ question types
-_TYPES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "date",
-        re.compile(
-            r"^\s*when\b|\bwhat (?:year|date|month|day|century|decade|time)\b|\bin which year\b|"
-            r"哪一年|哪年|何时|什么时候|哪一天|几月|几号|哪个朝代|什么年代|哪个世纪"
-        ),
-    ),
-    (
-        "number",
-        re.compile(
-            r"\bhow (?:many|much|long|old|big|large|tall|far|high|deep|wide|heavy)\b|"
-            r"\bwhat (?:percentage|number|proportion)\b|多少|几[个位次种名岁座部条只家本]|多[大长高远重久]"
-        ),
-    ),
-    ("person", re.compile(r"\bwho(?:m|se)?\b|\bwhat (?:person|man|woman)\b|是谁|谁|何人|哪位|哪个人")),
-    (
-        "place",
-        re.compile(
-            r"^\s*where\b|\bin what (?:country|city|state|place|region)\b|"
-            r"哪里|哪儿|在哪|何地|何处|(?:哪个|哪些|什么)(?:国家|城市|省|地方|地区|海域|区域)"
-        ),
-    ),
-    ("reason", re.compile(r"^\s*why\b|\bwhat (?:caused|causes)\b|为什么|为何|原因")),
-    ("which", re.compile(r"\bwhich\b|哪个|哪些|哪一")),
-]
-
-
-# The facts a species note gives, asked for by kind; read before the general types ("how big" is a
-# size before it is a number). "name" asks for a page's own name (学名为 X 的鹦鹉叫什么名字),
-# "latin" for its scientific name.
-_FACT_TYPES: list[tuple[str, re.Pattern[str]]] = [
-    # What a page is called, given its Latin name (the binomial itself is checked in question_type).
-    ("name", re.compile(r"叫什么|什么名字|名字是什么|\bcalled\b|\bname of (?:the|this|a) \w+ with\b")),
-    ("latin", re.compile(r"\b(?:scientific|latin|binomial) name\b|学名")),
-    (
-        "range",
-        re.compile(
-            r"\bwhere\b.*\b(?:live|lives|living|found|occur|occurs|native|range|come from|distributed)\b|"
-            r"\b(?:range|habitat|distribution)\b|分布|栖息|生活在哪|产于|原产|哪里能见到|在哪里生活"
-        ),
-    ),
-    (
-        "size",
-        re.compile(
-            r"\bhow (?:big|large|tall|heavy|long is)\b|\bsize\b|\blength\b|\bwingspan\b|"
-            r"多大|多长|多重|体长|大小|体型|个头|尺寸"
-        ),
-    ),
-    (
-        "diet",
-        re.compile(
-            r"\bwhat (?:do|does|did|will|can) .*\beat\b|\bfeeds? on\b|\bdiet\b|\bwhat food\b|"
-            r"\beats? what\b|吃什么|吃哪些|吃些什么|食性|以什么为食|食物是什么"
-        ),
-    ),
-    ("colour", re.compile(r"\bcolou?rs?\b|\bplumage\b|颜色|羽色|什么色|体色")),
-]
-# A size question is not one about time or age ("寿命有多长", "how long did he live").
-_NOT_SIZE = re.compile(r"寿命|多久|时间|年龄|岁|\bold\b|\blifespan\b|\byears?\b")
-_BINOMIAL = re.compile(r"\b[A-Z][a-z]{2,} [a-z]{3,}\b")
-FACT_KINDS = tuple(name for name, _ in _FACT_TYPES)
-# The general type a fact kind is checked as (entities, short answers).
+# The general type a fact kind (question.py) is checked as (entities, short answers).
 _BASE_TYPE = {"size": "number", "range": "place"}
-
-
-def question_type(question: str) -> str:
-    """'name', 'latin', 'range', 'size', 'diet', 'colour' (a fact of a species note), else 'date',
-    'number', 'person', 'place', 'reason', 'which' or 'other'."""
-    low = question.lower()
-    for name, pattern in [*_FACT_TYPES, *_TYPES]:
-        if not pattern.search(low):
-            continue
-        if name == "name" and not _BINOMIAL.search(question):
-            continue  # "what is her husband called?" asks for no page's name
-        if name == "size" and _NOT_SIZE.search(low):
-            continue
-        return name
-    return "other"
 
 
 # ------------------------------------------------------------------------------ labelled facts
@@ -561,7 +426,7 @@ def _same_passage(ta: set[str], tb: set[str]) -> bool:
 
 
 def _rank(
-    question: str, blocks: Sequence[ContextBlock], lang: str
+    q: Question, blocks: Sequence[ContextBlock]
 ) -> tuple[list[ContextBlock], list[list[str]], list[_Candidate], str, list[_Unit]]:
     """Every sentence of ``blocks`` scored against the question, best first, with the blocks kept
     (near-duplicates dropped), their sentences, the question's type and its words."""
@@ -573,7 +438,7 @@ def _rank(
         if not any(_same_passage(keys, k) for k in block_keys):
             kept.append(block)
             block_keys.append(keys)
-    kind = question_type(question)
+    question, lang, kind = q.text, q.language, q.kind
     units = _units(question, lang)
     sentences = [split_sentences(b.text) for b in kept]
     found = [
@@ -608,13 +473,15 @@ def _rank(
     return kept, sentences, found, kind, units
 
 
-def key_sentences(question: str, blocks: Sequence[ContextBlock], most: int = 6) -> list[ContextBlock]:
+def key_sentences(
+    question: str | Question, blocks: Sequence[ContextBlock], most: int = 6
+) -> list[ContextBlock]:
     """The blocks cut to their best ``most`` sentences in all (each block's in reading order; a
     block with none left out, its number kept for citing): a small local model reads ~40 prompt
     tokens a second on this CPU, so five whole passages cost it half a minute before it answers."""
     if not blocks:
         return []
-    kept, _sentences, found, _kind, _units = _rank(question, blocks, lang_of(question))
+    kept, _sentences, found, _kind, _units = _rank(as_question(question), blocks)
     best = [c for c in found if c.score > 0][:most] or found[:1]
     out: list[ContextBlock] = []
     for rank, block in enumerate(kept):
@@ -641,6 +508,7 @@ NOT_SAID = {
     "en": "The notes about the {subject} do not say {what}.",
     "zh": "关于{subject}的笔记没有提到{what}。",
 }
+NOT_SAID_OWN = {"en": "its note does not say {what}.", "zh": "它的笔记没有提到{what}。"}  # one of several
 
 
 def note_title(block: ContextBlock) -> str:
@@ -716,9 +584,7 @@ def _whose(title: str, text: str, lang: str) -> str:
 
 
 def _fact_answer(
-    question: str,
-    kind: str,
-    lang: str,
+    q: Question,
     head: str,
     kept: list[ContextBlock],
     found: list[_Candidate],
@@ -728,6 +594,7 @@ def _fact_answer(
     """The answer to a question for one kind of fact about a named subject: its note's line of that
     kind (the clause asked for), the page's title for a name question, or "the notes about X do not
     say ..." when its whole note has no such line; None to answer as for any question."""
+    kind, lang = q.kind, q.language
     own = [c for c in found if c.rank in subject]
     block = kept[subject[0]]
     title = note_title(block)
@@ -741,7 +608,7 @@ def _fact_answer(
     giving = [c for c in own if gives_fact(kind, c.text)]
     heading = block.hit.heading_path[0] if block.hit.heading_path else ""
     if not giving and kind == "latin" and _LATIN_NAME.search(heading):
-        return Extract(f"{head}\n\n{heading.strip(' #')} [{n}]", [n], heading, [], 1.0)
+        return Extract(f"{head}\n\n{heading.strip(' #')} [{n}]", [n], heading, [], 1.0, heading.strip(" #"))
     if not giving:
         if not _whole_note(kept, subject):
             return None
@@ -749,7 +616,7 @@ def _fact_answer(
         text = NOT_SAID[lang].format(subject=title, what=what)
         return Extract(f"{head}\n\n{text} [{n}]", [n], text, [], 0.0)
     best = giving[0]
-    lead = fact_clause(kind, best.text)
+    lead = value = fact_clause(kind, best.text)
     if lead != best.text:  # a field's value alone: say whose it is
         lead = f"{title}: {lead}" if lang == "en" else f"{title}：{lead}"
     chosen = [best]
@@ -769,26 +636,56 @@ def _fact_answer(
         lines.append(f"{text} [{m}]\n" if i == 0 else f"- {text} [{m}]")
         if m not in cited:
             cited.append(m)
-    return Extract(f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]], best.coverage)
+    return Extract(
+        f"{head}\n\n" + "\n".join(lines), cited, lead, [c.text for c in chosen[1:]], best.coverage, value
+    )
 
 
-def named_subject(question: str, blocks: Sequence[ContextBlock], about: str = "") -> str:
+def subject_fact(question: str | Question, blocks: Sequence[ContextBlock]) -> Extract | None:
+    """What the note of the question's ``subject`` alone says of the kind of fact asked (one of
+    several candidate subjects: a photo left open): ``short`` the clause giving it (the page's
+    title for a name question), else ``lead`` saying the note lacks it, with the block to cite;
+    None for a question of no fact kind, or when that note is not among ``blocks`` or not there
+    whole to show what it lacks."""
+    q = as_question(question)
+    if q.kind not in FACT_KINDS or not blocks or not q.subject:
+        return None
+    kept, _sentences, found, _kind, _units = _rank(q, blocks)
+    subject = subject_blocks(kept, q.subject)
+    fact = _fact_answer(q, "", kept, found, subject, 1) if subject else None
+    if fact is not None and not fact.short:  # the note lacks it: say so without naming it again
+        fact.lead = NOT_SAID_OWN[q.language].format(what=_WHAT[q.kind][q.language == "zh"])
+    return fact
+
+
+def subject_note(blocks: Sequence[ContextBlock], question: str | Question, about: str = "") -> list[int]:
+    """Positions of the blocks from the subject's note: the one the question or ``about`` (the query
+    searched) names, else the one the question's ``subject`` names (set after routing: "how big is
+    it?" searched in other words). The words first: a gallery label ("jako grey") tells two notes
+    that share a title apart, the title alone does not."""
+    q = as_question(question)
+    named = subject_blocks(blocks, f"{about} {q.text}")
+    return named or (subject_blocks(blocks, q.subject) if q.subject else [])
+
+
+def named_subject(question: str | Question, blocks: Sequence[ContextBlock], about: str = "") -> str:
     """The title of the note among ``blocks`` that the question (or ``about``, the query searched)
     names, "" when it names none: what a follow-up question then refers to."""
-    subject = subject_blocks(blocks, f"{about} {question}")
+    subject = subject_note(blocks, question, about)
     # A note without a title is named by its file only, which says less than the question's words.
     return note_title(blocks[subject[0]]) if subject and blocks[subject[0]].hit.heading_path else ""
 
 
-def fact_answerable(question: str, blocks: Sequence[ContextBlock], about: str = "") -> bool:
+def fact_answerable(question: str | Question, blocks: Sequence[ContextBlock], about: str = "") -> bool:
     """Whether the question asks for one kind of fact about a subject whose note is among
     ``blocks`` and that note either gives it or, being there whole, shows it lacks it: such a
     question is answered from the note (or "the notes do not say") and never refused for weak
     evidence (its words are the note's field labels, not the question's: 分布 / "Where ... live")."""
-    kind = question_type(question)
+    q = as_question(question)
+    kind = q.kind
     if kind not in FACT_KINDS or not blocks:
         return False
-    subject = subject_blocks(blocks, f"{about} {question}")
+    subject = subject_note(blocks, q, about)
     if not subject:
         return False
     if kind == "name" or _whole_note(blocks, subject):
@@ -797,7 +694,7 @@ def fact_answerable(question: str, blocks: Sequence[ContextBlock], about: str = 
 
 
 def extractive_answer(
-    question: str,
+    question: str | Question,
     blocks: Sequence[ContextBlock],
     note: str | None = None,
     max_sentences: int = 3,
@@ -810,15 +707,16 @@ def extractive_answer(
     A question for one kind of fact about a note's subject (where it lives, its size, diet,
     colours, names) is answered from that note's line of that kind, or says the note lacks it;
     a line quoted from another note says whose it is."""
-    lang = lang_of(question)
+    q = as_question(question)
+    question, lang = q.text, q.language
     if not blocks:
         return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
     head = NO_LLM_NOTE[lang] if note is None else note
-    kept, sentences, found, kind, units = _rank(question, blocks[:max_blocks], lang)
+    kept, sentences, found, kind, units = _rank(q, blocks[:max_blocks])
     if kind in FACT_KINDS:
-        subject = subject_blocks(kept, f"{about} {question}")
+        subject = subject_note(kept, q, about)
         if subject:
-            answer = _fact_answer(question, kind, lang, head, kept, found, subject, max_sentences)
+            answer = _fact_answer(q, head, kept, found, subject, max_sentences)
             if answer is not None:
                 return answer
     best = found[0]

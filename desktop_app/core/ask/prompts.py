@@ -1,4 +1,5 @@
-"""Every prompt the assistant sends, in English and Chinese. Pick with ``lang_of(text)``."""
+"""Every prompt the assistant sends, in English and Chinese. Pick by the question's ``language``
+(question.py reads it once, with ``lang_of(text)``)."""
 
 from __future__ import annotations
 
@@ -101,9 +102,9 @@ def router_user(message: str, last_subject: str | None, recent: list[str]) -> st
     return "\n".join(lines)
 
 
-def router_messages(message: str, last_subject: str | None, recent: list[str]) -> list[Message]:
-    lang = lang_of(message)
-    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[lang]}]
+def router_messages(message: str, language: str, last_subject: str | None, recent: list[str]) -> list[Message]:
+    """The router's prompt in ``language`` (the question's, as read once), with the few-shot turns."""
+    msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[language]}]
     for q, subject, out in ROUTER_FEWSHOT:
         msgs.append({"role": "user", "content": router_user(q, subject, [])})
         msgs.append({"role": "assistant", "content": _compact(out)})
@@ -234,6 +235,19 @@ WHICH_SUBJECT = {
     "en": "The photo could be any of these in your notes: {names}. Which one do you mean?",
     "zh": "照片可能是你笔记中的以下任何一种：{names}。你指的是哪一种？",
 }
+# ... answered from each candidate's own note first (a list item each), then asked which.
+# Answer texts, like the others here, are in the question's language, not the window's.
+COULD_BE = {
+    "en": "The photo could be any of these in your notes: {names}.",
+    "zh": "照片可能是你笔记中的以下任何一种：{names}。",
+}
+IF_IT_IS = {"en": "If it is the {name}: {answer}", "zh": "如果是{name}：{answer}"}
+NO_NOTE_FOUND = {"en": "no note about it was found.", "zh": "没有找到关于它的笔记。"}
+NOTE_DOES_NOT_ANSWER = {
+    "en": "its note does not seem to answer this.",
+    "zh": "它的笔记似乎没有回答这个问题。",
+}
+WHICH_ONE = {"en": "Which one is it?", "zh": "是哪一种？"}
 
 NOT_ANSWERED = {
     "en": "Your documents do not seem to answer this. The nearest passages are listed as related.",

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 from desktop_app.core import messages
 from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
+from desktop_app.core.ask.question import Question, as_question
 from desktop_app.core.config import RouterConfig
 from desktop_app.core.events import RouteDecided
 from desktop_app.core.models import reasons as model_reasons
@@ -221,13 +222,14 @@ class Router:
 
     def route(
         self,
-        message: str,
+        question: str | Question,
         *,
         last_subject: str | None = None,
         recent: Sequence[str] = (),
         mode: str | None = None,
         cancel: TaskState | None = None,
     ) -> Route:
+        message = str(question)
         mode = (mode or self.config.mode or "auto").lower()
         if mode not in MODES:
             raise ValueError(f"unknown router mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -245,7 +247,7 @@ class Router:
             if decided := self.decisive(message, last_subject):
                 return decided
             try:
-                route = self.llm_route(message, last_subject=last_subject, recent=recent, cancel=cancel)
+                route = self.llm_route(question, last_subject=last_subject, recent=recent, cancel=cancel)
             except (LLMError, RouteError) as exc:
                 log.info("router LLM path failed, using heuristics: %s", exc)
                 route = self.heuristic(message, last_subject)
@@ -319,7 +321,7 @@ class Router:
 
     def llm_route(
         self,
-        message: str,
+        question: str | Question,
         *,
         last_subject: str | None = None,
         recent: Sequence[str] = (),
@@ -328,13 +330,14 @@ class Router:
         """The LLM's decision; raises LLMError or RouteError when it cannot give a usable one."""
         if self.chat_model is None:
             raise LLMError(messages.message(model_reasons.LLM_NO_MODEL), "unreachable")
+        q = as_question(question)
         text = complete(
             self.chat_model,
-            router_messages(message, last_subject, list(recent)),
+            router_messages(q.text, q.language, last_subject, list(recent)),
             json_schema=ROUTE_SCHEMA,
             max_tokens=96,
             temperature=0.0,
             cancel=cancel,
             timeout=self.config.timeout,
         )
-        return parse_route(text, message)
+        return parse_route(text, q.text)

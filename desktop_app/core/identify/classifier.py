@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
-from desktop_app.core.identify.images import ImageSource, load_image
+from desktop_app.core.library.images import ImageSource, load_image
 from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.packages import pip_command, require
 

@@ -51,7 +51,7 @@ from desktop_app.core.identify.classifier import (
     inference_threads,
 )
 from desktop_app.core.identify.colours import ColourProfile, colour_profile, describe
-from desktop_app.core.identify.images import ImageSource, load_image
+from desktop_app.core.identify.gallery import Gallery, gallery_for, label_probabilities
 from desktop_app.core.identify.llm import llm_decision, vision_description
 from desktop_app.core.identify.names import (
     GENERIC,
@@ -92,12 +92,12 @@ from desktop_app.core.identify.vote import (
     vote_contenders,
 )
 from desktop_app.core.library.documents import Hit, ParseError
+from desktop_app.core.library.images import ImageSource, load_image
 from desktop_app.core.messages import message
 from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.tasks import TaskState
 
 if TYPE_CHECKING:
-    from desktop_app.core.identify.gallery import Gallery
     from desktop_app.core.library.knowledge import KnowledgeBase
     from desktop_app.core.models.llm.base import ChatModel
 
@@ -144,8 +144,6 @@ class Identifier:
     @property
     def gallery(self) -> Gallery | None:
         if self._gallery is None and self.kb is not None and hasattr(self.kb, "chroma_client"):
-            from desktop_app.core.identify.gallery import gallery_for
-
             self._gallery = gallery_for(self.kb)
         return self._gallery
 
@@ -365,8 +363,6 @@ class Identifier:
         """Gallery labels (calibrated) then ImageNet labels; the confidence score is the gallery's
         top probability when a gallery exists (the KB's own references are what is identified),
         else ImageNet's top-1."""
-        from desktop_app.core.identify.gallery import label_probabilities
-
         cfg = self.config.identify
         gallery_scores = []
         self.last_reject = None

@@ -41,9 +41,10 @@ from desktop_app.core.identify.classifier import (
     Classifier,
     get_classifier,
 )
-from desktop_app.core.identify.image_text import FeatureModel
-from desktop_app.core.identify.images import load_image
+from desktop_app.core.identify.image_text import FeatureModel, feature_model
+from desktop_app.core.library.images import load_image
 from desktop_app.core.library.names import fs_path  # a document name back to its path
+from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.core.library.parsers.image import PHOTO_FOLDERS
 from desktop_app.core.library.scopes import chroma_where
 
@@ -55,6 +56,7 @@ log = logging.getLogger(__name__)
 # Bump when what a stored vector means changes (crop, views, pooling): galleries re-index themselves.
 FEATURE_VERSION = 2  # v1: centre crop only; v2: centre crop + mirror image
 COLLECTION_PREFIX = "gallery__"
+_VERSION_SUFFIX = re.compile(r"__v(\d+)$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # Chroma names allow only these characters
 
 
@@ -98,8 +100,6 @@ def label_for(rel: str, photo_folder: bool = True) -> str:
 
 def _is_photo_folder(folder: Path, root: Path | None) -> bool:
     """True when ``folder`` (not the knowledge folder itself) holds only image files."""
-    from desktop_app.core.library.parsers import IMAGE_SUFFIXES
-
     if root is not None and folder.resolve() == Path(root).resolve():
         return False
     try:
@@ -242,8 +242,6 @@ class GalleryHandler:
         self, kb: KnowledgeBase, classifier: Classifier | None = None, features: FeatureModel | None = None
     ) -> None:
         """``features``: what the vectors come from (default: ``classifier``, else the shared one)."""
-        from desktop_app.core.library.parsers import IMAGE_SUFFIXES
-
         self.kb = kb
         self.suffixes = set(IMAGE_SUFFIXES)
         self.features: FeatureModel = features or classifier or get_classifier()
@@ -306,7 +304,8 @@ class GalleryHandler:
         try:
             for c in client.list_collections():
                 name = c if isinstance(c, str) else c.name
-                if name.startswith(COLLECTION_PREFIX) and name != current:
+                newer = (v := _VERSION_SUFFIX.search(name)) is not None and int(v[1]) > FEATURE_VERSION
+                if name.startswith(COLLECTION_PREFIX) and name != current and not newer:  # a newer app's: kept
                     client.delete_collection(name)
         except Exception as exc:  # clean-up is best effort
             log.warning("could not drop old gallery collections: %s", exc)
@@ -396,6 +395,12 @@ class GalleryHandler:
                     GalleryMatch(doc_id, meta.get("label", ""), meta.get("source", ""), 1.0 - float(dist))
                 )
         return out[:k]
+
+
+def photo_handler(kb: KnowledgeBase) -> GalleryHandler:
+    """The handler that indexes a library's photos (``KnowledgeBase(photo_handler=...)``, which the
+    Desk passes): a gallery on the feature model the library's settings choose."""
+    return GalleryHandler(kb, features=feature_model(kb.config, kb.data_dir))
 
 
 def gallery_for(kb: KnowledgeBase, features: FeatureModel | None = None) -> GalleryHandler:

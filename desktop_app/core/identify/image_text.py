@@ -24,9 +24,9 @@ from PIL import Image, ImageOps
 
 from desktop_app.core.config import Config
 from desktop_app.core.identify.classifier import get_classifier, inference_threads
-from desktop_app.core.identify.images import ImageSource, load_image
+from desktop_app.core.library.images import ImageSource, load_image
+from desktop_app.core.models.image_model import resolve_image_model
 from desktop_app.core.models.registry import ManifestError
-from desktop_app.core.models.status import resolve_image_model
 from desktop_app.core.models.torch_threads import torch_threads
 from desktop_app.core.packages import require
 

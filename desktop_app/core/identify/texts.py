@@ -127,17 +127,5 @@ SEEN_SUBJECT = define("identify.seen_subject", "a subject with {colours} colours
 SEEN_SUBJECT_FACE = define("identify.seen_subject_face", "a subject with {colours} colours, {face} face")
 SUGGESTS = define("identify.suggests", "{seen}; the classifier suggests {labels}")
 
-# A photo that cannot be read (images.py: ParseError). No file name: the library's lists and the CLI's
-# "failed  NAME: reason" lines name the file already; identify adds it (IMAGE_UNREADABLE).
-IMAGE_CANNOT_OPEN = define("identify.image.cannot_open", "cannot open the file ({reason})")
-IMAGE_TOO_LARGE = define(
-    "identify.image.too_large",
-    "image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
-    " possibly a decompression bomb",
-)
-IMAGE_BOMB = define("identify.image.bomb", "image too large, possibly a decompression bomb ({error})")
-IMAGE_EMPTY = define("identify.image.empty", "the image file is empty")
-IMAGE_NOT_IMAGE = define("identify.image.not_image", "not an image file or an unsupported image format")
-IMAGE_TRUNCATED = define("identify.image.truncated", "the image file is truncated (incomplete download?)")
-IMAGE_CORRUPT = define("identify.image.corrupt", "the image is corrupt ({error})")
+# A photo that cannot be read: its reason (library/images.py) named with the file.
 IMAGE_UNREADABLE = define("identify.image.unreadable", "cannot read the photo {name}: {reason}")

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
-from desktop_app.core.library import integrity, reasons
+from desktop_app.core.formats import FormatUnknown
+from desktop_app.core.library import integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
 from desktop_app.core.library.datafolder import WriterLock, file_stamp
@@ -32,15 +33,11 @@ from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
 from desktop_app.core.library.manifest import INDEXED, PENDING, Manifest, adopt_as_pending
 from desktop_app.core.library.names import display_name
-from desktop_app.core.library.store import (
-    UPSERT_SLICE,
-    UPSERT_SLICE_INTERACTIVE,
-    ChromaStore,
-    collection_name,
-)
+from desktop_app.core.library.store import UPSERT_SLICE, UPSERT_SLICE_INTERACTIVE, ChromaStore
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
 from desktop_app.core.messages import message
 from desktop_app.core.models.embeddings import Embedder, make_embedder
+from desktop_app.core.models.embeddings.base import collection_name
 from desktop_app.core.tasks import Cancelled, NullTask, TaskState
 
 if TYPE_CHECKING:
@@ -68,6 +65,7 @@ class KnowledgeBase:
         embedder: Embedder | None = None,
         *,
         own_process: bool = False,
+        photo_handler: Callable[[KnowledgeBase], DocumentHandler] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.folder = KnowledgeFolder(self.data_dir)
@@ -93,6 +91,9 @@ class KnowledgeBase:
         self._keyword: KeywordIndex | None = None
         # False when it does not fit retrieval.exact_dense_mb (None: not decided yet).
         self._dense: DenseIndex | bool | None = None
+        # Builds the handler of images that hold no text (photos): identification's gallery, which the
+        # Desk passes, since the library never imports the layers above it. None: photos fail.
+        self.photo_handler = photo_handler
         self._handlers: dict[str, DocumentHandler] | None = None
         self._retriever: Retriever | None = None  # built on the first search
         # Which build of the index is in use ("": the first; see _generation_pointer), read lazily.
@@ -168,9 +169,13 @@ class KnowledgeBase:
             self._pointer_seen = file_stamp(pointer)
             try:
                 text = pointer.read_text(encoding="ascii").strip()
-            except (OSError, UnicodeDecodeError):
+            except OSError:
                 text = ""
-            self._generation = text if _GENERATION.fullmatch(text) else ""
+            except UnicodeDecodeError:
+                text = "?"  # no build of this version's is named so: refused below
+            if text and not _GENERATION.fullmatch(text):  # a newer app's pointer: never read it as ""
+                raise FormatUnknown(pointer)
+            self._generation = text
         return self._generation
 
     @property
@@ -214,7 +219,7 @@ class KnowledgeBase:
                 self._chunks_collection,  # the shared server's client adds the namespace
                 location=self.config.index.chroma_url or str(self.index_dir),
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
-                sealer=integrity.Sealer(integrity.chunk_key_of(self.data_dir)),
+                sealer=seals.Sealer(seals.chunk_key_of(self.data_dir)),
             )
             store.strict = integrity.is_sealed(store, self.collection_dir)
             store.on_foreign = self._foreign_chunks
@@ -277,7 +282,14 @@ class KnowledgeBase:
         if self._dense is None:
             with self._lock:
                 if self._dense is None:
-                    dense = syncing.open_dense(self, self._embedder_dim(), self._writer)
+                    dense = syncing.open_dense(
+                        self.collection_dir / "dense",
+                        self.config.retrieval.exact_dense_mb,
+                        self.store,
+                        self.manifest,
+                        self._embedder_dim(),
+                        self._writer,
+                    )
                     self._dense = dense if dense is not None else False
         return self.opened_dense
 
@@ -311,29 +323,28 @@ class KnowledgeBase:
         return self._parse_worker
 
     def handler_for(self, suffix: str) -> DocumentHandler | None:
-        """The plug-in that indexes files with this suffix (None: text, or image support missing)."""
+        """The plug-in that indexes files with this suffix (None: text, or image support missing or
+        not given: ``photo_handler``)."""
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 
         if suffix not in IMAGE_SUFFIXES:
             return None
         if self._handlers is None:
             self._handlers = {}
-            try:
-                from desktop_app.core.identify.gallery import GalleryHandler
-                from desktop_app.core.identify.image_text import feature_model
-
-                handler = GalleryHandler(self, features=feature_model(self.config, self.data_dir))
-                self._handlers = {s: handler for s in handler.suffixes}
-            except ImportError as exc:
-                log.warning("image support unavailable: %s", exc)
+            if self.photo_handler is not None:
+                try:
+                    handler = self.photo_handler(self)
+                    self._handlers = {s: handler for s in handler.suffixes}
+                except ImportError as exc:
+                    log.warning("image support unavailable: %s", exc)
         return self._handlers.get(suffix)
 
     @property
     def retriever(self) -> Retriever:
         """The two-stage retriever (retrieval.py): dense + BM25 fused, then the reranker if installed."""
         if self._retriever is None:
-            from desktop_app.core.library.rerank import load_reranker
             from desktop_app.core.library.retrieval import Retriever
+            from desktop_app.core.models.rerank import load_reranker
 
             reranker = load_reranker(
                 self.config.retrieval.reranker, self.data_dir, self.config.embedding.device
@@ -626,7 +637,7 @@ class KnowledgeBase:
     ) -> SyncReport:
         report = SyncReport()
         if prune:  # missing or altered chunks go back to pending: re-embedded below
-            report.repaired = integrity.check_store(self)
+            report.repaired = integrity.check_store(self.store, self.manifest, self.collection_dir)
         changes = syncing.find_changes(self, files, report, prune=prune, force=force, retry_failed=retry_failed)
         try:
             syncing.index_changes(self, changes, task, report)

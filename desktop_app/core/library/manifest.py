@@ -15,6 +15,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from desktop_app.core.formats import (
+    STORE_MANIFEST,
+    FormatTooNew,
+    check_readable,
+    check_sqlite_file,
+    user_version,
+)
 from desktop_app.core.library.datafolder import place_once
 from desktop_app.core.library.documents import DocumentInfo
 from desktop_app.core.messages import Text, dump, from_english, load
@@ -56,12 +63,27 @@ class Entry:
 _COLUMNS = "name, doc_id, sha256, size, mtime_ns, chunks, status, error, indexed_at, kind, scope"
 
 
+# PRAGMA user_version: 0 (never set) is format 1, this one. Raise it for any change an older build
+# would misread here or elsewhere in index/<collection>/ (seals, integrity.json): it stops at this check.
+MANIFEST_VERSION = 1
+
+
+def check_format(path: Path) -> None:
+    """Raise FormatTooNew when the manifest at ``path`` is newer than this build reads."""
+    check_sqlite_file(STORE_MANIFEST, path, MANIFEST_VERSION)
+
+
 class Manifest:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        try:  # a newer app's manifest: refused before anything below writes to it (formats.py)
+            check_readable(STORE_MANIFEST, user_version(self._db), MANIFEST_VERSION, path)
+        except FormatTooNew:
+            self._db.close()
+            raise
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(

@@ -51,7 +51,8 @@ from desktop_app.core.config import IndexConfig
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import Chunk, ParseError
 from desktop_app.core.library.ocr import OcrJob
-from desktop_app.core.messages import Message, catalogue, message
+from desktop_app.core.library.reading import chunk_file
+from desktop_app.core.messages import Message, message
 from desktop_app.core.tasks import Cancelled
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ Unit = tuple[str, int, "int | None"]  # (kind, number, count)
 
 @dataclass
 class ParseRequest:
-    """One file to read: ``sync.chunk_file``'s arguments."""
+    """One file to read: ``reading.chunk_file``'s arguments."""
 
     cfg: IndexConfig
     size: int
@@ -292,7 +293,6 @@ def _result(reply: tuple[Any, ...]) -> list[Chunk]:
     if kind == "done":
         return reply[2]
     if kind == "refused":
-        catalogue()  # the reason may be defined by a module this process has not imported yet
         raise ParseError(reply[2], **reply[3])
     if kind == "missing":
         from desktop_app.core.packages import MissingPackage
@@ -366,7 +366,6 @@ def _idle_exit() -> threading.Timer:
 
 def _read(job: int, req: ParseRequest, beat: Any) -> tuple[Any, ...]:
     from desktop_app.core.library.parsers import progress
-    from desktop_app.core.library.sync import chunk_file
     from desktop_app.core.packages import MissingPackage
 
     def heard(kind: str, number: int, count: int | None) -> None:

@@ -365,3 +365,18 @@ TOO_MUCH_MEMORY = define(
 )
 READER_DIED = define("doc.reader_died", "the file reader process stopped unexpectedly ({reason})")
 READER_NO_START = define("doc.reader_no_start", "the file reader process did not start: {reason}")
+
+# layers: an image that cannot be read (images.py: ParseError), for the parsers and identification alike
+# (the codes kept). No file name: the library's lists and the CLI's "failed  NAME: reason" lines name
+# the file already; identify adds it (identify/texts.py IMAGE_UNREADABLE).
+IMAGE_CANNOT_OPEN = define("identify.image.cannot_open", "cannot open the file ({reason})")
+IMAGE_TOO_LARGE = define(
+    "identify.image.too_large",
+    "image too large ({width}x{height} = {megapixels:.0f} megapixels; the limit is {limit:.0f}):"
+    " possibly a decompression bomb",
+)
+IMAGE_BOMB = define("identify.image.bomb", "image too large, possibly a decompression bomb ({error})")
+IMAGE_EMPTY = define("identify.image.empty", "the image file is empty")
+IMAGE_NOT_IMAGE = define("identify.image.not_image", "not an image file or an unsupported image format")
+IMAGE_TRUNCATED = define("identify.image.truncated", "the image file is truncated (incomplete download?)")
+IMAGE_CORRUPT = define("identify.image.corrupt", "the image is corrupt ({error})")

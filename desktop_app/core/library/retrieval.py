@@ -39,8 +39,8 @@ from desktop_app.core.library.scopes import chroma_where, visible_scopes
 if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
     from desktop_app.core.library.dense import DenseIndex, DenseScores
-    from desktop_app.core.library.rerank import Reranker
     from desktop_app.core.models.embeddings.base import Embedder
+    from desktop_app.core.models.rerank import Reranker
 
 
 # Keyword-only candidate documents enter with this many of their chunks (chunk BM25 order).

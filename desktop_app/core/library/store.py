@@ -8,7 +8,6 @@ namespace on a shared server) is chroma_client.py's business.
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -19,7 +18,7 @@ import numpy as np
 from desktop_app.core.library import reasons
 from desktop_app.core.library.chroma_client import LibraryClient, StoreError
 from desktop_app.core.library.documents import Chunk, Hit
-from desktop_app.core.library.integrity import Sealer
+from desktop_app.core.library.seals import Sealer
 from desktop_app.core.messages import message
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
@@ -27,12 +26,6 @@ from desktop_app.core.messages import message
 # core holds the GIL for a whole call: a window sharing the process gets the small slices.
 UPSERT_SLICE = 256
 UPSERT_SLICE_INTERACTIVE = 32
-
-
-def collection_name(prefix: str, model_id: str, dim: int) -> str:
-    """A Chroma-safe collection name (3-512 chars of [a-zA-Z0-9._-], alphanumeric ends)."""
-    slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._").lower() or "model"
-    return f"{prefix}__{slug[:150]}__{dim}"
 
 
 # -- libraries --------------------------------------------------------------------------------------
@@ -138,7 +131,7 @@ def _guarded(method):
 
 
 class ChromaStore:
-    """One Chroma collection of chunks. With a ``sealer`` (integrity.py) every chunk written carries
+    """One Chroma collection of chunks. With a ``sealer`` (seals.py) every chunk written carries
     a keyed hash, and every chunk read back (search hits, a document's chunks, vectors for the dense
     index) is checked: one that is not what this library wrote is left out and its id handed to
     ``on_foreign``."""

@@ -15,32 +15,33 @@ import queue
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from desktop_app.core.config import IndexConfig
 from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock
 from desktop_app.core.library.documents import Chunk, Hit, ParseError
-from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
 from desktop_app.core.library.languages import text_lang
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, now_iso
 from desktop_app.core.library.progress_lines import FileProgress
+from desktop_app.core.library.reading import chunk_file
 from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.messages import Message, Text, message
 from desktop_app.core.paths import NotRegularFile, ensure_regular, sha256_file
 from desktop_app.core.tasks import Cancelled, TaskState, check
 
 if TYPE_CHECKING:
+    from desktop_app.core.config import Config
     from desktop_app.core.library.bm25 import KeywordIndex
     from desktop_app.core.library.dense import DenseIndex
-    from desktop_app.core.library.knowledge import KnowledgeBase
-    from desktop_app.core.library.ocr import OcrJob
+    from desktop_app.core.library.manifest import Manifest
+    from desktop_app.core.library.parse_worker import ParseWorker
     from desktop_app.core.library.store import ChromaStore
+    from desktop_app.core.models.embeddings.base import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,40 @@ class DocumentHandler(Protocol):
     def delete(self, doc_ids: Iterable[str]) -> None: ...
 
     def stored_doc_ids(self) -> set[str]: ...
+
+
+class IndexParts(Protocol):
+    """The parts of a library the sync reads and writes (knowledge.py's KnowledgeBase has them).
+    Properties, since each is built on first use: the encoder loads only when a text file needs it,
+    the parse worker starts with the first file, the dense index opens only where it fits."""
+
+    @property
+    def config(self) -> Config: ...  # [index]: chunking, batches, the reader's limits
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def store(self) -> ChromaStore: ...
+
+    @property
+    def keyword(self) -> KeywordIndex: ...
+
+    @property
+    def dense(self) -> DenseIndex | None: ...  # opened (and reconciled) on first use
+
+    @property
+    def opened_dense(self) -> DenseIndex | None: ...  # without opening it
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def parse_worker(self) -> ParseWorker: ...
+
+    def doc_id(self, rel: str) -> str: ...
+
+    def handler_for(self, suffix: str) -> DocumentHandler | None: ...
 
 
 @dataclass
@@ -200,15 +235,16 @@ def reconcile_dense(dense: DenseIndex, store: ChromaStore, entries: dict[str, En
     dense.flush()
 
 
-def open_dense(kb: KnowledgeBase, dim: int, writer: WriterLock) -> DenseIndex | None:
-    """The collection's dense index, in step with the vector store; None when its vectors do not
-    fit ``retrieval.exact_dense_mb``. Without the data folder's ``writer`` lock, a copy rebuilt
-    here stays in memory: another process may be writing."""
+def open_dense(
+    directory: Path, cap_mb: float, store: ChromaStore, manifest: Manifest, dim: int, writer: WriterLock
+) -> DenseIndex | None:
+    """The collection's dense index (in ``directory``), in step with the vector store; None when its
+    vectors do not fit ``cap_mb`` (``retrieval.exact_dense_mb``). Without the data folder's
+    ``writer`` lock, a copy rebuilt here stays in memory: another process may be writing."""
     from desktop_app.core.library.dense import DenseIndex
 
-    directory = kb.collection_dir / "dense"
-    cap = kb.config.retrieval.exact_dense_mb * 1e6
-    if cap <= 0 or kb.store.count() * dim * 4 > cap:
+    cap = cap_mb * 1e6
+    if cap <= 0 or store.count() * dim * 4 > cap:
         if writer.held:
             shutil.rmtree(directory, ignore_errors=True)  # never maintained from now on: not trusted
         return None
@@ -221,16 +257,16 @@ def open_dense(kb: KnowledgeBase, dim: int, writer: WriterLock) -> DenseIndex | 
         else:
             try:
                 dense.set_writer(True)
-                reconcile_dense(dense, kb.store, kb.manifest.all())
+                reconcile_dense(dense, store, manifest.all())
                 return dense
             finally:
                 dense.set_writer(False)
                 writer.release()
-    reconcile_dense(dense, kb.store, kb.manifest.all())
+    reconcile_dense(dense, store, manifest.all())
     return dense
 
 
-def drop_documents(kb: KnowledgeBase, names: list[str], entries: dict[str, Entry]) -> None:
+def drop_documents(kb: IndexParts, names: list[str], entries: dict[str, Entry]) -> None:
     """Remove documents' chunks everywhere, then their manifest rows (in that order)."""
     if not names:
         return
@@ -245,7 +281,7 @@ def drop_documents(kb: KnowledgeBase, names: list[str], entries: dict[str, Entry
 
 
 def find_changes(
-    kb: KnowledgeBase,
+    kb: IndexParts,
     files: dict[str, Path],
     report: SyncReport,
     *,
@@ -324,7 +360,7 @@ def _regular_files(
 
 
 def _unreadable(
-    kb: KnowledgeBase, rel: str, st: os.stat_result | None, old: Entry | None, exc: OSError, report: SyncReport
+    kb: IndexParts, rel: str, st: os.stat_result | None, old: Entry | None, exc: OSError, report: SyncReport
 ) -> None:
     """A file that cannot be read (permission denied...): listed as failed with the reason, its
     old chunks dropped; without a hash, the next sync looks at it again."""
@@ -361,7 +397,7 @@ def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:
         report.failed.append((rel, old.error or message(reasons.FAILED)))
 
 
-def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: SyncReport) -> None:
+def index_changes(kb: IndexParts, changes: list[Change], task: TaskState, report: SyncReport) -> None:
     """Index the changed files in batches. Interrupted (cancelled, crashed), what was fully
     embedded is kept and the rest stays pending: the next sync redoes it. The caller flushes.
 
@@ -384,7 +420,7 @@ def index_changes(kb: KnowledgeBase, changes: list[Change], task: TaskState, rep
     task.progress(total, total, "")
 
 
-def _index(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: SyncReport, batch: _Batch) -> None:
+def _index(kb: IndexParts, changes: list[Change], task: TaskState, report: SyncReport, batch: _Batch) -> None:
     total = len(changes)
     with _Reader(kb, changes, task) as reader:
         for i, (change, read) in enumerate(reader):
@@ -440,7 +476,7 @@ def _index(kb: KnowledgeBase, changes: list[Change], task: TaskState, report: Sy
         batch.flush(task, total - len(batch.entries), total)
 
 
-def _index_image(kb: KnowledgeBase, entry: Entry, path: Path) -> int:
+def _index_image(kb: IndexParts, entry: Entry, path: Path) -> int:
     handler = kb.handler_for(path.suffix.lower())
     if handler is None:
         raise ParseError(reasons.NO_IMAGE_SUPPORT)
@@ -474,7 +510,7 @@ class _Reader:
     # parsed, unencoded text (a file count would not: one PDF can hold thousands of chunks).
     AHEAD_CHUNKS = 2 * BATCH_CHUNKS
 
-    def __init__(self, kb: KnowledgeBase, changes: list[Change], task: TaskState) -> None:
+    def __init__(self, kb: IndexParts, changes: list[Change], task: TaskState) -> None:
         from desktop_app.core.library.parsers import IMAGE_SUFFIXES
         from desktop_app.core.library.parsers.image import in_photo_folder
 
@@ -610,7 +646,7 @@ class _ReaderTask:
         return self._stop.is_set() or self._task.cancelled()
 
 
-def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | None) -> None:
+def _delete_chunks(kb: IndexParts, rows: list[Entry], dense: DenseIndex | None) -> None:
     """Delete documents' chunks from every index (text) or through their handler (photos);
     the caller flushes."""
     text_ids = [e.doc_id for e in rows if e.kind == "text"]
@@ -626,59 +662,11 @@ def _delete_chunks(kb: KnowledgeBase, rows: list[Entry], dense: DenseIndex | Non
                 handler.delete([e.doc_id])
 
 
-def chunk_file(
-    cfg: IndexConfig,
-    size: int,
-    path: Path,
-    rel: str,
-    doc_id: str,
-    nbytes: int,
-    ocr: OcrJob | None = None,
-    parsed: Callable[[], None] | None = None,
-) -> list[Chunk]:
-    """A file's chunks of at most ``size`` characters (the encoder's ``max_chars`` or less);
-    ``ocr``: scanned pages and images are read by OCR within it; ``parsed`` is told when the
-    parser is done and chunking starts (the parse worker's heartbeat)."""
-    from desktop_app.core.library.chunking import chunk_sections
-    from desktop_app.core.library.parsers import IMAGE_SUFFIXES, parse_file
-
-    try:  # swapped for a pipe since it was hashed: parsers open by path, and must never block
-        ensure_regular(path)
-    except NotRegularFile as exc:
-        raise ParseError(reasons.NOT_REGULAR) from exc
-    limit = cfg.max_document_mb
-    suffix = path.suffix.lower()
-    if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
-        _check_size(nbytes, limit)  # plain text: refuse before reading it into memory
-    sections = parse_file(path, ocr)
-    if parsed is not None:
-        parsed()
-    if limit > 0:
-        _check_size(sum(len(s.text.encode("utf-8")) for s in sections), limit)
-    chunks = chunk_sections(
-        sections,
-        doc_id,
-        rel,
-        strategy=cfg.chunker,
-        size=size,
-        overlap=min(cfg.chunk_overlap, size // 3),
-        scope=scope_of(rel),
-    )
-    if not chunks:
-        raise ParseError(reasons.EMPTY)
-    return chunks
-
-
-def _check_size(nbytes: int, limit_mb: float) -> None:
-    if nbytes / 1e6 > limit_mb:
-        raise ParseError(reasons.TOO_LARGE_TEXT, mb=nbytes / 1e6, limit_mb=limit_mb)
-
-
 class _Batch:
     """Chunks of several documents embedded together (the encoder is fastest in large batches);
     documents are marked indexed only after their chunks are stored."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: IndexParts) -> None:
         self.kb = kb
         self.target = max(BATCH_CHUNKS, kb.config.index.batch_size)
         self.entries: list[tuple[Entry, list[Chunk]]] = []

@@ -78,7 +78,7 @@ LLM_GGUF = define("model.llm_gguf", "local GGUF {path} served in-process by xlla
 LLM_UNKNOWN_BACKEND = define("model.llm_unknown_backend", "unknown llm.backend {backend}; extractive answers")
 LLM_NONE = define("model.llm_none", "no language model configured: answers are extractive (cited passages)")
 
-# The reranker's folder (library.rerank.find_reranker).
+# The reranker's folder (models.rerank.find_reranker).
 RERANKER_OFF = define("model.reranker_off", "reranker disabled in config (retrieval.reranker = none)")
 RERANKER_USING = define("model.reranker_using", "using {path}")
 RERANKER_NOT_CROSS_ENCODER = define(

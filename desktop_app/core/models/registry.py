@@ -230,3 +230,12 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
         size=spec.total_size,
         verified=verified,
     )
+
+
+def spec_by_folder_or_id(specs: list[ModelSpec], name: str) -> ModelSpec | None:
+    """The manifest entry a setting names by its folder or its id (a path's first part), if any."""
+    key = name.strip("/").split("/")[0].lower()
+    for s in specs:
+        if key in (s.folder.lower(), s.id.lower()):
+            return s
+    return None

@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.ask.conversation_store import ChatSummary
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
-from desktop_app.gui.operations import CHATS_LOCK, JobKind
+from desktop_app.gui.i18n import on_language_changed, tr, trn
+from desktop_app.gui.markdown import plain_tooltip
+from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
+from desktop_app.gui.tasks import error_text
 
 ID_ROLE = Qt.UserRole
 
@@ -98,7 +99,9 @@ class ConversationList(QWidget):
             self.chats = self.ctx.desk.conversations.list_chats(self.search.text())
         except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the chat usable
             self.chats = []
-            self.list.setToolTip(plain_tooltip(tr("Conversations cannot be read: {error}").format(error=exc)))
+            self.list.setToolTip(
+                plain_tooltip(tr("Conversations cannot be read: {error}").format(error=error_text(exc)))
+            )
         self._filling = True
         try:
             self.list.clear()
@@ -155,6 +158,7 @@ class ConversationList(QWidget):
         self.ctx.runner.run(
             JobKind.CHATS,
             lambda _state: store.rename(chat_id, title),
+            operation=Operation.RENAME_CONVERSATION,  # a failure: the window's status bar says it
             on_finished=self.refresh,
             exclusive=False,
             lock=CHATS_LOCK,
@@ -176,8 +180,9 @@ class ConversationList(QWidget):
         self.ctx.runner.run(
             JobKind.CHATS,
             lambda _state: store.delete(chat_id),
+            operation=Operation.DELETE_CONVERSATION,
             on_success=lambda _ok: deleted(),
-            on_failure=lambda msg: QMessageBox.warning(self, tr("Delete conversation"), tr_core(msg)),
+            on_failure=lambda failure: QMessageBox.warning(self, tr("Delete conversation"), failure.text()),
             exclusive=False,
             lock=CHATS_LOCK,
         )

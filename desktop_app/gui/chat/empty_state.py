@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
+from desktop_app.gui.markdown import plain_tooltip
 
 ROLES = ("embedder", "reranker", "llm", "classifier")  # keys of ctx.status, in the order shown
 

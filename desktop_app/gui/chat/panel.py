@@ -29,10 +29,10 @@ from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.gui.chat.empty_state import EmptyState
 from desktop_app.gui.chat.messages import AnswerMessage, UserMessage, mark_gone
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr, tr_core
+from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.knowledge.panel import local_paths
-from desktop_app.gui.operations import JobKind
+from desktop_app.gui.operations import JobKind, Operation
 
 # A reopened conversation shows its last messages; building a message's widgets takes ~4 ms of the UI
 # thread (and as much again to lay it out), so earlier ones wait for "Show earlier messages".
@@ -156,10 +156,9 @@ class ChatPanel(QWidget):
         ctx.runner.run(
             JobKind.ASK,
             work,
+            operation=Operation.ANSWER,
             on_partial=answer.handle_event,
-            on_failure=lambda msg: answer.add_note(
-                lambda: tr("Error: {message}").format(message=tr_core(msg))
-            ),
+            on_failure=lambda failure: answer.add_note(failure.text),  # rendered again on a language switch
             on_cancelled=answer.mark_stopped,
             on_finished=done,
         )
@@ -188,8 +187,9 @@ class ChatPanel(QWidget):
         ctx.runner.run(
             JobKind.IDENTIFY,
             lambda state: ctx.call_identify(image, conversation, state),
+            operation=Operation.IDENTIFY,
             on_partial=card.handle_event,
-            on_failure=card.show_error,
+            on_failure=card.show_failure,
             on_cancelled=card.mark_stopped,
             on_finished=done,
         )

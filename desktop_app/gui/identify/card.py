@@ -33,8 +33,9 @@ from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import N_, Message, Text, parse, render_parsed, render_text
-from desktop_app.gui.chat.markdown import markdown_to_plain, plain_tooltip
-from desktop_app.gui.i18n import current_language, on_language_changed, tr
+from desktop_app.gui.i18n import catalogue, current_language, on_language_changed, tr
+from desktop_app.gui.markdown import markdown_to_plain, plain_tooltip
+from desktop_app.gui.tasks import Failure
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,
     CiteChip,
@@ -113,7 +114,7 @@ def localise_term(value: str, species: dict[str, str]) -> str:
 
 
 def _render(msg: Message, species: dict[str, str]) -> str:
-    return render_parsed(msg, tr, lambda value: localise_term(value, species))
+    return render_parsed(msg, catalogue(), lambda value: localise_term(value, species))
 
 
 def localise(text: Text, species: dict[str, str]) -> str:
@@ -122,7 +123,7 @@ def localise(text: Text, species: dict[str, str]) -> str:
     that is no message (the model's own words, a note's sentences) stays as written. A card saved
     before the flow wrote one sentence per line is split into its sentences first."""
     if isinstance(text, Message):  # a warning or an error of the flow: a message already
-        return render_parsed(text, tr, lambda value: localise_term(value, species), reparse=False)
+        return render_parsed(text, catalogue(), lambda value: localise_term(value, species), reparse=False)
     out = []
     for line in text.splitlines():
         found = parse(line)
@@ -453,8 +454,12 @@ class IdentifyCard(QFrame):
 
     def show_error(self, message: Text) -> None:
         self._set_status(
-            lambda: tr("Identification failed: {message}").format(message=render_text(message, tr))
+            lambda: tr("Identification failed: {message}").format(message=render_text(message, catalogue()))
         )
+
+    def show_failure(self, failure: Failure) -> None:
+        """The identification job raised: "Could not identify the photo: <reason>"."""
+        self._set_status(failure.text)
 
     def mark_stopped(self) -> None:
         self._set_status(lambda: tr("Stopped."))

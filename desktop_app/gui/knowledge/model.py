@@ -12,8 +12,8 @@ from PySide6.QtGui import QBrush, QColor
 from desktop_app.core.library.documents import DocumentInfo
 from desktop_app.core.library.names import display_name, escape_name, fs_path
 from desktop_app.core.messages import N_
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.i18n import tr, tr_core
+from desktop_app.gui.markdown import plain_tooltip
 
 COLUMNS = (N_("Document"), N_("Status"), N_("Chunks"), N_("Size"), N_("Error"))
 # A row's status, shown as tr(doc.status): marked here for the extractor.

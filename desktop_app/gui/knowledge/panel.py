@@ -31,13 +31,20 @@ from PySide6.QtWidgets import (
 from desktop_app.core.library.knowledge import SyncReport
 from desktop_app.core.library.names import display_name
 from desktop_app.core.messages import Message, Text
-from desktop_app.gui.chat.markdown import plain_tooltip
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
-from desktop_app.gui.operations import INDEXING, JobKind, KnowledgeChange, index_batch, run_batch
-from desktop_app.gui.tasks import QtTaskState
+from desktop_app.gui.markdown import plain_tooltip
+from desktop_app.gui.operations import (
+    INDEXING,
+    JobKind,
+    KnowledgeChange,
+    Operation,
+    index_batch,
+    run_batch,
+)
+from desktop_app.gui.tasks import Failure, QtTaskState
 
 _SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
 
@@ -214,7 +221,7 @@ class KnowledgePanel(QWidget):
             tr("Drop files or folders here to add them to the knowledge base")
             if self.ctx.kb is not None or not self.ctx.load_error
             else tr("The knowledge base could not be opened: {error}").format(
-                error=tr_core(self.ctx.load_error)
+                error=self.ctx.load_error.reason()
             )
         )
         self.add_button.setText(tr("Add files…"))
@@ -294,7 +301,12 @@ class KnowledgePanel(QWidget):
             self.progress_label.show()
             return
         work = index_batch(JobKind.ADD, self.ctx.kb, paths, scope)
-        self._start_batch(JobKind.ADD, work, trn("Adding {n} item…", "Adding {n} items…", len(paths)).format(n=len(paths)))
+        self._start_batch(
+            JobKind.ADD,
+            work,
+            trn("Adding {n} item…", "Adding {n} items…", len(paths)).format(n=len(paths)),
+            Operation.ADD_FILES,
+        )
 
     def sync(self) -> None:
         """Index new/changed files and drop removed ones (the file watcher calls this)."""
@@ -304,19 +316,20 @@ class KnowledgePanel(QWidget):
             self.watcher.schedule()  # try again once the running batch is done
             return
         work = index_batch(JobKind.SYNC, self.ctx.kb)
-        self._start_batch(JobKind.SYNC, work, tr("Checking for changes…"))
+        self._start_batch(JobKind.SYNC, work, tr("Checking for changes…"), Operation.SYNC)
 
     def retry_failed(self) -> None:
         """Sync, reading the files that failed again (a sync leaves them until they change)."""
         if self.ctx.kb is None:
             return
         work = index_batch(JobKind.SYNC, self.ctx.kb, retry_failed=True)
-        self._start_batch(JobKind.SYNC, work, tr("Retrying failed files…"))
+        self._start_batch(JobKind.SYNC, work, tr("Retrying failed files…"), Operation.RETRY_FAILED)
 
     def reindex(self) -> None:
         if self.ctx.kb is None:
             return
-        self._start_batch(JobKind.REINDEX, index_batch(JobKind.REINDEX, self.ctx.kb), tr("Re-indexing…"))
+        work = index_batch(JobKind.REINDEX, self.ctx.kb)
+        self._start_batch(JobKind.REINDEX, work, tr("Re-indexing…"), Operation.REINDEX)
 
     def remove_selected(self) -> None:
         names = [self.model.rows[i.row()].name for i in self.table.selectionModel().selectedRows()]
@@ -327,6 +340,7 @@ class KnowledgePanel(QWidget):
             self.ctx.runner,
             JobKind.REMOVE,
             lambda state: kb.remove(names),
+            operation=Operation.REMOVE,
             on_done=lambda removed: self.ctx.knowledge_changed.emit(
                 KnowledgeChange(JobKind.REMOVE, removed=tuple(removed))
             ),
@@ -358,6 +372,7 @@ class KnowledgePanel(QWidget):
         self.ctx.runner.run(
             JobKind.LIST,
             lambda state: kb.list_documents(),
+            operation=Operation.LIST,
             on_success=self._set_documents,
             on_failure=self._show_error,
         )
@@ -367,7 +382,13 @@ class KnowledgePanel(QWidget):
             self.ctx.runner.cancel(kind)
         self.progress_label.setText(tr("Cancelling…"))
 
-    def _start_batch(self, kind: JobKind, work: Callable[[QtTaskState], SyncReport], message: str) -> None:
+    def _start_batch(
+        self,
+        kind: JobKind,
+        work: Callable[[QtTaskState], SyncReport],
+        message: str,
+        operation: Operation,
+    ) -> None:
         self._set_busy(True)
         self.progress.setRange(0, 0)
         self.progress_label.setText(message)
@@ -375,9 +396,10 @@ class KnowledgePanel(QWidget):
             self.ctx.runner,
             kind,
             work,
+            operation=operation,
             on_progress=self._on_progress,
             on_done=lambda report: self._batch_done(report, kind),
-            on_failure=lambda message: self._batch_failed(message, kind),
+            on_failure=lambda failure: self._batch_failed(failure, kind),
             on_cancelled=lambda: self._batch_cancelled(kind),
         )
 
@@ -418,9 +440,9 @@ class KnowledgePanel(QWidget):
         self.errors.clear()
         self.errors.hide()
 
-    def _batch_failed(self, message: str, kind: JobKind) -> None:
+    def _batch_failed(self, failure: Failure, kind: JobKind) -> None:
         self._clear_outcomes()
-        self._show_error(message)
+        self._show_error(failure)
         self.ctx.knowledge_changed.emit(KnowledgeChange.of_report(kind, None))
         self.batch_finished.emit(None)
 
@@ -480,8 +502,9 @@ class KnowledgePanel(QWidget):
             item.setForeground(QColor(colour))
         self.errors.addItem(item)
 
-    def _show_error(self, message: str) -> None:
-        self.result_label.setText(tr("Error: {message}").format(message=tr_core(message)))
+    def _show_error(self, failure: Failure) -> None:
+        """Why the operation failed ("Could not <operation>: <reason>"), under the list."""
+        self.result_label.setText(failure.text())
         self.result_label.show()
 
     def _set_documents(self, docs: list[Any]) -> None:
@@ -518,7 +541,7 @@ class KnowledgePanel(QWidget):
         if ready:
             why = ""
         elif self.ctx.load_error:
-            error = tr_core(self.ctx.load_error)
+            error = self.ctx.load_error.reason()
             why = tr("The knowledge base could not be opened: {error}").format(error=error)
         else:
             why = tr("Available once the knowledge base has opened")

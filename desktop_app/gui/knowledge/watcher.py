@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
 from desktop_app.core.library.names import escape_name, is_utf8
-from desktop_app.gui.operations import INDEXING, JobKind
+from desktop_app.gui.operations import INDEXING, JobKind, Operation
 
 MAX_WATCHED_FILES = 4000  # inotify watches are a limited resource; folders are always watched
 
@@ -71,7 +71,12 @@ class KnowledgeWatcher(QObject):
         if self.root is None:
             return
         root = self.root
-        self._runner.run(JobKind.WATCH_SCAN, lambda state: _scan(root), on_success=self._apply)
+        self._runner.run(
+            JobKind.WATCH_SCAN,
+            lambda state: _scan(root),
+            operation=Operation.WATCH_FOLDER,  # a failure: the window's status bar says it
+            on_success=self._apply,
+        )
 
     def _apply(self, result: tuple[list[str], list[str]]) -> None:
         dirs, files = result

@@ -39,6 +39,8 @@ from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
 from desktop_app.gui.settings.models_page import ModelsPage, human_size
+from desktop_app.gui.tasks import Failure
+from desktop_app.gui.theme import apply_theme
 
 BACKENDS = (
     ("none", N_("None (extractive answers)")),
@@ -61,12 +63,6 @@ def _stored_key(cfg: Config) -> str:
         return get_api_key(cfg, "llm.api_key")
     except Exception:  # noqa: BLE001 - no keyring backend: the field starts empty
         return cfg.llm.api_key
-
-
-def _apply_theme(theme: str) -> None:
-    from desktop_app.gui.app import apply_theme  # app.py imports the main window, which imports this
-
-    apply_theme(theme)
 
 
 def _spin(lo: int, hi: int, value: int) -> QSpinBox:
@@ -216,8 +212,16 @@ class SettingsDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        # Why the last Save failed; the dialog stays open with the user's values.
+        self.save_error = QLabel(objectName="warning")
+        self.save_error.setTextFormat(Qt.PlainText)
+        self.save_error.setWordWrap(True)
+        self.save_error.hide()
+        self.saving = False
+        self._save_failure: Failure | None = None
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
+        lay.addWidget(self.save_error)
         lay.addWidget(self.buttons)
 
         on_language_changed(self.retranslate)
@@ -285,6 +289,8 @@ class SettingsDialog(QDialog):
             ],
         )
         self.buttons.button(QDialogButtonBox.Save).setText(tr("Save"))
+        if self._save_failure is not None:
+            self.save_error.setText(self._save_failure.text())
         self.buttons.button(QDialogButtonBox.Cancel).setText(tr("Cancel"))
 
     @staticmethod
@@ -405,7 +411,7 @@ class SettingsDialog(QDialog):
         set_language(self.language.currentData())
 
     def _theme_picked(self) -> None:
-        _apply_theme(self.theme.currentData())
+        apply_theme(self.theme.currentData())
 
     def show_models(self) -> ModelsPage:
         """Bring the Models tab forward (the empty state's "models" button lands here)."""
@@ -519,10 +525,35 @@ class SettingsDialog(QDialog):
         return cfg
 
     def accept(self) -> None:
+        """Save in the background; the dialog closes once saved, and stays open with the values
+        and says why when saving failed."""
+        if self.saving:
+            return
         cfg = self.collect()
         key = cfg.llm.api_key
         new_index = cfg.embedding != self.ctx.config.embedding
-        self.ctx.save_settings(cfg, api_key=key if key != self._initial_key else None)
+        self._set_saving(True)
+        self.ctx.save_settings(
+            cfg,
+            api_key=key if key != self._initial_key else None,
+            on_saved=lambda: self._saved(cfg, new_index),
+            on_failure=self._save_failed,
+        )
+
+    def _set_saving(self, saving: bool) -> None:
+        self.saving = saving
+        self.buttons.setEnabled(not saving)
+
+    def _save_failed(self, failure: Failure) -> None:
+        self._set_saving(False)
+        self._save_failure = failure
+        self.save_error.setText(failure.text())
+        self.save_error.show()
+
+    def _saved(self, cfg: Config, new_index: bool) -> None:
+        self._set_saving(False)
+        self._save_failure = None
+        self.save_error.hide()
         if new_index:
             self._sync_when_ready()
         if self.chosen_data_dir() != self.ctx.data_dir:
@@ -532,7 +563,7 @@ class SettingsDialog(QDialog):
                 QMessageBox.warning(
                     self, tr("Settings"), tr("Could not remember the data folder: {error}").format(error=exc)
                 )
-        _apply_theme(cfg.ui.theme)
+        apply_theme(cfg.ui.theme)
         super().accept()
 
     def _sync_when_ready(self) -> None:
@@ -546,8 +577,10 @@ class SettingsDialog(QDialog):
             self.ctx.config_changed.connect(sync, Qt.SingleShotConnection)
 
     def reject(self) -> None:
+        if self.saving:  # the save's outcome decides: closed once saved, else open with the reason
+            return
         set_language(self._initial_language)
-        _apply_theme(self._initial_theme)
+        apply_theme(self._initial_theme)
         super().reject()
 
     def done(self, result: int) -> None:

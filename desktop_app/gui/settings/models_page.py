@@ -36,11 +36,11 @@ from desktop_app.core.messages import N_, Message, render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
-from desktop_app.gui.chat.markdown import plain_tooltip
-from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
-from desktop_app.gui.operations import JobKind
-from desktop_app.gui.tasks import Job, QtTaskState
+from desktop_app.gui.context import AppContext, role_statuses
+from desktop_app.gui.i18n import catalogue, on_language_changed, tr
+from desktop_app.gui.markdown import plain_tooltip
+from desktop_app.gui.operations import JobKind, Operation
+from desktop_app.gui.tasks import Failure, Job, QtTaskState
 
 ROLE_TITLES = {
     "embedding": N_("Embedding model (search)"),
@@ -91,7 +91,7 @@ def active_name(status: RoleStatus) -> str:
     if status.active_id and status.active_id.startswith("server:"):
         return tr("a model on the server {url}").format(url=status.active_id[len("server:") :])
     if isinstance(status.active, Message):  # "{name} (bundled, English)": the name, notes in the tooltip
-        return str(status.active.params.get("name", "")) or render_text(status.active, tr)
+        return str(status.active.params.get("name", "")) or render_text(status.active, catalogue())
     return (status.active or "").split(" (")[0]
 
 
@@ -190,7 +190,11 @@ class ModelsPage(QWidget):
             return model_status(data_dir, cfg, manifest), specs
 
         self.ctx.runner.run(
-            JobKind.MODELS, read, on_success=self._statuses_read, on_failure=self._read_failed
+            JobKind.MODELS,
+            read,
+            operation=Operation.READ_MODELS,
+            on_success=self._statuses_read,
+            on_failure=self._read_failed,
         )
 
     def check_network(self) -> None:
@@ -198,6 +202,7 @@ class ModelsPage(QWidget):
         self.ctx.runner.run(
             JobKind.MODELS_NETWORK,
             lambda state: endpoint_reachable(endpoint),
+            operation=Operation.CHECK_DOWNLOAD_SITE,
             on_success=self._network_checked,
         )
 
@@ -206,8 +211,8 @@ class ModelsPage(QWidget):
         self._build()
         self.statuses_changed.emit()
 
-    def _read_failed(self, message: str) -> None:
-        self.progress_label.setText(render_text(message, tr))
+    def _read_failed(self, failure: Failure) -> None:
+        self.progress_label.setText(failure.text())
 
     def _network_checked(self, reachable: bool) -> None:
         self.online = bool(reachable)
@@ -264,7 +269,7 @@ class ModelsPage(QWidget):
             else:
                 active.setText(tr("Nothing in use"))
                 active.setObjectName("muted")
-            active.setToolTip(render_text(status.reason, tr))
+            active.setToolTip(render_text(status.reason, catalogue()))
             grid.addWidget(active, 0, 0, 1, 5)
             for a in status.models:
                 self._add_row(grid, status, a)
@@ -311,7 +316,7 @@ class ModelsPage(QWidget):
                 command = QLabel(f"<code>{html.escape(a.install_command)}</code>")
                 command.setTextFormat(Qt.RichText)
                 command.setTextInteractionFlags(Qt.TextSelectableByMouse)
-                command.setToolTip(render_text(a.reason, tr))
+                command.setToolTip(render_text(a.reason, catalogue()))
         grid.addWidget(name, row, 0)
         grid.addWidget(state_label, row, 1)
         grid.addWidget(size_label, row, 2)
@@ -353,6 +358,7 @@ class ModelsPage(QWidget):
         self.fetch_job = self.ctx.runner.run(
             JobKind.FETCH_MODEL,
             lambda state: fetch_model(spec, dest, endpoint=endpoint, task=state, show_progress=False),
+            operation=Operation.DOWNLOAD_MODEL,
             on_progress=self._progress,
             on_success=lambda _result: self._fetch_done("installed"),
             on_failure=self._fetch_failed,
@@ -373,9 +379,10 @@ class ModelsPage(QWidget):
             )
         )
 
-    def _fetch_failed(self, message: str) -> None:
+    def _fetch_failed(self, failure: Failure) -> None:
+        # Names the model, which "Could not download the model" would not.
         self._outcome = tr("The download of {model} failed: {error}").format(
-            model=self._fetching, error=render_text(message, tr)
+            model=self._fetching, error=failure.reason()
         )
         self._fetch_done("failed")
 
@@ -403,8 +410,6 @@ class ModelsPage(QWidget):
         desk = self.ctx.desk
 
         def load(_state: QtTaskState) -> tuple[bool, dict]:
-            from desktop_app.gui.context import role_statuses
-
             return desk.reranker_installed(), role_statuses(desk)
 
         def loaded(result: tuple[bool, dict]) -> None:
@@ -417,7 +422,13 @@ class ModelsPage(QWidget):
                 self.progress_label.setText(self._outcome)
             self.ctx.status_changed.emit()
 
-        self.ctx.runner.run(JobKind.USE_MODEL, load, on_success=loaded, on_failure=self._read_failed)
+        self.ctx.runner.run(
+            JobKind.USE_MODEL,
+            load,
+            operation=Operation.LOAD_RERANKER,
+            on_success=loaded,
+            on_failure=self._read_failed,
+        )
 
     def _installed_text(self, model: str) -> str:
         """What to do with a model just installed: the running app loaded its models already."""

@@ -27,7 +27,8 @@ from desktop_app.core.library.names import display_name, fs_path
 from desktop_app.core.messages import N_
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
-from desktop_app.gui.operations import JobKind
+from desktop_app.gui.operations import JobKind, Operation
+from desktop_app.gui.tasks import Failure
 from desktop_app.gui.viewer.locate import locate, utf16_index
 from desktop_app.gui.viewer.page_view import PdfPageView, line_rects
 
@@ -238,11 +239,13 @@ class SourceViewer(QWidget):
             if generation == self._generation:  # a later click wins
                 self._show_loaded(result)
 
-        def failed(message: str) -> None:
+        def failed(failure: Failure) -> None:
             if generation == self._generation:
-                self._show_message(message)
+                self._show_message(failure.text())
 
-        self.ctx.runner.run(JobKind.VIEWER, load, on_success=done, on_failure=failed)
+        self.ctx.runner.run(
+            JobKind.VIEWER, load, operation=Operation.SHOW_PASSAGE, on_success=done, on_failure=failed
+        )
 
     def _show_loaded(self, loaded: _Loaded) -> None:
         self.changed = loaded.changed

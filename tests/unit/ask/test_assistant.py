@@ -311,7 +311,7 @@ def test_agentic_is_off_by_default_and_on_by_config(agentic):
 
 
 def test_latency_bench_reports_first_token_for_both_modes():
-    from desktop_app.bench.latency import run_latency_bench
+    from kdesk_lab.latency import run_latency_bench
 
     kb = FakeKB()
     desk = SimpleNamespace(

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from desktop_app.bench.router import SET_PATH, load_set, run_router_bench
 from desktop_app.core.ask.router import Router, heuristic_route, parse_route, rewrite_followup
 from desktop_app.core.config import RouterConfig
 from desktop_app.core.models.llm.base import LLMError
+from kdesk_lab.router import SET_PATH, load_set, run_router_bench
 
 
 class ScriptedModel:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.answers import (
+from kdesk_lab.answers import (
     CROSSLINGUAL,
     FOLLOWUPS,
     UNANSWERABLE,

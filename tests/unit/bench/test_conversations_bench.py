@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from desktop_app.bench.conversations import (
+from kdesk_lab.conversations import (
     load_facts,
     names_it,
     run_conversations_bench,
@@ -84,3 +84,51 @@ def test_a_small_run_scores_every_turn_per_style_and_language():
     assert set(summary["by_lang"]) == {"en", "zh"} and summary["all"]["turns"] == len(result.turns)
     name = [t for t in result.turns if t.fact == "name"]
     assert name and all(t.gold_ok and t.cited_ok for t in name)  # the page's title for its Latin name
+
+
+def test_an_answer_over_candidates_is_scored_on_the_turn_species_item_alone(tmp_path):
+    from desktop_app.core.ask.conversation import Conversation
+    from desktop_app.core.events import Answer, Citation, RouteDecided
+    from kdesk_lab.conversations import Script, Turn, _run_turn
+
+    scarlet, green = write_zh_fields(tmp_path, load_facts()[:2])
+    by_key = {scarlet.key: scarlet, green.key: green}
+
+    class Hedging:
+        def __init__(self, items: list[str]) -> None:
+            self.items = items
+
+        def ask(self, question, conv):
+            yield RouteDecided(
+                True, f"Where does {scarlet.en} live / Where does {green.en} live", True, "heuristic"
+            )
+            text = "\n".join(["The photo could be any of these in your notes: ...", "", *self.items])
+            yield Answer(
+                text, [Citation(1, scarlet.doc, None, "c", ""), Citation(2, green.doc, None, "d", "")]
+            )
+
+    def score(items: list[str], about=scarlet):
+        conv = Conversation(subject_options=[scarlet.title, green.title])
+        turn = Turn("ask", "Where does it live?", "en", about.key, "where")
+        return _run_turn(
+            Hedging(items),
+            conv,
+            "zh-fields",
+            Script("photo", "en", [turn]),
+            1,
+            turn,
+            by_key,
+            Answer,
+            RouteDecided,
+        )
+
+    right = [
+        f"- If it is the {scarlet.title}: {scarlet.facts['where']} [1]",
+        f"- If it is the {green.title}: elsewhere [2]",
+    ]
+    row = score(right)
+    assert row.gold_ok and row.cited_ok and not row.refused
+    assert not row.subject_ok  # no one subject was searched: the species is still open
+    # The species' range under another candidate's name is not its answer.
+    swapped = [f"- If it is the {green.title}: {scarlet.facts['where']} [1]"]
+    assert not score(swapped).gold_ok

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop_app.bench.hostile import run, table
+from kdesk_lab.hostile import run, table
 
 
 def test_the_hostile_bench_measures_a_real_add_and_reports_its_outcome(tmp_path) -> None:

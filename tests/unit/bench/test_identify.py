@@ -1,4 +1,4 @@
-"""`kdesk bench identify`'s measuring (desktop_app/bench/identify.py) on a tiny labelled folder."""
+"""`kdesk bench identify`'s measuring (lab/kdesk_lab/identify.py) on a tiny labelled folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.identify import check_folders, format_report, prepare_notes, run_identify_bench
+from kdesk_lab.identify import check_folders, format_report, prepare_notes, run_identify_bench
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.index import TokenCounter, format_index_result, padding_of, run_index_bench
+from kdesk_lab.index import TokenCounter, format_index_result, padding_of, run_index_bench
 
 ENGLISH = [
     ("Scarlet macaw", "The scarlet macaw has red, yellow and blue feathers and lives in rainforests."),

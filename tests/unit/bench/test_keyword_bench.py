@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.keyword import (
+from kdesk_lab.keyword import (
     TOKENIZERS,
     format_keyword_result,
     make_tokenizer,
     run_keyword_bench,
 )
-from desktop_app.bench.retrieval import load_beir
+from kdesk_lab.retrieval import load_beir
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = [
@@ -108,7 +108,7 @@ def test_cli_prints_json(beir: Path, capsys):
 
 
 def test_make_traditional(beir: Path, tmp_path: Path):
-    script = str(ROOT / "benchmarks" / "make_traditional.py")
+    script = str(ROOT / "lab" / "benchmarks" / "make_traditional.py")
     # Without OpenCC: a clear message, no traceback.
     blocked = f"import sys, runpy; sys.modules['opencc'] = None; sys.argv = ['x', {str(beir)!r}, 'out']; "
     done = subprocess.run(
@@ -118,7 +118,7 @@ def test_make_traditional(beir: Path, tmp_path: Path):
         cwd=tmp_path,
     )
     assert done.returncode != 0 and "pip install opencc" in done.stderr
-    # With it (the dev install brings it): the conversion itself.
+    # With it (the lab's install brings it): the conversion itself.
     out = tmp_path / "trad"
     subprocess.run([sys.executable, script, str(beir), str(out)], check=True, capture_output=True)
     corpus = [json.loads(x) for x in (out / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]

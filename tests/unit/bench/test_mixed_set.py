@@ -1,4 +1,4 @@
-"""benchmarks/mixed-zh: the committed BEIR files are exactly what make_set.py writes, and the set is as
+"""lab/benchmarks/mixed-zh: the committed BEIR files are exactly what make_set.py writes, and the set is as
 hard and as answerable as its README says (kinds, counts, shared genera, names on the right pages)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SET_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "mixed-zh"
+SET_DIR = Path(__file__).resolve().parents[3] / "lab" / "benchmarks" / "mixed-zh"
 FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
 KINDS = ("zh-name", "zh-latin", "zh-english", "en-name", "en-latin", "zh-code", "en-code", "cross-lingual")
 
@@ -53,7 +53,7 @@ def test_committed_files_are_exactly_what_make_set_writes(make_set, tmp_path: Pa
         first = (tmp_path / "a" / rel).read_bytes()
         assert first == (tmp_path / "b" / rel).read_bytes(), f"{rel} differs between two runs"
         assert first == (SET_DIR / rel).read_bytes(), (
-            f"{rel} is stale: run python benchmarks/mixed-zh/make_set.py"
+            f"{rel} is stale: run python lab/benchmarks/mixed-zh/make_set.py"
         )
 
 
@@ -72,7 +72,7 @@ def test_beir_shape_and_every_qrel_points_at_a_real_doc_and_query(committed):
 
 
 def test_the_set_loads_through_the_benchmark_loader():
-    from desktop_app.bench.retrieval import load_beir
+    from kdesk_lab.retrieval import load_beir
 
     beir = load_beir(SET_DIR)
     assert len(beir.corpus) >= 140 and len(beir.qrels) == len(beir.queries) >= 300

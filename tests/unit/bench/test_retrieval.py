@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.retrieval import (
+from kdesk_lab.retrieval import (
     format_result,
     load_beir,
     mrr_at,

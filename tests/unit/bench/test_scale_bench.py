@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.scale import (
+from desktop_app.core.config import Config
+from kdesk_lab.scale import (
     DISK_PARTS,
     SCALE_MODES,
     corpus_prefix,
@@ -19,7 +20,6 @@ from desktop_app.bench.scale import (
     plot_scale,
     run_scale_bench,
 )
-from desktop_app.core.config import Config
 
 PNG = b"\x89PNG\r\n\x1a\n"
 TOPICS = ["parrots", "glaciers", "volcanoes", "bees", "comets", "tides", "ferns", "owls", "salt"]

@@ -14,7 +14,7 @@ from desktop_app.core.identify.classifier import (
     imagenet_labels,
     preprocess,
 )
-from desktop_app.core.identify.images import load_image
+from desktop_app.core.library.images import load_image
 
 PARROT_GROUP = "parrot"
 

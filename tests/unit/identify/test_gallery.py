@@ -12,12 +12,14 @@ import pytest
 from desktop_app.core.identify.classifier import get_classifier
 from desktop_app.core.identify.gallery import (
     COLLECTION,
+    FEATURE_VERSION,
     GalleryHandler,
     GalleryMatch,
     fit_reference,
     gallery_for,
     label_for,
     label_probabilities,
+    photo_handler,
     score_labels,
 )
 
@@ -103,7 +105,7 @@ def photo_kb(tmp_path, shared_data):
     from desktop_app.core.library.knowledge import KnowledgeBase
 
     get_classifier().load()
-    kb = KnowledgeBase(tmp_path / "data", embedder=HashEmbedder())
+    kb = KnowledgeBase(tmp_path / "data", embedder=HashEmbedder(), photo_handler=photo_handler)
     src = shared_data / "images" / "parrots"
     photos = kb.knowledge_dir / "parrots" / "photos"
     for label, folder in (("Scarlet Macaw", "ara_macao"), ("African Grey", "jako_grey")):
@@ -185,6 +187,19 @@ def test_a_gallery_of_an_older_feature_version_is_dropped_and_rebuilt(photo_kb):
     assert handler.label_scores(query)[0][0].label == "African Grey"
 
 
+def test_a_gallery_of_a_newer_feature_version_is_kept_for_the_newer_app(photo_kb):
+    kb, _src = photo_kb
+    kb.sync()
+    newer = COLLECTION.rsplit("__v", 1)[0] + f"__v{FEATURE_VERSION + 1}"
+    kb.chroma_client.get_or_create_collection(newer, metadata={"hnsw:space": "cosine"}).upsert(
+        ids=["x"], embeddings=[[1.0] + [0.0] * 1279]
+    )
+    GalleryHandler(kb).ensure_current()  # what opening the app does: older galleries are dropped
+    collections = {c if isinstance(c, str) else c.name for c in kb.chroma_client.list_collections()}
+    assert {COLLECTION, newer} <= collections
+    assert kb.chroma_client.get_collection(newer).count() == 1  # never rewritten downwards
+
+
 def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
     kb, src = photo_kb
     private = kb.knowledge_dir / "@zoo" / "Kea"
@@ -201,8 +216,8 @@ def test_scoped_photos_are_only_seen_in_their_scope(photo_kb):
 
 
 def test_leave_one_out_gallery_hides_every_view_of_the_query_photo(shared_data):
-    from desktop_app.bench.identify import MemoryGallery
     from desktop_app.core.config import IdentifyConfig
+    from kdesk_lab.identify import MemoryGallery
 
     src = shared_data / "images" / "parrots"
     photos = [(lab, src / lab / f"{i}.jpg") for lab in ("ara_macao", "jako_white") for i in (1, 2, 3)]
@@ -233,7 +248,7 @@ def test_candidates_and_the_decision_carry_the_chinese_name_their_notes_give(tmp
 
     src = shared_data / "images" / "parrots"
     notes = Path(__file__).resolve().parents[3] / "knowledge" / "parrots"
-    with KnowledgeBase(tmp_path / "data", embedder=HashEmbedder()) as kb:
+    with KnowledgeBase(tmp_path / "data", embedder=HashEmbedder(), photo_handler=photo_handler) as kb:
         for folder in ("ara_macao", "jako_grey"):
             (kb.knowledge_dir / "parrots" / "photos" / folder).mkdir(parents=True)
             for i in (1, 2):
@@ -253,3 +268,20 @@ def test_candidates_and_the_decision_carry_the_chinese_name_their_notes_give(tmp
     assert titles["ara_macao"] == "Scarlet Macaw" and titles["jako_grey"] == "African Grey Parrot"
     assert titles["macaw"] is None  # no note is titled after ImageNet's label
     assert decision.titles["ara_macao"] == "Scarlet Macaw"
+
+
+def test_the_desk_gives_its_library_the_gallery_and_a_bare_library_refuses_photos(tmp_path):
+    """The library never imports identification: the Desk hands it the gallery as its photo handler;
+    a knowledge base built without one fails a photo with the reason instead of indexing it."""
+    from desktop_app.core.desk import Desk
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    get_classifier().load()
+    with Desk(tmp_path / "desk", embedder=HashEmbedder()) as desk:
+        assert isinstance(desk.kb.handler_for(".jpg"), GalleryHandler)
+    with KnowledgeBase(tmp_path / "bare", embedder=HashEmbedder()) as kb:
+        assert kb.handler_for(".jpg") is None
+        (kb.knowledge_dir / "photos").mkdir()
+        (kb.knowledge_dir / "photos" / "kea.jpg").write_bytes(b"\xff\xd8 not read: the handler is missing")
+        report = kb.sync()
+        assert [name for name, _ in report.failed] == ["photos/kea.jpg"]

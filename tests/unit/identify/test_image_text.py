@@ -13,14 +13,20 @@ from PIL import Image, ImageDraw
 from desktop_app.core import paths
 from desktop_app.core.config import Config
 from desktop_app.core.identify.classifier import FEATURE_DIM, get_classifier
-from desktop_app.core.identify.gallery import COLLECTION, GalleryHandler, collection_name, gallery_for
+from desktop_app.core.identify.gallery import (
+    COLLECTION,
+    GalleryHandler,
+    collection_name,
+    gallery_for,
+    photo_handler,
+)
 from desktop_app.core.identify.image_text import (
     ImageTextModel,
     feature_model,
     find_image_model,
     load_image_model,
 )
-from desktop_app.core.identify.images import load_image
+from desktop_app.core.library.images import load_image
 from desktop_app.core.models import registry
 from desktop_app.core.models.status import model_status
 
@@ -95,7 +101,7 @@ def shapes_library(tmp_path: Path, cfg: Config):
     class NoText:
         name, dim, max_chars = "test-no-text", 8, 1000
 
-    kb = KnowledgeBase(tmp_path / "data", config=cfg, embedder=NoText())
+    kb = KnowledgeBase(tmp_path / "data", config=cfg, embedder=NoText(), photo_handler=photo_handler)
     photos = kb.knowledge_dir / "shapes" / "photos"
     for label, colour, shape in (
         ("Red Circle", (200, 30, 30), "circle"),

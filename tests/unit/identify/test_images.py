@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from desktop_app.core.identify.colours import colour_profile
-from desktop_app.core.identify.images import load_image
 from desktop_app.core.library.documents import ParseError
+from desktop_app.core.library.images import load_image
 
 
 def _save(img: Image.Image, path: Path, **kw) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.library.bm25 import FILE_NAME, KeywordIndex, query_terms, tokenize
+from desktop_app.core.library.bm25 import FILE_NAME, KeywordIndex, query_terms, tokenize, weighted_scores
 from desktop_app.core.library.documents import Chunk
 
 
@@ -297,3 +297,27 @@ def test_document_terms_count_overlap_and_repeated_headings_once(tmp_path: Path)
     again = KeywordIndex(tmp_path / "split")
     assert again.search_docs("rimu kakapo", 2) == split.search_docs("rimu kakapo", 2)
     assert again._entries["d-chunk-1"].skip == entries["d-chunk-1"].skip
+
+
+def test_the_bm25s_internals_read_are_what_they_were():
+    """weighted_scores and KeywordIndex.doc_freq read bm25s' index internals (pyproject.toml pins
+    the minor): if a bm25s release moves them, this fails here rather than ranking quietly wrong."""
+    import bm25s
+    import numpy as np
+
+    docs = [["grey", "parrot", "parrot"], ["macaw", "tail"], ["parrot", "macaw", "seed"], [""]]
+    model = bm25s.BM25()
+    model.index(docs, show_progress=False)
+    assert {"data", "indices", "indptr", "num_docs"} <= set(model.scores)
+    assert model.scores["num_docs"] == len(docs)
+    assert set(model.vocab_dict) == {t for d in docs for t in d}
+    indptr = model.scores["indptr"]
+    df = {t: int(indptr[i + 1] - indptr[i]) for t, i in model.vocab_dict.items()}
+    assert (df["parrot"], df["macaw"], df["grey"]) == (2, 2, 1)  # a term's column: the documents holding it
+    for terms in (["parrot"], ["macaw", "seed"], ["grey", "tail", "parrot"]):
+        expected = model.get_scores(terms)  # the public API, with every weight 1
+        assert np.allclose(weighted_scores(model, terms, [1.0] * len(terms)), expected, rtol=1e-6)
+    weighted = weighted_scores(model, ["parrot", "seed"], [2.0, 0.5])
+    expected = 2.0 * model.get_scores(["parrot"]) + 0.5 * model.get_scores(["seed"])
+    assert np.allclose(weighted, expected, rtol=1e-6)
+    assert weighted_scores(model, ["absent"], [1.0]) is None

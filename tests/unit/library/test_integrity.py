@@ -1,4 +1,4 @@
-"""Chunk seals (integrity.py): a keyed hash of each chunk's id, text, metadata and vector."""
+"""Chunk seals (seals.py, checked by integrity.py): a keyed hash of each chunk's id, text, metadata and vector."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from desktop_app.core.library.chroma_client import StoreError, make_client
 from desktop_app.core.library.documents import Chunk
-from desktop_app.core.library.integrity import KEY_FILE, MAC_FIELD, NEAR_FIELD, Sealer, chunk_key_of
+from desktop_app.core.library.seals import KEY_FILE, MAC_FIELD, NEAR_FIELD, Sealer, chunk_key_of
 from desktop_app.core.library.store import ChromaStore
 
 META = {"doc_id": "d1", "source": "notes/été.md", "page": -1, "chunk_index": 0, "ocr": False, "lang": "en"}

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.bench.ocr import char_accuracy, draw_pages, paragraphs, save_image_pdf
 from desktop_app.cli.main import main
 from desktop_app.core.config import Config
+from desktop_app.core.identify.gallery import photo_handler
 from desktop_app.core.library import ocr, reasons
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.library.knowledge import KnowledgeBase
@@ -29,6 +29,7 @@ from desktop_app.core.library.parsers import parse_file
 from desktop_app.core.library.parsers.pdf import parse_pdf
 from desktop_app.core.messages import message
 from desktop_app.core.tasks import Cancelled, SimpleTask
+from kdesk_lab.ocr import char_accuracy, draw_pages, paragraphs, save_image_pdf
 
 SMALL = (827, 700)  # a strip of an A6 page at 200 dpi: a few lines, read in about a second
 
@@ -93,7 +94,7 @@ def test_an_image_holding_text_is_a_document_and_a_parrot_stays_a_reference_phot
 ):
     config = Config()
     config.index.max_seconds_per_unit = 0  # read here, so that ``reads`` counts
-    kb = KnowledgeBase(tmp_path / "data", config=config, embedder=minilm)
+    kb = KnowledgeBase(tmp_path / "data", config=config, embedder=minilm, photo_handler=photo_handler)
     knowledge = kb.knowledge_dir
     image, drawn = _page(paragraphs("en", 1)[0][:200])
     (knowledge / "notes").mkdir()

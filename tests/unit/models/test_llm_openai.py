@@ -6,12 +6,16 @@ in tests/integration/test_llama_server.py."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +45,8 @@ class FakeLLM:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.requests: list[dict] = []
+        self.headers: list = []  # each request's headers (case-insensitive lookup)
+        self.paths: list[str] = []
         self.release = threading.Event()  # ends stalls when the test is done
         fake = self
 
@@ -53,6 +59,8 @@ class FakeLLM:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 fake.requests.append(body)
+                fake.headers.append(self.headers)
+                fake.paths.append(self.path)
                 action, payload = fake.script(body)
                 if action == "json":
                     data = json.dumps(payload).encode()
@@ -79,6 +87,9 @@ class FakeLLM:
                     self.wfile.write(sse(payload) + b"data: [DONE]\n\n")
                 elif action == "garbage":
                     self.wfile.write(sse(payload) + b"data: {this is not json\n\n")
+                elif action == "error_event":
+                    error = {"error": {"message": "context length exceeded", "type": "server_error"}}
+                    self.wfile.write(sse(payload) + b"data: " + json.dumps(error).encode() + b"\n\n")
                 elif action == "stall":
                     self.wfile.write(sse(payload))
                     self.wfile.flush()
@@ -270,6 +281,70 @@ def test_refused_json_schema_falls_back_to_json_object_then_plain_text(fake_llm)
     assert model.structured == "text"  # remembered: the next call asks for plain text at once
     list(model.stream([{"role": "user", "content": "x"}], json_schema=schema))
     assert len(srv.requests) == 4 and "response_format" not in srv.requests[3]
+
+
+def test_an_error_event_inside_the_stream_is_reported_with_the_servers_words(fake_llm):
+    srv = fake_llm(lambda body: ("error_event", ["Parrots"]))
+    model = OpenAIChatModel(srv.url, timeout=5)
+    got: list[str] = []
+    with pytest.raises(LLMError, match="error mid-answer: context length exceeded") as err:
+        for piece in model.stream([{"role": "user", "content": "hi"}]):
+            got.append(piece)
+    assert got == ["Parrots"] and err.value.kind == "http"
+
+
+def test_a_server_that_ignores_stream_true_is_read_as_one_reply(fake_llm):
+    srv = fake_llm(lambda body: _message({"content": "Parrots talk."}))
+    model = OpenAIChatModel(srv.url, timeout=5)
+    assert list(model.stream([{"role": "user", "content": "hi"}])) == ["Parrots talk."]
+
+
+def test_a_refused_key_is_an_http_error_not_a_format_to_downgrade(fake_llm):
+    srv = fake_llm(lambda body: ("status", (401, "invalid api key")))
+    model = OpenAIChatModel(srv.url, "m", "sk-wrong", timeout=5)
+    with pytest.raises(LLMError, match="HTTP 401: invalid api key") as err:
+        list(model.stream([{"role": "user", "content": "x"}], json_schema={"type": "object"}))
+    assert err.value.kind == "http" and len(srv.requests) == 1 and model.structured == "json_schema"
+
+
+def test_the_api_key_is_sent_as_a_bearer_token_and_no_key_sends_no_header(fake_llm):
+    srv = fake_llm(lambda body: ("stream", ["ok"]))
+    list(OpenAIChatModel(srv.url, "m", "sk-test-123", timeout=5).stream([{"role": "user", "content": "x"}]))
+    list(OpenAIChatModel(srv.url, "m", timeout=5).stream([{"role": "user", "content": "x"}]))
+    assert srv.headers[0]["Authorization"] == "Bearer sk-test-123"
+    assert srv.headers[1]["Authorization"] is None
+
+
+def test_count_tokens_asks_the_servers_tokenize_and_stops_asking_where_there_is_none(fake_llm):
+    srv = fake_llm(lambda body: ("json", {"tokens": [1, 2, 3]}))
+    model = OpenAIChatModel(srv.url.removesuffix("/v1"), timeout=5)
+    assert model.count_tokens("grey parrots") == 3
+    assert srv.paths == ["/tokenize"] and srv.requests == [{"content": "grey parrots"}]
+    other = fake_llm(lambda body: ("status", (404, "no such endpoint")))
+    model = OpenAIChatModel(other.url, timeout=5)
+    assert model.count_tokens("x") is None and model.count_tokens("y") is None
+    assert len(other.requests) == 1  # remembered: a server without /tokenize is not asked again
+
+
+def test_importing_the_clients_does_not_import_the_openai_package():
+    """`kdesk --help` and the window's start import these modules; `openai` (~1 s of CPU with its
+    client's set-up) is imported in the background once a client is built."""
+    code = (
+        "import sys\n"
+        "from desktop_app.core.models.llm.openai_compat import OpenAIChatModel\n"
+        "from desktop_app.core.models.embeddings.openai_compat import OpenAICompatEmbedder\n"
+        "print('openai' in sys.modules)\n"
+        "import time\n"
+        "OpenAIChatModel('http://127.0.0.1:9', 'm'); OpenAICompatEmbedder('m', 'http://127.0.0.1:9')\n"
+        "t0 = time.monotonic()\n"
+        "while 'openai._client' not in sys.modules and time.monotonic() - t0 < 60: time.sleep(0.05)\n"
+        "print('openai._client' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=90)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
 
 
 def _message(msg: dict) -> tuple:

@@ -37,7 +37,7 @@ def in_photo_folder(rel: str) -> bool:
 
 def parse_image(path: Path, ocr: OcrJob) -> list[Section]:
     """The text of an image as one section; ParseError when it holds too little (a photo)."""
-    from desktop_app.core.identify.images import load_image
+    from desktop_app.core.library.images import load_image
     from desktop_app.core.library.ocr import engine, without_jpeg_ringing
     from desktop_app.core.library.parsers.pdf import normalize_text
 

@@ -47,7 +47,6 @@ MAX_ROOT_RELS_BYTES = 10**6
 CHUNK_BYTES = 1 << 20
 
 _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _DOCTYPE_SUBSET = re.compile(rb"<!DOCTYPE[^>\[]*\[", re.I)
 
 
@@ -200,22 +199,3 @@ def scan_zip_part(
     return scan_xml(
         text, label, name, budget, paragraph=paragraph, on_start=on_start, encoding="utf-8", entities=entities
     )
-
-
-def xml_members(zf: zipfile.ZipFile) -> list[str]:
-    """The members of a package that hold XML, by their first bytes, whatever their names: a
-    library follows relationships to parts of any name (a sheet can be called "x.png")."""
-    from desktop_app.core.library.parsers.package import ZIP_READ_ERRORS
-
-    names = []
-    for info in zf.infolist():
-        if info.is_dir() or info.file_size == 0:
-            continue
-        try:
-            with zf.open(info) as stream:
-                head = stream.read(64)
-        except ZIP_READ_ERRORS:
-            continue  # a member that cannot be unpacked: the library says so if it needs it
-        if head.startswith(_UTF16_BOMS) or head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
-            names.append(info.filename)
-    return names

@@ -17,6 +17,7 @@ from types import ModuleType
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
+from desktop_app.core.library.parsers.limits import MAX_ROOT_RELS_BYTES
 from desktop_app.core.messages import Text, message
 from desktop_app.core.packages import MissingPackage, require
 
@@ -44,6 +45,7 @@ _LIBXML_LIMITS = re.compile(r"XML_PARSE_HUGE|MaxAmplification|amplification|Exce
 # What zipfile raises for a damaged member: bad CRC or header (BadZipFile), bad deflate data (zlib),
 # cut-off data (EOFError), unknown compression (NotImplementedError), encryption (RuntimeError), a
 # name in the member's header that is not UTF-8 (UnicodeDecodeError, a ValueError).
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # XML in UTF-16 (xml_members)
 ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError)
 
 
@@ -107,8 +109,6 @@ def check_unpacked_size(zf: zipfile.ZipFile, label: str, limit: int) -> None:
 
 def office_family(zf: zipfile.ZipFile) -> str | None:
     """The folder of an Office package's main part ("word", "ppt", "xl"), None when it has none."""
-    from desktop_app.core.library.parsers.limits import MAX_ROOT_RELS_BYTES
-
     try:
         if zf.getinfo("_rels/.rels").file_size > MAX_ROOT_RELS_BYTES:
             raise ValueError("root relationships too large")  # read before any scan: keep it small
@@ -159,3 +159,20 @@ def reader_library(module: str, feature: str) -> ModuleType:
         return require(module, feature)
     except MissingPackage as exc:
         raise ParseError(exc.message.code, **exc.message.params) from exc
+
+
+def xml_members(zf: zipfile.ZipFile) -> list[str]:
+    """The members of a package that hold XML, by their first bytes, whatever their names: a
+    library follows relationships to parts of any name (a sheet can be called "x.png")."""
+    names = []
+    for info in zf.infolist():
+        if info.is_dir() or info.file_size == 0:
+            continue
+        try:
+            with zf.open(info) as stream:
+                head = stream.read(64)
+        except ZIP_READ_ERRORS:
+            continue  # a member that cannot be unpacked: the library says so if it needs it
+        if head.startswith(_UTF16_BOMS) or head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+            names.append(info.filename)
+    return names

@@ -24,7 +24,6 @@ from desktop_app.core.library.parsers.limits import (
     Budget,
     check_tree,
     scan_zip_part,
-    xml_members,
 )
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
@@ -34,6 +33,7 @@ from desktop_app.core.library.parsers.package import (
     open_zip,
     read_head,
     reader_library,
+    xml_members,
 )
 from desktop_app.core.library.parsers.tables import markdown_table
 from desktop_app.core.messages import message

@@ -31,7 +31,6 @@ from desktop_app.core.library.parsers.limits import (
     Budget,
     check_columns,
     scan_zip_part,
-    xml_members,
 )
 from desktop_app.core.library.parsers.package import (
     ZIP_READ_ERRORS,
@@ -41,6 +40,7 @@ from desktop_app.core.library.parsers.package import (
     open_zip,
     read_head,
     reader_library,
+    xml_members,
 )
 from desktop_app.core.library.parsers.tables import markdown_row, separator
 from desktop_app.core.library.parsers.text import decode_bytes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -97,3 +98,10 @@ def multilingual_family(model_id: str) -> bool | None:
     if any(tag in low for tag in ENGLISH_FAMILIES) or low.endswith("-en"):
         return False
     return None
+
+
+def collection_name(prefix: str, model_id: str, dim: int) -> str:
+    """The index collection of an embedder's vectors: a Chroma-safe name
+    (3-512 chars of [a-zA-Z0-9._-], alphanumeric ends)."""
+    slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._").lower() or "model"
+    return f"{prefix}__{slug[:150]}__{dim}"

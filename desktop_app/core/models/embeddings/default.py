@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop_app.core.models.embeddings.base import Embedder
+from desktop_app.core.models.embeddings.base import Embedder, collection_name
 from desktop_app.core.packages import require
 
 FP32_MODEL_ID = "all-MiniLM-L6-v2"
@@ -29,7 +29,6 @@ def bundled_minilm_path() -> Path:
 
 def default_model_id(data_dir: Path | None) -> str:
     """Which MiniLM ``embedding.model = "default"`` is in this data folder (see the module doc)."""
-    from desktop_app.core.library.store import collection_name
     from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID
 
     if data_dir is not None:

@@ -1,25 +1,19 @@
 """Embeddings from an OpenAI-compatible ``/v1/embeddings`` server (Ollama, vLLM, text-embeddings-inference).
 
-The vectors are computed elsewhere, so this is all about the wire: batching, timeouts, retries with
-backoff on transient failures (5xx, 429, dropped connections, timeouts), and errors a user can read.
+The vectors are computed elsewhere, so this is all about the wire. The `openai` package sends the
+requests and retries transient failures (5xx, 408, 429, dropped connections, timeouts) with
+exponential backoff; this module batches, and turns what is left into errors a user can read.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import numpy as np
 
 from desktop_app.core.models.embeddings.base import multilingual_family, normalize
-
-log = logging.getLogger(__name__)
-
-# Transient: worth another try after a pause. 4xx other than 408/429 means the request itself is wrong.
-_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+from desktop_app.core.models.openai_api import LazyClient
 
 
 class EmbeddingError(RuntimeError):
@@ -46,7 +40,10 @@ def openai_embedder_name(model: str, url: str) -> str:
 
 
 class OpenAICompatEmbedder:
-    """An Embedder over HTTP. ``dim`` is learnt from the first response (probing once if asked early)."""
+    """An Embedder over HTTP. ``dim`` is learnt from the first response (probing once if asked early).
+
+    ``retries`` transient failures are retried per batch, after 0.5 s, 1 s, 2 s ... (the `openai`
+    client's backoff, up to 25% less for jitter, or what a 429's Retry-After asks)."""
 
     def __init__(
         self,
@@ -58,12 +55,9 @@ class OpenAICompatEmbedder:
         timeout: float = 60.0,
         connect_timeout: float = 5.0,
         retries: int = 3,
-        backoff: float = 0.5,
         max_chars: int = 2000,
         query_prefix: str = "",
         document_prefix: str = "",
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not model:
             raise EmbeddingError("no embedding model name given (embedding.model = 'openai:<model>')")
@@ -73,22 +67,18 @@ class OpenAICompatEmbedder:
         self.url = embeddings_url(url)
         self.batch_size = max(1, int(batch_size))
         self.retries = max(0, int(retries))
-        self.backoff = backoff
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
         self._max_chars = max_chars
         self._dim: int | None = None
-        self._sleep = sleep
-        headers = {"Content-Type": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            transport=transport,
-            trust_env=False,  # a local server must not be routed through a corporate proxy
-        )
         self._host = urlsplit(self.url).netloc
+        self._api = LazyClient(
+            self.url[: -len("/embeddings")],
+            api_key,
+            max_retries=self.retries,
+            timeout=float(timeout),
+            connect_timeout=float(connect_timeout),
+        )
 
     # -- Embedder protocol -------------------------------------------------------------------------
     @property
@@ -113,7 +103,7 @@ class OpenAICompatEmbedder:
         return self._embed([self.query_prefix + t for t in texts])
 
     def close(self) -> None:
-        self._client.close()
+        self._api.close()
 
     # -- internals ---------------------------------------------------------------------------------
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -127,46 +117,39 @@ class OpenAICompatEmbedder:
         return normalize(np.concatenate(out, axis=0))
 
     def _post_batch(self, batch: list[str]) -> np.ndarray:
-        payload = {"model": self.model, "input": batch, "encoding_format": "float"}
-        last_problem = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                self._sleep(self.backoff * (2 ** (attempt - 1)))
-            try:
-                resp = self._client.post(self.url, json=payload)
-            except httpx.TimeoutException:
-                last_problem = "timed out"
-                log.warning("embeddings %s: timed out (attempt %d)", self._host, attempt + 1)
-                continue
-            except httpx.TransportError as exc:
-                last_problem = f"cannot connect ({type(exc).__name__}: {exc})"
-                log.warning("embeddings %s: %s (attempt %d)", self._host, last_problem, attempt + 1)
-                continue
-            if resp.status_code in _RETRY_STATUS:
-                last_problem = f"HTTP {resp.status_code}: {_snippet(resp)}"
-                log.warning("embeddings %s: %s (attempt %d)", self._host, last_problem, attempt + 1)
-                continue
-            if resp.status_code in (401, 403):
-                raise EmbeddingError(
-                    f"embeddings server {self._host} refused the request (HTTP {resp.status_code}): "
-                    "check embedding.api_key"
-                )
-            if resp.status_code == 404:
-                raise EmbeddingError(
-                    f"embeddings server {self._host} has no {urlsplit(self.url).path} or no model "
-                    f"'{self.model}' (HTTP 404: {_snippet(resp)})"
-                )
-            if resp.status_code >= 400:
-                raise EmbeddingError(
-                    f"embeddings server {self._host} rejected the request "
-                    f"(HTTP {resp.status_code}: {_snippet(resp)})"
-                )
-            return self._parse(resp, len(batch))
-        raise EmbeddingError(
-            f"embeddings server {self._host} failed after {self.retries + 1} attempts: {last_problem}"
-        )
+        import openai
 
-    def _parse(self, resp: httpx.Response, expected: int) -> np.ndarray:
+        client = self._api.get()
+        failed = f"embeddings server {self._host} failed after {self.retries + 1} attempts"
+        try:
+            raw = client.embeddings.with_raw_response.create(
+                model=self.model, input=batch, encoding_format="float", extra_headers=self._api.headers
+            )
+        except openai.APITimeoutError as exc:
+            raise EmbeddingError(f"{failed}: timed out") from exc
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise EmbeddingError(f"{failed}: cannot connect ({type(cause).__name__}: {cause})") from exc
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise EmbeddingError(
+                f"embeddings server {self._host} refused the request (HTTP {exc.status_code}): "
+                "check embedding.api_key"
+            ) from None
+        except openai.NotFoundError as exc:
+            raise EmbeddingError(
+                f"embeddings server {self._host} has no {urlsplit(self.url).path} or no model "
+                f"'{self.model}' (HTTP 404: {_snippet(exc.response)})"
+            ) from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status in (408, 409, 429) or status >= 500:  # the ones the client retries
+                raise EmbeddingError(f"{failed}: HTTP {status}: {_snippet(exc.response)}") from None
+            raise EmbeddingError(
+                f"embeddings server {self._host} rejected the request (HTTP {status}: {_snippet(exc.response)})"
+            ) from None
+        return self._parse(raw.http_response, len(batch))
+
+    def _parse(self, resp: Any, expected: int) -> np.ndarray:
         try:
             data = resp.json()["data"]
             rows = sorted(data, key=lambda d: d.get("index", 0))  # the spec allows any order
@@ -191,7 +174,7 @@ class OpenAICompatEmbedder:
         return vectors
 
 
-def _snippet(resp: httpx.Response, limit: int = 200) -> str:
+def _snippet(resp: Any, limit: int = 200) -> str:
     text = resp.text.strip().replace("\n", " ")
     return text[:limit] + ("..." if len(text) > limit else "")
 

@@ -1,9 +1,10 @@
-"""OpenAI-compatible chat client (Ollama, LM Studio, llama.cpp server, vLLM, OpenAI) over httpx.
+"""OpenAI-compatible chat client (Ollama, LM Studio, llama.cpp server, vLLM, OpenAI) on the `openai` package.
 
-Why a reader thread: httpx's read timeout restarts on every byte, so a server that stalls after
-the first token, or trickles keep-alives, could hold a request far past ``timeout``. The HTTP
-work runs on a daemon thread feeding a queue; the caller's thread waits on the queue with the
-overall deadline and the cancel flag, so both take effect within ~0.1 s whatever the socket does.
+The package speaks the protocol: request bodies, server-sent events, typed errors. What stays here is
+the deadline: the HTTP read timeout restarts on every byte, so a server that stalls after the first
+token, or trickles keep-alives, could hold a request far past ``timeout``. The request runs on a
+daemon thread feeding a queue; the caller's thread waits on the queue with the overall deadline and
+the cancel flag, so both take effect within ~0.1 s whatever the socket does.
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from desktop_app.core.config import LLMConfig
 from desktop_app.core.messages import message
 from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import ChatTurn, LLMError, Message, ToolCall
 from desktop_app.core.models.llm.jsonx import extract_json
+from desktop_app.core.models.openai_api import LazyClient
 from desktop_app.core.tasks import Cancelled, TaskState
+
+if TYPE_CHECKING:  # imported on a client's first use (openai_api.py)
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -48,25 +51,34 @@ def normalize_base_url(url: str) -> str:
     return url
 
 
-def _error_text(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text.strip()[:300]
-    err = body.get("error") if isinstance(body, dict) else None
-    if isinstance(err, dict):
-        return str(err.get("message") or err)[:300]
-    if isinstance(err, str):
-        return err[:300]
-    return json.dumps(body)[:300]
+def _error_text(exc: openai.APIStatusError) -> str:
+    """The server's own words: its JSON error's ``message``, else the body as it came."""
+    body = exc.body  # openai has already taken a JSON body's "error" member out
+    text = (body.get("message") or json.dumps(body)) if isinstance(body, dict) else body
+    return str(text or "").strip()[:300]
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj.name`` of a parsed reply, or ``obj[name]`` where a server's extra field stayed a dict."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _piece(chunk: Any) -> str:
+    """The text a stream chunk adds: ``delta.content``, or a whole ``message`` / completions-style
+    ``text`` from servers that send those instead."""
+    choices = _field(chunk, "choices") or []
+    if not choices:
+        return ""
+    choice = choices[0]
+    for part in (_field(choice, "delta"), _field(choice, "message")):
+        content = _field(part, "content") if part is not None else None
+        if content:
+            return str(content)
+    return str(_field(choice, "text") or "")
 
 
 class _Rejected(Exception):
     """The server refused the request's response_format (a 4xx): try the next rung."""
-
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(f"HTTP {status}: {text}")
-        self.status, self.text = status, text
 
 
 class OpenAIChatModel:
@@ -95,8 +107,8 @@ class OpenAIChatModel:
         self.name = name or f"{model or 'default'} @ {self.base_url}"
         self.structured = _RUNGS[0]  # downgraded when a server rejects response_format
         self._tokenize_ok: bool | None = None
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(headers=headers, trust_env=False)
+        # No retries: a retried stream would restart the answer; the deadline is the budget.
+        self._api = LazyClient(self.base_url, api_key, max_retries=0)
 
     @classmethod
     def from_config(cls, llm: LLMConfig, api_key: str | None = None) -> OpenAIChatModel:
@@ -126,7 +138,6 @@ class OpenAIChatModel:
         limit = timeout if timeout is not None else self.timeout
         deadline = time.monotonic() + limit
         body = self._body(messages, max_tokens, temperature)
-        body["stream"] = True
         if json_schema is None:
             yield from self._stream_once(body, deadline, cancel, limit=limit)
             return
@@ -163,40 +174,39 @@ class OpenAIChatModel:
         limit = timeout if timeout is not None else self.timeout
         deadline = time.monotonic() + limit
         body = self._body(messages, max_tokens, temperature)
-        body["tools"] = tools
-        body["tool_choice"] = "auto"
         out: queue.Queue = queue.Queue()
-        url = self.base_url + "/chat/completions"
 
         def work() -> None:
             try:
-                r = self._client.post(url, json=body, timeout=self._timeouts(deadline))
-                out.put(("response", r))
+                api = self._api.get()
+                reply = api.chat.completions.create(
+                    **body,
+                    tools=tools,
+                    tool_choice="auto",
+                    timeout=self._timeouts(deadline),
+                    extra_headers=self._api.headers,
+                )
+                out.put(("reply", reply))
             except Exception as exc:  # handed to the caller's thread
                 out.put(("exc", exc))
 
         threading.Thread(target=work, daemon=True, name="llm-chat").start()
         kind, value = self._wait(out, deadline, cancel, lambda: None, limit)
         if kind == "exc":
-            raise self._translate(value, deadline)
-        r: httpx.Response = value
-        if r.status_code >= 400:
-            why = message(reasons.LLM_HTTP, status=r.status_code, text=_error_text(r))
-            raise LLMError(str(why), "http")
+            raise self._translate(value)
         try:
-            msg = r.json()["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            msg = value.choices[0].message  # a body that is not JSON arrives as a str: no .choices
+        except (AttributeError, IndexError, TypeError) as exc:
             raise LLMError(message(reasons.LLM_UNREADABLE, error=exc), "protocol") from exc
         calls = []
-        for i, tc in enumerate(msg.get("tool_calls") or []):
-            fn = tc.get("function") or {}
-            args = fn.get("arguments") or {}
+        for i, tc in enumerate(_field(msg, "tool_calls") or []):
+            fn = _field(tc, "function")
+            args = _field(fn, "arguments") or {}
             if isinstance(args, str):
                 args = extract_json(args) or {}
-            calls.append(
-                ToolCall(id=str(tc.get("id") or f"call_{i}"), name=str(fn.get("name")), arguments=args)
-            )
-        content = msg.get("content") or ""
+            call_id = str(_field(tc, "id") or f"call_{i}")
+            calls.append(ToolCall(id=call_id, name=str(_field(fn, "name")), arguments=args))
+        content = _field(msg, "content") or ""
         if not calls:
             calls = _tool_call_in_text(content, {t.get("function", {}).get("name") for t in tools})
             if calls:
@@ -207,17 +217,27 @@ class OpenAIChatModel:
         """Exact count from llama.cpp's /tokenize when the server has it; None elsewhere."""
         if self._tokenize_ok is False:
             return None
+        import openai
+
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
         try:
-            r = self._client.post(root + "/tokenize", json={"content": text}, timeout=2.0)
-            tokens = r.json()["tokens"] if r.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, KeyError, TypeError):
-            tokens = None
-        self._tokenize_ok = tokens is not None
-        return len(tokens) if tokens is not None else None
+            # Not an OpenAI endpoint: the client's generic post, to an absolute URL off the /v1 root.
+            api = self._api.get()
+            reply = api.post(
+                root + "/tokenize",
+                body={"content": text},
+                cast_to=object,
+                options={"timeout": 2.0, "max_retries": 0, "headers": self._api.headers},
+            )
+            tokens = reply["tokens"]
+            count: int | None = len(tokens)
+        except (openai.OpenAIError, KeyError, TypeError):
+            count = None
+        self._tokenize_ok = count is not None
+        return count
 
     def close(self) -> None:
-        self._client.close()
+        self._api.close()
 
     # ------------------------------------------------------------------ internals
     def _body(
@@ -230,30 +250,45 @@ class OpenAIChatModel:
             "temperature": float(self.temperature if temperature is None else temperature),
         }
 
-    def _timeouts(self, deadline: float) -> httpx.Timeout:
+    def _timeouts(self, deadline: float) -> openai.Timeout:
+        import openai
+
         # The deadline is kept by _wait; the socket's read timeout is only a backstop, set past it
         # so the two never race and the user always reads the same "did not finish within" reason.
         remaining = max(0.1, deadline - time.monotonic())
-        return httpx.Timeout(remaining + 1.0, connect=min(self.connect_timeout, remaining))
+        return openai.Timeout(remaining + 1.0, connect=min(self.connect_timeout, remaining))
 
-    def _translate(self, exc: BaseException, deadline: float) -> LLMError:
+    def _translate(self, exc: BaseException) -> LLMError:
+        """An exception from the request or the stream, as the catalogue message a user reads."""
+        import httpx2  # openai's transport: its exceptions tell a refused connection from a lost one
+        import openai
+
         if isinstance(exc, LLMError):
             return exc
         where = self.base_url
-        if isinstance(exc, httpx.ConnectTimeout):
-            return LLMError(message(reasons.LLM_CONNECT_TIMEOUT, where=where), "unreachable")
-        if isinstance(exc, httpx.ConnectError):
-            reason = str(exc) or message(reasons.LLM_CONNECTION_REFUSED)
-            return LLMError(message(reasons.LLM_UNREACHABLE, where=where, reason=reason), "unreachable")
-        if isinstance(exc, httpx.TimeoutException):
+        cause = exc.__cause__
+        if isinstance(exc, openai.APITimeoutError):
+            if isinstance(cause, httpx2.ConnectTimeout):
+                return LLMError(message(reasons.LLM_CONNECT_TIMEOUT, where=where), "unreachable")
             return LLMError(message(reasons.LLM_STOPPED_ANSWERING, where=where), "timeout")
-        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
-            why = message(reasons.LLM_CONNECTION_LOST, where=where, error=exc or "reset")
-            return LLMError(str(why), "protocol")
-        if isinstance(exc, httpx.HTTPError):
-            return LLMError(message(reasons.LLM_REQUEST_FAILED, error=exc), "protocol")
+        if isinstance(exc, openai.APIConnectionError):
+            if isinstance(cause, httpx2.ConnectError):
+                reason = str(cause) or message(reasons.LLM_CONNECTION_REFUSED)
+                why = message(reasons.LLM_UNREACHABLE, where=where, reason=reason)
+                return LLMError(why, "unreachable")
+            if isinstance(cause, (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)):
+                why = message(reasons.LLM_CONNECTION_LOST, where=where, error=cause or "reset")
+                return LLMError(why, "protocol")
+            return LLMError(message(reasons.LLM_REQUEST_FAILED, error=cause or exc), "protocol")
+        if isinstance(exc, openai.APIStatusError):  # AuthenticationError, NotFoundError, RateLimitError ...
+            why = message(reasons.LLM_HTTP, status=exc.status_code, text=_error_text(exc))
+            return LLMError(why, "http")
+        if isinstance(exc, openai.APIError):  # an error event inside a 200 stream
+            return LLMError(message(reasons.LLM_ERROR_MID_ANSWER, error=exc.message), "http")
+        if isinstance(exc, json.JSONDecodeError):  # a data: line that is not JSON
+            return LLMError(message(reasons.LLM_GARBLED, data=repr(exc.doc[:80])), "protocol")
         why = message(reasons.LLM_REQUEST_FAILED_TYPE, error_type=type(exc).__name__, error=exc)
-        return LLMError(str(why), "error")
+        return LLMError(why, "error")
 
     def _wait(
         self,
@@ -263,7 +298,7 @@ class OpenAIChatModel:
         abort: Callable[[], None],
         limit: float,
     ) -> tuple[str, Any]:
-        """Next item from the reader thread, honouring the deadline and the cancel flag."""
+        """Next item from the request thread, honouring the deadline and the cancel flag."""
         while True:
             if cancel is not None and cancel.cancelled():
                 abort()
@@ -287,21 +322,26 @@ class OpenAIChatModel:
     ) -> Iterator[str]:
         q: queue.Queue = queue.Queue()
         stop = threading.Event()
-        holder: dict[str, httpx.Response] = {}
-        url = self.base_url + "/chat/completions"
+        opened: list[Any] = []  # the open stream, for abort() to close
 
         def work() -> None:
             try:
-                with self._client.stream("POST", url, json=body, timeout=self._timeouts(deadline)) as r:
-                    holder["r"] = r
-                    if r.status_code >= 400:
-                        r.read()
-                        q.put(("status", (r.status_code, _error_text(r))))
-                        return
-                    for line in r.iter_lines():
+                api = self._api.get()
+                chunks = api.chat.completions.create(
+                    **body, stream=True, timeout=self._timeouts(deadline), extra_headers=self._api.headers
+                )
+                opened.append(chunks)
+                if stop.is_set():  # aborted while the request was on its way
+                    chunks.close()
+                    return
+                response = chunks.response
+                if "json" in response.headers.get("content-type", ""):
+                    q.put(("whole", response.read().decode("utf-8", "replace")))  # stream=True ignored
+                else:
+                    for chunk in chunks:
                         if stop.is_set():
                             return
-                        q.put(("line", line))
+                        q.put(("chunk", chunk))
                 q.put(("end", None))
             except Exception as exc:  # handed to the caller's thread
                 if not stop.is_set():
@@ -309,63 +349,27 @@ class OpenAIChatModel:
 
         def abort() -> None:
             stop.set()
-            r = holder.get("r")
-            if r is not None:
+            for chunks in opened:
                 try:
-                    r.close()
+                    chunks.close()  # ends the reader thread's wait on the socket
                 except Exception:  # closing from another thread is best effort
                     pass
 
         threading.Thread(target=work, daemon=True, name="llm-stream").start()
-        plain: list[str] = []  # a server that ignored stream=True sends one JSON body
-        saw_data = False
         try:
             while True:
                 kind, value = self._wait(q, deadline, cancel, abort, limit)
-                if kind == "exc":
-                    raise self._translate(value, deadline)
-                if kind == "status":
-                    status, text = value
-                    if rejectable and "response_format" in body and 400 <= status < 500 and status != 401:
-                        raise _Rejected(status, text)
-                    raise LLMError(message(reasons.LLM_HTTP, status=status, text=text), "http")
                 if kind == "end":
-                    break
-                line: str = value
-                if not line or line.startswith(":") or line.startswith("event:"):
-                    continue
-                if not line.startswith("data:"):
-                    plain.append(line)
-                    continue
-                saw_data = True
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                piece = self._delta(data)
+                    return
+                if kind == "exc":
+                    if rejectable and _refused_format(value, body):
+                        raise _Rejected(f"HTTP {value.status_code}: {_error_text(value)}")
+                    raise self._translate(value)
+                piece = self._whole_body(value) if kind == "whole" else _piece(value)
                 if piece:
                     yield piece
-            if not saw_data and plain:
-                yield self._whole_body("\n".join(plain))
         finally:
-            stop.set()
-
-    @staticmethod
-    def _delta(data: str) -> str:
-        try:
-            chunk = json.loads(data)
-        except ValueError as exc:
-            raise LLMError(message(reasons.LLM_GARBLED, data=repr(data[:80])), "protocol") from exc
-        if not isinstance(chunk, dict):
-            return ""
-        if chunk.get("error"):
-            err = chunk["error"]
-            msg = err.get("message") if isinstance(err, dict) else err
-            raise LLMError(message(reasons.LLM_ERROR_MID_ANSWER, error=msg), "http")
-        choices = chunk.get("choices") or []
-        if not choices:
-            return ""
-        delta = choices[0].get("delta") or choices[0].get("message") or {}
-        return delta.get("content") or choices[0].get("text") or ""
+            abort()
 
     @staticmethod
     def _whole_body(text: str) -> str:
@@ -374,7 +378,19 @@ class OpenAIChatModel:
             return body["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             why = message(reasons.LLM_UNREADABLE, error=repr(text[:80]))
-            raise LLMError(str(why), "protocol") from exc
+            raise LLMError(why, "protocol") from exc
+
+
+def _refused_format(exc: BaseException, body: dict[str, Any]) -> bool:
+    """A 4xx other than 401 to a request with response_format: the server may not support it."""
+    import openai
+
+    return (
+        isinstance(exc, openai.APIStatusError)
+        and "response_format" in body
+        and 400 <= exc.status_code < 500
+        and exc.status_code != 401
+    )
 
 
 def _tool_call_in_text(content: str, names: set[str | None]) -> list[ToolCall]:

@@ -1,4 +1,7 @@
-"""`kdesk bench BENCHMARK`: every benchmark's command line (the measuring lives in desktop_app/bench/)."""
+"""`kdesk bench BENCHMARK`: every benchmark's command line (the measuring lives beside it, in kdesk_lab).
+
+The lab's pyproject.toml registers ``register`` under the app's ``kdesk.commands`` entry points, so
+`kdesk` adds this command only where the lab is installed and imports it only when it is run."""
 
 from __future__ import annotations
 
@@ -15,9 +18,9 @@ from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, loa
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from desktop_app.bench.conversations import SCRIPTS, STYLES
-    from desktop_app.bench.keyword import TOKENIZERS
-    from desktop_app.bench.retrieval import COMPARE, MODES
+    from kdesk_lab.conversations import SCRIPTS, STYLES
+    from kdesk_lab.keyword import TOKENIZERS
+    from kdesk_lab.retrieval import COMPARE, MODES
 
     common = common_flags()
     parser = subparsers.add_parser("bench", parents=[common], help="benchmarks (see docs/)")
@@ -156,7 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="answer quality: gold cited, gold in the answer, token F1, refusals, latency (zh + en)",
         description="Indexes the CMU Wikipedia QA articles and the first 300 CMRC 2018 dev paragraphs "
         "(../shared/data) into one knowledge base, then asks 150 English and 100 Chinese questions (seeded "
-        "samples), the unanswerable set (desktop_app/bench/unanswerable.jsonl) and with --followups the "
+        "samples), the unanswerable set (lab/kdesk_lab/unanswerable.jsonl) and with --followups the "
         "two-turn dialogues (followups.jsonl) through the assistant's real path (router, retrieval, answer), "
         "per --llm backend on the same index. Prints per backend and language: gold document cited, gold "
         "answer contained, token F1, citation precision, answer length, refusals, latency p50/p95. "
@@ -191,7 +194,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         default=None,
         metavar="JSONL",
-        help="the unanswerable questions (default desktop_app/bench/unanswerable.jsonl, on which the "
+        help="the unanswerable questions (default lab/kdesk_lab/unanswerable.jsonl, on which the "
         "refusal was calibrated; unanswerable_heldout.jsonl was written after it and never tuned on)",
     )
     p.add_argument(
@@ -461,8 +464,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
-    from desktop_app.bench.retrieval import COMPARE, format_result, run_retrieval_bench
     from desktop_app.core.config import Config
+    from kdesk_lab.retrieval import COMPARE, format_result, run_retrieval_bench
 
     if args.no_dense and args.no_keyword:
         print("error: --no-dense and --no-keyword leave nothing to search with", file=sys.stderr)
@@ -498,8 +501,8 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_index(args: argparse.Namespace) -> int:
-    from desktop_app.bench.index import format_index_result, run_index_bench
     from desktop_app.core.config import Config
+    from kdesk_lab.index import format_index_result, run_index_bench
 
     if not (args.beir / "corpus.jsonl").exists():
         print(f"error: {args.beir}: not a BEIR folder (corpus.jsonl missing)", file=sys.stderr)
@@ -517,8 +520,8 @@ def cmd_bench_index(args: argparse.Namespace) -> int:
 def cmd_bench_scale(args: argparse.Namespace) -> int:
     import json
 
-    from desktop_app.bench.scale import extrapolate, format_scale, plot_scale, run_scale_bench
     from desktop_app.core.config import Config
+    from kdesk_lab.scale import extrapolate, format_scale, plot_scale, run_scale_bench
 
     try:
         sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
@@ -564,8 +567,8 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
 def cmd_bench_answers(args: argparse.Namespace) -> int:
     import json
 
-    from desktop_app.bench.answers import format_answers, run_answers_bench
     from desktop_app.core.config import Config
+    from kdesk_lab.answers import format_answers, run_answers_bench
 
     out = args.json if isinstance(args.json, str) and args.json != "-" else None
     args.json = bool(args.json) and out is None  # _report prints JSON only when no file takes it
@@ -599,14 +602,14 @@ def cmd_bench_answers(args: argparse.Namespace) -> int:
 def cmd_bench_conversations(args: argparse.Namespace) -> int:
     import json
 
-    from desktop_app.bench.answers import shared_data_root
-    from desktop_app.bench.conversations import format_conversations, run_conversations_bench
     from desktop_app.core.config import Config
+    from kdesk_lab.answers import shared_data_root
+    from kdesk_lab.conversations import format_conversations, run_conversations_bench
 
     config = load_cfg(args) if args.data_dir else Config()
     coral = shared_data_root() / "images" / "coral" / "parrot.jpg"
     if args.class_fit:
-        from desktop_app.bench.conversations import format_class_fit, run_class_fit
+        from kdesk_lab.conversations import format_class_fit, run_class_fit
 
         rows = run_class_fit(args.images, coral if coral.is_file() else None)
         if args.json:
@@ -637,7 +640,7 @@ def cmd_bench_conversations(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_keyword(args: argparse.Namespace) -> int:
-    from desktop_app.bench.keyword import TOKENIZERS, format_keyword_result, run_keyword_bench
+    from kdesk_lab.keyword import TOKENIZERS, format_keyword_result, run_keyword_bench
 
     names = list(dict.fromkeys(t.strip() for t in args.tokenizers.split(",") if t.strip()))
     unknown = [t for t in names if t not in TOKENIZERS]
@@ -659,7 +662,7 @@ def cmd_bench_keyword(args: argparse.Namespace) -> int:
 
 def cmd_bench_ui(args: argparse.Namespace) -> int:
     if args.screenshots is not None:
-        from desktop_app.bench.screenshots import take_screenshots
+        from kdesk_lab.screenshots import take_screenshots
 
         started = time.perf_counter()
         written = take_screenshots(args.screenshots, sample_data=args.sample_data)
@@ -672,7 +675,7 @@ def cmd_bench_ui(args: argparse.Namespace) -> int:
                 print(f"{path}  {path.stat().st_size // 1024} KB")
             print(f"{len(written)} screenshots in {time.perf_counter() - started:.0f} s")
         return 0
-    from desktop_app.bench.ui import format_result, run_ui_bench
+    from kdesk_lab.ui import format_result, run_ui_bench
 
     config = load_cfg(args) if args.data_dir else None
     result = run_ui_bench(args.files, interval_ms=args.interval_ms, config=config)
@@ -684,7 +687,7 @@ def cmd_bench_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_router(args: argparse.Namespace) -> int:
-    from desktop_app.bench.router import format_report, run_router_bench
+    from kdesk_lab.router import format_report, run_router_bench
 
     with open_desk_with_llm(args, warn=False) as desk:
         choice = desk.chat
@@ -705,7 +708,7 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
-    from desktop_app.bench.latency import run_latency_bench
+    from kdesk_lab.latency import run_latency_bench
 
     with open_desk_with_llm(args, warn=False) as desk:
         report = run_latency_bench(
@@ -723,7 +726,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 def cmd_bench_ocr(args: argparse.Namespace) -> int:
     import json
 
-    from desktop_app.bench.ocr import run
+    from kdesk_lab.ocr import run
 
     report = run(args.lang or ("zh", "en"), args.pages, args.mode or ("grey", "bw"))
     if args.json:
@@ -734,7 +737,7 @@ def cmd_bench_ocr(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_gguf(args: argparse.Namespace) -> int:
-    from desktop_app.bench.gguf import DEFAULT_SETTINGS, format_gguf, parse_setting, run_gguf_bench
+    from kdesk_lab.gguf import DEFAULT_SETTINGS, format_gguf, parse_setting, run_gguf_bench
 
     try:
         settings = [parse_setting(s) for s in args.settings] if args.settings else list(DEFAULT_SETTINGS)
@@ -761,7 +764,7 @@ def cmd_bench_gguf(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_identify(args: argparse.Namespace) -> int:
-    from desktop_app.bench.identify import COVERAGES, check_folders, format_report, run_identify_bench
+    from kdesk_lab.identify import COVERAGES, check_folders, format_report, run_identify_bench
 
     gallery, images = Path(args.gallery), Path(args.images)
     problem = check_folders(gallery, images, args.split, args.leave_one_out)
@@ -816,7 +819,7 @@ def _report(args: argparse.Namespace, run: Callable[[], Any], fmt: Callable[[Any
 def cmd_bench_hostile(args: argparse.Namespace) -> int:
     import os
 
-    from desktop_app.bench.hostile import as_json, run, table
+    from kdesk_lab.hostile import as_json, run, table
 
     load_before = os.getloadavg()
     rows = run(

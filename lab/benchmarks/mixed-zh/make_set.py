@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the mixed-language (Chinese + English + Latin) retrieval test set next to itself, in BEIR format.
 
-    python benchmarks/mixed-zh/make_set.py
+    python lab/benchmarks/mixed-zh/make_set.py
 
 Output (byte-identical on every run: fixed seed, fixed tables, no clock, no set iteration):
 corpus.jsonl ({"_id", "title", "text"}), queries.jsonl ({"_id", "text", "kind"}) and

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop_app.bench.retrieval import judged_queries, load_beir, ndcg_at, recall_at
+from kdesk_lab.retrieval import judged_queries, load_beir, ndcg_at, recall_at
 
 TOKENIZERS = ("jieba", "bigram", "chars+bigrams", "union", "app")
 K = 10
@@ -69,7 +69,7 @@ class BaselineTokenizer:
     def __init__(self, variant: str) -> None:
         import Stemmer  # PyStemmer
 
-        from desktop_app.core.library.bm25 import STOPWORDS_EN
+        from desktop_app.core.library.text_analysis import STOPWORDS_EN
 
         self._split = _CJK_SPLITS[variant]
         self._stopwords = STOPWORDS_EN

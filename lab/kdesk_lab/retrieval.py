@@ -221,8 +221,8 @@ def run_retrieval_bench(
     """
     from desktop_app.core.desk import Desk
     from desktop_app.core.library.knowledge import chunk_from_hit
-    from desktop_app.core.library.rerank import load_reranker
     from desktop_app.core.library.retrieval import Retriever
+    from desktop_app.core.models.rerank import load_reranker
 
     for m in modes:
         if m not in MODES:

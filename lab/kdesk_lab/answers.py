@@ -54,11 +54,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop_app.bench.index import load_average
-from desktop_app.bench.retrieval import load_beir, make_bench_embedder, markdown, percentile
 from desktop_app.core.ask.citations import CITATION_MARK
 from desktop_app.core.config import Config
 from desktop_app.core.models.embeddings.base import Embedder
+from kdesk_lab.index import load_average
+from kdesk_lab.retrieval import load_beir, make_bench_embedder, markdown, percentile
 
 HERE = Path(__file__).resolve().parent
 UNANSWERABLE = HERE / "unanswerable.jsonl"

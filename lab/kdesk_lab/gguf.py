@@ -23,8 +23,8 @@ from typing import Any
 
 import httpx
 
-from desktop_app.bench.index import load_average
 from desktop_app.core.models.llm.gguf import GGUFServer
+from kdesk_lab.index import load_average
 
 # ~650 tokens of passages, the size of a typical answer prompt's context.
 _PASSAGE = (

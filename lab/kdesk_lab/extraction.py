@@ -1,4 +1,4 @@
-"""PDF text extraction measured against an independent extractor: ``python -m desktop_app.bench.extraction``.
+"""PDF text extraction measured against an independent extractor: ``python -m kdesk_lab.extraction``.
 
 For every PDF under ``--docs`` (default ``../shared/data/docs``) that poppler's ``pdftotext`` can
 read (Debian/Ubuntu: ``apt-get install poppler-utils``), the reference is pdftotext's text of the

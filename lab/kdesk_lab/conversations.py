@@ -399,6 +399,17 @@ def says_not_in_notes(answer: Any) -> bool:
     return bool(getattr(answer, "refused", False)) or bool(_NOT_SAID.search(getattr(answer, "text", "")))
 
 
+# A follow-up to a photo left open is answered per candidate, one list item each ("- If it is the
+# Scarlet Macaw: ..."): only the item about the turn's species is scored.
+_CANDIDATE_ITEM = re.compile(r"^- (?:If it is the |如果是)(.+?)[:：] ?(.*)$", re.M)
+
+
+def candidate_part(text: str, sp: Species) -> str:
+    """The part of an answer over several candidates that is about ``sp`` ("" when none is)."""
+    names = {_norm(n).strip() for n in [*sp.names, sp.title] if n}
+    return "\n".join(m.group(2) for m in _CANDIDATE_ITEM.finditer(text) if _norm(m.group(1)).strip() in names)
+
+
 # ------------------------------------------------------------------------------------ running
 def run_conversations_bench(
     styles: Sequence[str] = STYLES,
@@ -416,17 +427,17 @@ def run_conversations_bench(
     another source (../shared/data/images/coral/parrot.jpg), asked as one more photo script."""
     import copy
 
-    from desktop_app.bench.index import load_average
     from desktop_app.core.ask.conversation import Conversation
     from desktop_app.core.desk import Desk
     from desktop_app.core.events import Answer, RouteDecided
+    from kdesk_lab.index import load_average
 
     if photos not in ("reference", "none"):
         raise ValueError(f"photos must be 'reference' or 'none', not {photos!r}")
     unknown = [s for s in styles if s not in STYLES]
     if unknown:
         raise ValueError(f"unknown style {unknown[0]!r}; styles: {', '.join(STYLES)}")
-    from desktop_app.bench.answers import shared_data_root
+    from kdesk_lab.answers import shared_data_root
 
     images = images or shared_data_root() / "images" / "parrots"
     if not images.is_dir():
@@ -499,15 +510,24 @@ def _run_turn(assistant, conv, style, script, n, turn, by_key, Answer, RouteDeci
             searched = ev.search_query
     ms = (time.perf_counter() - t0) * 1000
     text = answer.text if answer is not None else ""
+    # The photo left the species open: the answer covers candidates, and no one subject was searched.
+    hedged = turn.kind == "ask" and bool(conv.subject_options)
     cited = [c.source for c in answer.citations] if answer is not None else []
     if turn.kind == "photo":
         searched = conv.last_subject or ""
         subject_ok = names_it(searched, sp)
     else:
-        subject_ok = names_it(searched, sp)  # a follow-up must search for the subject it refers to
+        # a follow-up must search for the subject it refers to
+        subject_ok = names_it(searched, sp) and not hedged
     gold = sp.facts.get(turn.fact)
     expect_not_said = turn.fact == "diet" and gold is None
-    if expect_not_said:
+    if hedged:
+        part = candidate_part(text, sp)
+        if expect_not_said:
+            gold_ok = bool(_NOT_SAID.search(part))
+        else:
+            gold_ok = gold is not None and bool(part) and _norm(gold) in _norm(part)
+    elif expect_not_said:
         gold_ok = says_not_in_notes(answer)
     elif gold is None:
         gold_ok = False
@@ -605,12 +625,12 @@ def run_class_fit(images: Path | None = None, extra_photo: Path | None = None) -
     against the style's pages. The photos are classified once, as the identify flow does."""
     import numpy as np
 
-    from desktop_app.bench.answers import shared_data_root
     from desktop_app.core.identify.classifier import RESIZE, centre_crop, get_classifier
     from desktop_app.core.identify.colours import colour_profile
-    from desktop_app.core.identify.images import load_image
     from desktop_app.core.identify.specific import rank_class
     from desktop_app.core.library.documents import Hit, ParseError
+    from desktop_app.core.library.images import load_image
+    from kdesk_lab.answers import shared_data_root
 
     images = images or shared_data_root() / "images" / "parrots"
     photos = [

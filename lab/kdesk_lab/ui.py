@@ -111,7 +111,7 @@ def run_ui_bench(
 
         wait(lambda: window.ctx.kb is not None or bool(window.ctx.load_error), timeout_s)
         if window.ctx.load_error:
-            raise RuntimeError(window.ctx.load_error)
+            raise RuntimeError(window.ctx.load_error.text()) from window.ctx.load_error.error
         wait(lambda: not window.ctx.runner.is_busy(), timeout_s)
         load_beats = len(beats)
         idle_until = time.monotonic() + 2.0

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop_app.bench.answers import shared_data_root
 from desktop_app.core.paths import REPO_ROOT
+from kdesk_lab.answers import shared_data_root
 
 STATES = ("loading", "empty", "indexing", "answer", "identify", "settings", "models")
 LANGUAGES = ("en", "zh_CN")
@@ -192,7 +192,7 @@ def take_screenshots(
         release["now"] = True
         drive.until(lambda: ctx.kb is not None or bool(ctx.load_error), "the models to load")
         if ctx.load_error:
-            raise RuntimeError(ctx.load_error)
+            raise RuntimeError(ctx.load_error.text()) from ctx.load_error.error
         drive.until(lambda: not ctx.runner.is_busy(), "the window to be idle")
         if "empty" in states:
             shoot("empty")
