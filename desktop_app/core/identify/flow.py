@@ -64,9 +64,22 @@ from desktop_app.core.identify.names import (
     pretty_name,
     species_notes,
 )
-from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, confidence_level, needs_retrieval
+from desktop_app.core.identify.result import (
+    HIGH,
+    MEDIUM,
+    UNCERTAIN,
+    IdentifyResult,
+    confidence_level,
+    needs_retrieval,
+)
 from desktop_app.core.identify.sharpness import is_blurry
-from desktop_app.core.identify.specific import ClassRanking, rank_class, specific_candidates
+from desktop_app.core.identify.specific import (
+    ClassRanking,
+    Fit,
+    next_covered_class,
+    rank_class,
+    specific_candidates,
+)
 from desktop_app.core.identify.texts import (
     ALSO_BY_COLOUR,
     ALSO_BY_EYE,
@@ -75,6 +88,10 @@ from desktop_app.core.identify.texts import (
     CONFIDENT,
     IMAGE_UNREADABLE,
     LOOKS_LIKE,
+    NEXT_CLASS,
+    NEXT_FIT,
+    NEXT_ONE,
+    NEXT_TIED,
     PHOTOS_POINT_TO,
     QUERY_COMPARE,
     QUERY_TRAITS,
@@ -207,6 +224,8 @@ class Identifier:
             candidates = [*specific_candidates(ranking), *candidates]
             score = candidates[0].score
             level = confidence_level(score, cfg)
+            if ranking.passed_over and level == HIGH:  # the class itself was the classifier's second
+                level = MEDIUM
         yield Classified(candidates, level, retrieve if ranking is None else True)
         if _cancelled(cancel):
             yield Warning(message(STOPPED))
@@ -306,12 +325,14 @@ class Identifier:
         cls: Classification, candidates: Sequence[Candidate], profile: ColourProfile, notes: Sequence[Hit]
     ) -> ClassRanking | None:
         """The notes of the classifier's class ranked by fit, when the leading candidate is the
-        classifier's (no reference photo leads) and its label is a class two or more notes share."""
+        classifier's (no reference photo leads) and its label is a class two or more notes share;
+        or, when its label is a class no note covers, a lower class of its top 5 that they do."""
         if not candidates or candidates[0].source != "imagenet" or not notes:
             return None
         top = candidates[0]
         zh = next((lab.zh for lab in cls.labels if lab.name == top.name), "")
-        return rank_class(top.name, zh, top.score, profile, notes)
+        ranking = rank_class(top.name, zh, top.score, profile, notes)
+        return ranking if ranking is not None else next_covered_class(cls.labels, profile, notes)
 
     def _specific(
         self,
@@ -327,6 +348,9 @@ class Identifier:
         hits = [f.hit for f in fits if f.hit is not None]
         yield Retrieved(hits, " | ".join(f.title for f in fits))
         label = pretty_name(ranking.label)
+        if ranking.passed_over:
+            yield from self._next_class(ranking, fits, candidates, notes)
+            return
         if ranking.narrowed:
             best = ranking.best
             reasoning = str(
@@ -347,6 +371,49 @@ class Identifier:
         _name_decision(decision, candidates, notes)
         yield decision
         # An open class quotes no note: which one to quote is what the card asks.
+        yield _answer(decision, hits, by="notes" if ranking.narrowed else "vote")
+
+    @staticmethod
+    def _next_class(
+        ranking: ClassRanking, fits: Sequence[Fit], candidates: Sequence[Candidate], notes: Sequence[Hit]
+    ) -> Iterator[Event]:
+        """The classifier's best guess has no notes: say so, then the lower class the notes cover
+        and its best-fitting note (or, when the fits tie, which notes it could be, and ask)."""
+        hits = [f.hit for f in fits if f.hit is not None]
+        lines = [
+            str(
+                message(
+                    NEXT_CLASS,
+                    top=pretty_name(ranking.passed_over),
+                    top_score=ranking.passed_score,
+                    cls=pretty_name(ranking.label),
+                    score=ranking.score,
+                )
+            )
+        ]
+        if len(fits) == 1:
+            lines.append(str(message(NEXT_ONE, name=fits[0].title)))
+        elif ranking.narrowed:
+            best = ranking.best
+            also = ", ".join(f.title for f in fits[1:]) or "-"
+            lines.append(
+                str(message(NEXT_FIT, colours=_and(best.colours) or "-", name=best.title, also=also))
+            )
+        else:
+            names = ", ".join(f.title for f in fits)
+            lines.append(str(message(NEXT_TIED, names=names)))
+        if ranking.narrowed:
+            decision = Decision(
+                ranking.best.title, "\n".join(lines), False, "", guesses=[f.title for f in fits[1:]]
+            )
+        else:
+            names = ", ".join(f.title for f in fits)
+            decision = Decision(
+                pretty_name(ranking.label), "\n".join(lines), True, str(message(WHICH_ONE, names=names))
+            )
+            decision.guesses = [f.title for f in fits]
+        _name_decision(decision, candidates, notes)
+        yield decision
         yield _answer(decision, hits, by="notes" if ranking.narrowed else "vote")
 
     def _query_feature(self, cls: Classification, img: Image.Image) -> np.ndarray:

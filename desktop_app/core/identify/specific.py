@@ -21,17 +21,25 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from desktop_app.core.events import Candidate
 from desktop_app.core.identify.colours import _NEGATION, _WORD_RE, COLOUR_NAMES, ColourProfile
-from desktop_app.core.identify.names import NAME_LINES, english_title, name_key
+from desktop_app.core.identify.names import GENERIC, NAME_LINES, english_title, name_key, notes_about
 from desktop_app.core.library.documents import Hit
+
+if TYPE_CHECKING:
+    from desktop_app.core.identify.classifier import LabelScore
 
 MIN_NOTES = 2  # a class shared by fewer notes is not generic: the one note is named as it is
 TIE = 0.01  # cosine fits closer than this: the colours do not tell the two apart
 TEMPERATURE = 0.15  # softmax temperature of the fits: the named share then averages the top-1 accuracy
+# A lower class of the top 5 taken when the best guess has no notes: a real option, one in ten at
+# least and not far below the best guess (a quarter of it); the owl's lower classes are all uncovered.
+NEXT_MIN = 0.10
+NEXT_RATIO = 0.25
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _COLOUR_FIELD = re.compile(
@@ -66,6 +74,10 @@ class ClassRanking:
     label: str  # the classifier's class ("macaw")
     score: float  # the classifier's probability of the class
     fits: list[Fit]
+    # When the classifier's best guess is a class no note covers and this one, lower in its top 5,
+    # is taken instead: that best guess and its probability (the card says so).
+    passed_over: str = ""
+    passed_score: float = 0.0
 
     @property
     def narrowed(self) -> bool:
@@ -151,13 +163,19 @@ def fit_of(seen: np.ndarray, weights: np.ndarray) -> float:
 
 
 def rank_class(
-    label: str, zh: str, score: float, profile: ColourProfile, notes: Sequence[Hit]
+    label: str,
+    zh: str,
+    score: float,
+    profile: ColourProfile,
+    notes: Sequence[Hit],
+    min_notes: int = MIN_NOTES,
+    members: Sequence[Hit] | None = None,
 ) -> ClassRanking | None:
-    """The class's notes ranked by colour fit; None when ``label`` is not a class shared by
-    ``MIN_NOTES`` notes or the photo has no colours."""
-    members = class_notes(label, zh, notes)
+    """The class's notes (``members``, default ``class_notes``) ranked by colour fit; None when
+    ``label`` is not a class shared by ``min_notes`` notes or the photo has no colours."""
+    members = list(members) if members is not None else class_notes(label, zh, notes)
     seen = np.array([profile.shares.get(n, 0.0) for n in COLOUR_NAMES])
-    if len(members) < MIN_NOTES or not seen.any():
+    if len(members) < min_notes or not seen.any():
         return None
     fits = []
     for h in members:
@@ -177,3 +195,37 @@ def rank_class(
 def specific_candidates(ranking: ClassRanking, most: int = 3) -> list[Candidate]:
     """The best-fitting notes as candidates (source "notes"), scored by the confidence in each."""
     return [Candidate(f.title, round(ranking.score * f.probability, 4), "notes") for f in ranking.fits[:most]]
+
+
+def covered_class(
+    label: str, zh: str, score: float, profile: ColourProfile, notes: Sequence[Hit]
+) -> ClassRanking | None:
+    """The notes of a class the notes cover, ranked by fit: the notes sharing its head word (one
+    is enough), else the one note about it by name; None when no note covers it."""
+    ranking = rank_class(label, zh, score, profile, notes, min_notes=1)
+    if ranking is None:
+        about = notes_about(notes, label, min_level=GENERIC)
+        if about:
+            ranking = rank_class(label, zh, score, profile, notes, min_notes=1, members=about[:1])
+    return ranking
+
+
+def next_covered_class(
+    labels: Sequence[LabelScore], profile: ColourProfile, notes: Sequence[Hit]
+) -> ClassRanking | None:
+    """When the classifier's best guess is a class no note covers ("kite"), the first lower class
+    of its top 5 that the notes cover with ``NEXT_MIN`` and ``NEXT_RATIO`` of the best guess's
+    probability, its notes ranked by fit (``passed_over`` names the best guess); else None."""
+    if not labels or not notes:
+        return None
+    top = labels[0]
+    if class_notes(top.name, top.zh, notes) or notes_about(notes, top.name, min_level=GENERIC):
+        return None
+    for lab in labels[1:5]:
+        if lab.score < NEXT_MIN or lab.score < NEXT_RATIO * top.score:
+            break  # best first: the rest are lower still
+        ranking = covered_class(lab.name, lab.zh, lab.score, profile, notes)
+        if ranking is not None:
+            ranking.passed_over, ranking.passed_score = top.name, top.score
+            return ranking
+    return None

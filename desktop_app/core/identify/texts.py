@@ -33,6 +33,17 @@ CLASS_TIED = define(
     "identify.class_tied",
     "A {cls}; its colours fit several of your notes equally: {names}.",
 )
+# The classifier's best guess is a class no note covers: a lower class of its top 5 that they do
+NEXT_CLASS = define(
+    "identify.next_class",
+    "The image classifier's best guess is {top} ({top_score:.0%}), which none of your notes cover;"
+    " of the classes they cover, {cls} fits next ({score:.0%}).",
+)
+NEXT_FIT = define(
+    "identify.next_fit", "By its {colours} colours most likely the {name}; also possible: {also}."
+)
+NEXT_TIED = define("identify.next_tied", "Its colours fit several of your notes equally: {names}.")
+NEXT_ONE = define("identify.next_one", "Your notes about it: {name}.")
 WHICH_ONE = define("identify.which_one", "Which one is it: {names}?")
 QUERY_COMPARE = define("identify.query_compare", "{names}: differences and identification keys")
 QUERY_TRAITS = define("identify.query_traits", "{name}: appearance, colours and identification traits")

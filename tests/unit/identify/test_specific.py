@@ -126,3 +126,38 @@ def test_a_card_quotes_a_note_without_its_name_lines_or_field_markup():
         "**Colours:** Scarlet red body; blue flight feathers.\n\n- 学名：Ara macao"
     )
     assert note_summary(note) == "Colours: Scarlet red body; blue flight feathers."
+
+
+def test_a_best_guess_no_note_covers_gives_way_to_the_next_class_the_notes_cover(
+    tmp_path, shared_data, capsys
+):
+    import json
+    from pathlib import Path
+
+    from desktop_app.cli.main import main
+
+    data = tmp_path / "data"
+
+    def identify(photo: Path, chat: str) -> dict:
+        code = main(["--data-dir", str(data), "identify", "--chat", chat, "--no-llm", "--json", str(photo)])
+        assert code == 0
+        return json.loads(capsys.readouterr().out)
+
+    repo = Path(__file__).resolve().parents[3]
+    assert main(["--data-dir", str(data), "add", str(repo / "knowledge" / "parrots")]) == 0
+    capsys.readouterr()
+    # A blue-throated macaw ImageNet calls "bee eater" (32%), no note's class; "macaw" (22%) is next.
+    card = identify(shared_data / "images" / "parrots" / "ara_blue-throated-macaw" / "8.jpg", "macaw")
+    decision = card["decision"]
+    assert "best guess is bee eater (32%), which none of your notes cover" in decision["reasoning"]
+    assert "macaw fits next (22%)" in decision["reasoning"]
+    assert decision["final_name"].endswith("Macaw") and card["candidates"][0]["source"] == "notes"
+    assert card["confidence_level"] != "High"  # the class itself is the classifier's second
+    assert card["chat"]["subject"] == decision["final_name"]
+    # An owl's top five (ruffed grouse, kite, partridge, great grey owl, prairie chicken): no note
+    # covers any of them, so nothing is named from the notes, and no parrot.
+    owl = identify(shared_data / "images" / "coral" / "owl.jpg", "owl")
+    assert all(c["source"] == "imagenet" for c in owl["candidates"])
+    assert "best guess" not in owl["decision"]["reasoning"] and "arrot" not in owl["answer"]
+    bird = identify(shared_data / "images" / "coral" / "bird.bmp", "bird")  # a chickadee (88%)
+    assert all(c["source"] == "imagenet" for c in bird["candidates"]) and "arrot" not in bird["answer"]
