@@ -56,7 +56,8 @@ def _core(data_dir: Path, log: list[str]) -> tuple[Any, str]:
     try:
         report = _step("indexed a sample document", lambda: kb.add([src]), log)
         if report.failed or not (report.added or report.updated):
-            raise RuntimeError(f"indexing failed: {report.failed or 'nothing added'}")
+            failed = [f"{name}: {why}" for name, why in report.failed]
+            raise RuntimeError(f"indexing failed: {failed or 'nothing added'}")
         hits = _step("searched it", lambda: kb.search(QUESTION, top_k=3), log)
         if not hits:
             raise RuntimeError("search returned no hits")

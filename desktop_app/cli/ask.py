@@ -169,13 +169,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 out["refused"] = ev.refused
                 out["related"] = [_citation_json(c) for c in ev.related]
             elif isinstance(ev, Warning):
-                out["warnings"].append(ev.message)
+                out["warnings"].append(str(ev.message))  # JSON renders English
                 if streamed:
                     print(file=sys.stdout)
                     streamed = False
                 eprint(f"warning: {ev.message}")
             elif isinstance(ev, Error):
-                out["error"] = ev.message
+                out["error"] = str(ev.message)
                 eprint(f"error: {ev.message}")
                 code = 1
     # Milliseconds from the question to each first event of a kind (model start-up included).

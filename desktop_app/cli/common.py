@@ -38,7 +38,7 @@ class CliTask:
         self.enabled = enabled
         self._bar = None
 
-    def progress(self, done: int, total: int, message: str = "") -> None:
+    def progress(self, done: int, total: int, message: object = "") -> None:
         if not self.enabled or total <= 0:
             return
         if self._bar is None:
@@ -48,7 +48,8 @@ class CliTask:
         self._bar.total = total
         self._bar.n = done
         # A line inside a large file ("a.pdf: reading page 120 of 619, about 1 min left") whole,
-        # a long one cut at its start.
+        # a long one cut at its start. The CLI says it in English.
+        message = str(message)
         self._bar.set_postfix_str(message if len(message) <= 72 else "…" + message[-71:], refresh=False)
         self._bar.refresh()
 
@@ -70,6 +71,10 @@ def emit_json(obj: Any) -> None:
 
 
 def _json_default(o: Any) -> Any:
+    from desktop_app.core.messages import Message
+
+    if isinstance(o, Message):  # the CLI's JSON says a message in English
+        return str(o)
     if hasattr(o, "to_dict"):
         return o.to_dict()
     if hasattr(o, "__dataclass_fields__"):

@@ -178,7 +178,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(
             {"query": args.query, "hits": [h.to_dict() | name_fields(h.source, "source") for h in hits]}
-            | ({"note": EMPTY_LIBRARY} if empty else {})
+            | ({"note": str(EMPTY_LIBRARY)} if empty else {})
             | ({"warnings": warnings} if warnings else {})
         )
         return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from desktop_app.core.messages import UserError
+from desktop_app.core.messages import Text, UserError
 
 
 class ParseError(UserError):
@@ -85,13 +85,14 @@ class DocumentInfo:
     size: int
     chunks: int
     status: str  # "indexed" | "failed" | "pending"
-    error: str | None = None
+    error: Text | None = None  # a catalogue message, rendered by the reader
     indexed_at: str | None = None
     kind: str = "text"  # "text" | "image"
     scope: str = "shared"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The JSON form (`kdesk list --json`): the error in English."""
+        return asdict(self) | {"error": None if self.error is None else str(self.error)}
 
 
 def page_label(source: str, page: int | None) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop_app.core.documents import Hit
+from desktop_app.core.messages import Text
 
 
 @dataclass
@@ -106,12 +107,12 @@ class Decision:
 
 @dataclass
 class Warning:  # noqa: A001 - the design's event name
-    message: str
+    message: Text  # a catalogue message, rendered by the reader (the window in its language)
 
 
 @dataclass
 class Error:
-    message: str
+    message: Text
 
 
 Event = RouteDecided | Retrieved | Token | Answer | Classified | FeatureQueries | Decision | Warning | Error

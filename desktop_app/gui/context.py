@@ -22,6 +22,8 @@ from desktop_app.core.config import Config, save_config
 from desktop_app.core.desk import Desk
 from desktop_app.core.events import Event
 from desktop_app.core.library.knowledge import KnowledgeBase
+from desktop_app.core.messages import N_, Text, message
+from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.embeddings import Embedder
 from desktop_app.gui.i18n import tr
 from desktop_app.gui.operations import KB_LOCK, JobKind, Operation
@@ -32,9 +34,9 @@ log = logging.getLogger(__name__)
 # The loading steps, in English: a step is shown as tr(step) on the UI thread, so a language switch
 # while loading renders it again (test_i18n does not see these as tr() literals: the loading test
 # checks their translations).
-OPENING = "Opening the knowledge base"
-LOADING_EMBEDDER = "Loading the embedding model"
-LOADING_ASSISTANT = "Loading the assistant"
+OPENING = N_("Opening the knowledge base")
+LOADING_EMBEDDER = N_("Loading the embedding model")
+LOADING_ASSISTANT = N_("Loading the assistant")
 LOAD_STEPS = (OPENING, LOADING_EMBEDDER, LOADING_ASSISTANT)
 
 
@@ -43,8 +45,8 @@ class ComponentStatus:
     """One status-bar entry: the active model's name, or None and why it is missing."""
 
     role: str  # "embedder" | "reranker" | "llm" | "classifier"
-    name: str | None
-    reason: str = ""
+    name: Text | None
+    reason: Text = ""
 
 
 def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
@@ -58,7 +60,9 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
             role = {"reranker": "reranker", "classifier": "classifier"}.get(row.role)
             if role:
                 # The command on a line of its own: the reason above it is shown translated.
-                reason = row.reason + (f"\n{row.install_command}" if row.install_command else "")
+                reason = row.reason
+                if row.install_command:
+                    reason = message(model_reasons.REASON_THEN_COMMAND, reason=reason, command=row.install_command)
                 out[role] = ComponentStatus(role, row.active, "" if row.active else reason)
     except Exception as exc:  # noqa: BLE001 - a broken manifest: the status bar says so
         for role in ("reranker", "classifier"):

@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
 
 from desktop_app.core.ask.conversation_store import StoredChat
+from desktop_app.core.messages import N_
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.panel import ChatPanel
 from desktop_app.gui.context import AppContext
@@ -24,10 +25,10 @@ from desktop_app.gui.viewer.viewer import SourceViewer
 NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
 
 ROLE_TITLES = {
-    "embedder": "Embedder",
-    "reranker": "Reranker",
-    "llm": "LLM",
-    "classifier": "Classifier",
+    "embedder": N_("Embedder"),
+    "reranker": N_("Reranker"),
+    "llm": N_("LLM"),
+    "classifier": N_("Classifier"),
 }
 
 
@@ -149,11 +150,11 @@ class MainWindow(QMainWindow):
                 label.setToolTip(plain_tooltip(tr_core(status.name)))
                 label.setProperty("missing", False)
             elif loading:
-                label.setText(f"◌ {title}: {tr('loading…')}")
+                label.setText(f"◌ {title}: " + tr("loading…"))
                 label.setToolTip(f"{tr(self.ctx.loading_step)}…")
                 label.setProperty("missing", True)
             else:
-                label.setText(f"○ {title}: {tr('none')}")
+                label.setText(f"○ {title}: " + tr("none"))
                 label.setToolTip(plain_tooltip(tr_core(status.reason) if status.reason else tr("not loaded")))
                 label.setProperty("missing", True)
             label.style().unpolish(label)

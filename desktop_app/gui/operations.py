@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.library.knowledge import KnowledgeBase, SyncReport
+from desktop_app.core.messages import N_
 from desktop_app.gui.tasks import Failure, Job, QtTaskState, TaskRunner
 
 KB_LOCK = "kb-write"  # add / sync / reindex / remove (and a settings change) run one at a time
@@ -44,28 +45,28 @@ INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progr
 
 class Operation(StrEnum):
     """What the user asked for, as "Could not {operation}: {reason}" names it when a job fails: an
-    English catalogue text, shown through ``tr`` (its Chinese entry is in i18n_zh.py)."""
+    English catalogue text, shown through ``tr`` (``N_`` marks it for the catalogue)."""
 
-    OPEN_KNOWLEDGE_BASE = "open the knowledge base"
-    SAVE_SETTINGS = "save Settings"
-    APPLY_SETTINGS = "apply Settings"
-    ADD_FILES = "add files"
-    SYNC = "check the knowledge folder for changes"
-    RETRY_FAILED = "read the failed files again"
-    REINDEX = "re-index the knowledge base"
-    REMOVE = "remove the documents"
-    LIST = "list the documents"
-    ANSWER = "answer the question"
-    IDENTIFY = "identify the photo"
-    SHOW_PASSAGE = "show the cited passage"
-    WATCH_FOLDER = "watch the knowledge folder"
-    OPEN_LAST_CONVERSATION = "open the last conversation"
-    RENAME_CONVERSATION = "rename the conversation"
-    DELETE_CONVERSATION = "delete the conversation"
-    READ_MODELS = "read which models are installed"
-    CHECK_DOWNLOAD_SITE = "check whether the download site can be reached"
-    DOWNLOAD_MODEL = "download the model"
-    LOAD_RERANKER = "load the reranker"
+    OPEN_KNOWLEDGE_BASE = N_("open the knowledge base")
+    SAVE_SETTINGS = N_("save Settings")
+    APPLY_SETTINGS = N_("apply Settings")
+    ADD_FILES = N_("add files")
+    SYNC = N_("check the knowledge folder for changes")
+    RETRY_FAILED = N_("read the failed files again")
+    REINDEX = N_("re-index the knowledge base")
+    REMOVE = N_("remove the documents")
+    LIST = N_("list the documents")
+    ANSWER = N_("answer the question")
+    IDENTIFY = N_("identify the photo")
+    SHOW_PASSAGE = N_("show the cited passage")
+    WATCH_FOLDER = N_("watch the knowledge folder")
+    OPEN_LAST_CONVERSATION = N_("open the last conversation")
+    RENAME_CONVERSATION = N_("rename the conversation")
+    DELETE_CONVERSATION = N_("delete the conversation")
+    READ_MODELS = N_("read which models are installed")
+    CHECK_DOWNLOAD_SITE = N_("check whether the download site can be reached")
+    DOWNLOAD_MODEL = N_("download the model")
+    LOAD_RERANKER = N_("load the reranker")
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QRunnable, QThreadPool, Signal
 
-from desktop_app.core.messages import UserError, parse, render_parsed, render_text
+from desktop_app.core.messages import Message, Translator, UserError, parse, render_parsed, render_text
 from desktop_app.core.tasks import Cancelled
-from desktop_app.gui.i18n import tr
+from desktop_app.gui.i18n import catalogue, tr
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class QtTaskState(QObject):
     fast loop of 1,000 small files cannot flood the UI thread's event queue.
     """
 
-    progress_changed = Signal(int, int, str)
+    progress_changed = Signal(int, int, object)  # the message: a Text, rendered by the receiver
 
     def __init__(self, min_interval: float = 0.05) -> None:
         super().__init__()
@@ -55,7 +55,7 @@ class QtTaskState(QObject):
         if done < total and now - self._last < self._min_interval:
             return
         self._last = now
-        self.progress_changed.emit(int(done), int(total), str(message))
+        self.progress_changed.emit(int(done), int(total), message)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -75,16 +75,19 @@ def english(text: str) -> str:
     return text
 
 
-def error_text(exc: BaseException, translate: Callable[[str], str] | None = None) -> str:
+def error_text(exc: BaseException, translate: Translator | Callable[[str], str] | None = None) -> str:
     """Why a job failed, in the language of ``translate`` (the window's by default).
 
-    A ``UserError`` (a ``ParseError``...) is its catalogue message; an exception whose text is a
-    catalogue message's English rendering (core errors raised with ``str(message(...))``) is that
-    message; an ``OSError`` its system text and file; anything else, unexpected, its type and text.
+    A ``UserError`` (a ``ParseError``...) or a core error raised with a ``Message`` is its catalogue
+    message; an exception whose text is a message's English rendering (a third party's, or an old
+    one) is that message; an ``OSError`` its system text and file; anything else, unexpected, its
+    type and text.
     """
-    translate = translate or tr
+    translate = translate or catalogue()
     if isinstance(exc, UserError):
         return render_parsed(exc.message, translate)
+    if exc.args and isinstance(exc.args[0], Message):  # a core error raised with its message
+        return exc.args[0].render(translate)
     text = str(exc).strip()
     if isinstance(exc, OSError) and exc.strerror:
         where = exc.filename2 or exc.filename  # a rename names its target second

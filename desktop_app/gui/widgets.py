@@ -99,9 +99,8 @@ def place_label(source: str, page: int | None) -> str:
     """The core's page_label ("p. 3", "slide 3") in the window's language."""
     if page is None:
         return ""
-    return tr("slide {page}" if page_label(source, page).startswith("slide") else "p. {page}").format(
-        page=page
-    )
+    slide = page_label(source, page).startswith("slide")
+    return (tr("slide {page}") if slide else tr("p. {page}")).format(page=page)
 
 
 def citation_label(citation: Any) -> str:

@@ -441,7 +441,7 @@ def ask(assistant: Any, question: str, conversation: Any, mode: str | None) -> A
             # The chunk's full text (a Citation keeps only its first 500 characters).
             out.cited = [(c.source, texts.get(c.chunk_id, c.text)) for c in ev.citations]
         elif isinstance(ev, Warning | Error):
-            out.warnings.append(ev.message)
+            out.warnings.append(str(ev.message))
     if out.first_token_ms is None:
         out.first_token_ms = out.answer_ms
     return out

@@ -183,7 +183,7 @@ def _detail(ph: Photo, res: Any, reject: float | None, correct: bool | None) -> 
         "decision": d.final_name if d else None,
         "guesses": d.guesses if d else [],
         "also_possible": d.also_possible if d else [],
-        "reasoning": d.reasoning if d else res.error,
+        "reasoning": d.reasoning if d else str(res.error),
     }
 
 
@@ -224,7 +224,7 @@ def _score_run(
         cpu.append((time.process_time() - c0) * 1000)
         res = IdentifyResult.from_events(events)
         if res.error:
-            failed.append({"photo": str(ph.path), "error": res.error})
+            failed.append({"photo": str(ph.path), "error": str(res.error)})
             times.pop()
             cpu.pop()
             continue

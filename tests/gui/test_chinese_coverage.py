@@ -250,7 +250,7 @@ def test_a_chinese_window_with_content_everywhere_has_no_english_sentences(
     names = [d.name for d in kb.list_documents()] + [Path(d.name).name for d in kb.list_documents()]
     names += [str(window.ctx.data_dir), str(window.ctx.knowledge_dir)]
     names += [c.name for c in card.candidates] + [c.name.replace("_", " ") for c in card.candidates]
-    names += [s.name for s in window.ctx.status.values() if s.name]  # the models in the status bar
+    names += [str(s.name) for s in window.ctx.status.values() if s.name]  # the models in the status bar
     names += MODEL_NAMES + [n for m in load_manifest() for n in (m.id, m.folder, m.repo_id, m.package)]
     allowed = Allowed(names, content)
 

@@ -1,5 +1,5 @@
 """Texts from the core (why a file failed, an answer's note, a model's status) in a Chinese window:
-stored and sent in English, shown through their catalogue message in the UI language."""
+stored and sent as messages ({code, params}), shown in the UI language; the CLI and JSON say them in English."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core import events as ev
+from desktop_app.core.ask import notes
 from desktop_app.core.ask.prompts import NO_LLM_NOTE
 from desktop_app.core.config import Config
+from desktop_app.core.messages import message
 from desktop_app.gui.chat.messages import AnswerMessage
 from desktop_app.gui.i18n import set_language
 from desktop_app.gui.knowledge.model import COLUMNS
@@ -41,7 +43,7 @@ def test_a_failed_batch_and_the_status_bar_speak_chinese(make_window, drop, qtbo
     assert text == "PDF 已加密：需要密码"
     assert "PDF 已加密：需要密码" in tooltip
     stored = next(d for d in window.ctx.kb.list_documents() if d.name == ENCRYPTED.name)
-    assert stored.error == "encrypted PDF: a password is required"
+    assert str(stored.error) == "encrypted PDF: a password is required"
     # The batch's outcome list: the failure and the file that was never copied in, with its suffix.
     items = [window.knowledge.errors.item(i).text() for i in range(window.knowledge.errors.count())]
     assert f"{ENCRYPTED.name}: PDF 已加密：需要密码" in items
@@ -66,8 +68,9 @@ def test_an_answers_notes_follow_the_language(qtbot):
     qtbot.addWidget(answer)
     try:
         set_language("zh_CN")
-        answer.handle_event(ev.Warning("search failed: index locked"))
-        answer.handle_event(ev.Warning("stopped"))
+        # The core sends its notes as messages (a third-party error inside stays as written).
+        answer.handle_event(ev.Warning(message(notes.SEARCH_FAILED, error="index locked")))
+        answer.handle_event(ev.Warning(message(notes.STOPPED)))
         # A language model failure nests its reason and when it happened in the fallback note.
         fallback = (
             "cannot reach the language model at http://127.0.0.1:9/v1: connection refused "

@@ -288,17 +288,17 @@ def test_every_identify_message_has_a_chinese_template_with_the_same_fields():
     import string
 
     from desktop_app.core.identify import texts  # noqa: F401 - defines the messages
-    from desktop_app.core.messages import CATALOGUE
-    from desktop_app.gui.i18n_zh import ZH_CN
+    from desktop_app.core.messages import CATALOGUE, translations
 
     def fields(template: str) -> list[tuple[str, str]]:
         return sorted((n, spec) for _, n, spec, _ in string.Formatter().parse(template) if n is not None)
 
     identify = {code: t for code, t in CATALOGUE.items() if code.startswith("identify.")}
     assert len(identify) > 30
+    zh = translations("zh_CN")
     for template in identify.values():
-        assert template in ZH_CN, template
-        assert fields(ZH_CN[template]) == fields(template), template
+        assert zh.gettext(template) != template, template
+        assert fields(zh.gettext(template)) == fields(template), template
 
 
 def test_a_photo_then_two_follow_ups_stay_on_the_species_the_card_names(

@@ -51,7 +51,7 @@ def test_retry_reads_a_failed_file_again(make_window, qtbot, tmp_path):
         qtbot.mouseClick(panel.retry_button, Qt.LeftButton)
     report = blocker.args[0]
     assert report.updated == ["bad.pdf"]  # read again, not left as unchanged
-    assert dict(report.failed)["bad.pdf"].startswith("corrupt PDF")
+    assert str(dict(report.failed)["bad.pdf"]).startswith("corrupt PDF")
     qtbot.waitUntil(lambda: panel.retry_button.isVisible(), timeout=10_000)  # still failed: offered again
 
 

@@ -59,7 +59,7 @@ def test_dropped_documents_are_indexed_and_failures_show_inline(make_window, qtb
         assert rows[name].status == "indexed" and rows[name].chunks > 0, rows[name]
         assert (window.ctx.knowledge_dir / name).is_file()
     assert rows["encrypted-file.pdf"].status == "failed"
-    assert "password" in rows["encrypted-file.pdf"].error
+    assert "password" in str(rows["encrypted-file.pdf"].error)
     assert [name for name, _ in report.failed] == ["encrypted-file.pdf"]
     # The failure is listed inline under the table (no dialog), the rest went on.
     assert window.knowledge.errors.isVisible()

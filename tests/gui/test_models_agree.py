@@ -55,7 +55,7 @@ def test_models_command_status_bar_and_assistant_agree(make_window, tmp_path, ca
         assert shown.name is None and label.startswith("○"), (case, label)
         assert chat["active_id"] in (None, "extractive"), (case, chat)
         # Why, in the same words: the status bar's tooltip and `kdesk models` share the reason.
-        assert shown.reason and shown.reason in chat["reason"], (case, shown.reason, chat["reason"])
+        assert shown.reason and str(shown.reason) in chat["reason"], (case, shown.reason, chat["reason"])
     else:
         assert isinstance(running, runs), (case, running)
         assert shown.name == chat["active"], (case, shown, chat)

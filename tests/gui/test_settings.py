@@ -343,7 +343,7 @@ def test_a_settings_save_that_fails_says_why_and_keeps_the_edits(make_window, qt
     assert ctx.config.retrieval.top_k != 7 and ctx.config.router.mode != "always"  # not applied
     assert ctx.load_error is None and not window.loading_label.isVisible()
     assert "open the knowledge base" not in window.statusBar().currentMessage()
-    assert all(not s.reason.startswith("Could not") for s in ctx.status.values())
+    assert all(not str(s.reason).startswith("Could not") for s in ctx.status.values())
 
     config_path.rmdir()
     with qtbot.waitSignal(ctx.config_changed, timeout=60_000):

@@ -38,7 +38,7 @@ def test_skipped_files_are_listed_under_the_table(make_window, qtbot, drop, tmp_
     with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as blocker:
         drop(window.knowledge, [folder])
     report = blocker.args[0]
-    assert report.added == ["drop/notes.md"] and report.skipped == [
+    assert report.added == ["drop/notes.md"] and [(n, str(why)) for n, why in report.skipped] == [
         (str(folder / "data.xyz"), "unsupported file type: .xyz")
     ]
     assert "1 skipped" in window.knowledge.result_label.text()

@@ -52,7 +52,7 @@ def test_add_indexes_real_documents_and_reports_failures(tmp_path, shared_data, 
             assert d.error  # every failure says why
     # At least one encrypted PDF needs a password, and says so.
     enc = [d for n, d in docs.items() if "/encryption/" in n and d.status == "failed"]
-    assert any("password" in (d.error or "") for d in enc)
+    assert any("password" in str(d.error or "") for d in enc)
     hits = kb.search("scarlet macaw plumage colours", top_k=3)
     assert hits and hits[0].source.endswith("notes.md")
     assert hits[0].vector_score is not None and 0 < hits[0].vector_score <= 1

@@ -138,7 +138,7 @@ def test_server_stopped_mid_answer_falls_back_to_cited_passages(kb_dir: Path, mi
             events.append(ev)
             if isinstance(ev, Token) and model.server.base_url is not None:
                 model.server.stop()  # the server goes away while the answer streams
-        warnings = [e.message for e in events if isinstance(e, Warning)]
+        warnings = [str(e.message) for e in events if isinstance(e, Warning)]
         answer = next(e for e in events if isinstance(e, Answer))
         assert warnings and "showing the most relevant passages" in warnings[0], warnings
         assert answer.by == "extractive" and answer.citations

@@ -481,7 +481,7 @@ def test_a_chunk_overwritten_by_another_client_is_left_out_of_search_and_re_embe
 
     hits, warning = Assistant(kb, None, kb.config).retrieve("how many kea were counted")
     assert all("9,999" not in h.text for h in hits)
-    assert isinstance(warning, WarningEvent) and "not what this library wrote" in warning.message
+    assert isinstance(warning, WarningEvent) and "not what this library wrote" in str(warning.message)
 
     report = kb.sync()
     assert report.updated == ["notes/notes.md"]
@@ -504,7 +504,7 @@ def test_sync_finds_an_altered_chunk_or_vector_by_itself(tmp_path, chroma, minil
     ):
         victim.update(ids=[got["ids"][0]], **forged)
         report = kb.sync()
-        assert report.repaired == [
+        assert [(n, str(why)) for n, why in report.repaired] == [
             ("notes/notes.md", "re-indexed: its chunks in the vector store were changed outside the app")
         ]
         assert report.updated == ["notes/notes.md"]
@@ -521,7 +521,7 @@ def test_a_collection_deleted_by_another_client_is_noticed_by_sync_and_re_embedd
 
     assert kb.search("how many kea were counted") == []  # the app made the collection again, empty
     report = kb.sync()  # the counts differ: the document goes back in
-    assert report.repaired == [
+    assert [(n, str(why)) for n, why in report.repaired] == [
         ("notes/notes.md", f"re-indexed: 0 of its {chunks} chunks were in the vector store")
     ]
     assert report.updated == ["notes/notes.md"] and report.unchanged == []

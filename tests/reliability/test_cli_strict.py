@@ -120,7 +120,7 @@ def test_ask_on_an_empty_library_answers_without_loading_a_model(tmp_path, monke
     kb = KnowledgeBase(tmp_path / "data", Config())
     events = list(Assistant(kb, None, kb.config).ask("What do kea eat?"))
     assert isinstance(events[0], RouteDecided) and not events[0].use_rag
-    assert isinstance(events[-1], Answer) and events[-1].text == EMPTY_LIBRARY
+    assert isinstance(events[-1], Answer) and events[-1].text == str(EMPTY_LIBRARY)
     kb.close()
 
 
@@ -129,7 +129,7 @@ def test_ask_on_an_empty_library_from_the_command_line(kdesk_factory):
     res = kd.run("ask", "What do kea eat?", "--json", timeout=120)
     assert res.rc == 0, res.stderr
     out = res.json()
-    assert out["answer"] == EMPTY_LIBRARY and out["hits"] == [] and out["route"]["use_rag"] is False
+    assert out["answer"] == str(EMPTY_LIBRARY) and out["hits"] == [] and out["route"]["use_rag"] is False
 
 
 def test_search_on_an_empty_library_finds_nothing_without_loading_a_model(tmp_path, monkeypatch):
@@ -148,6 +148,6 @@ def test_search_on_an_empty_library_from_the_command_line_says_why(kdesk_factory
     kd = kdesk_factory()
     res = kd.run("search", "kea", timeout=120)
     assert res.rc == 0, res.stderr
-    assert res.stdout.strip() == EMPTY_LIBRARY
+    assert res.stdout.strip() == str(EMPTY_LIBRARY)
     out = kd.run("search", "kea", "--json", timeout=120).json()
-    assert out["hits"] == [] and out["note"] == EMPTY_LIBRARY
+    assert out["hits"] == [] and out["note"] == str(EMPTY_LIBRARY)

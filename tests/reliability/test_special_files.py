@@ -57,7 +57,9 @@ def test_sync_skips_a_named_pipe_and_finishes(kb):
     (kb.knowledge_dir / "good.md").write_text("# Kea\nThe kea is an alpine parrot.\n", encoding="utf-8")
     report = _guarded(kb.sync)
     assert report.added == ["good.md"] and not report.failed
-    assert report.skipped == [("pipe.txt", "not a regular file (a named pipe): never read")]
+    assert [(n, str(why)) for n, why in report.skipped] == [
+        ("pipe.txt", "not a regular file (a named pipe): never read")
+    ]
     assert [d.name for d in kb.list_documents()] == ["good.md"]
     assert _guarded(kb.sync).unchanged == ["good.md"]  # the writer lock was given back
 
@@ -81,7 +83,9 @@ def test_sync_skips_a_socket(kb):
         report = _guarded(kb.sync)
     finally:
         sock.close()
-    assert report.skipped == [("socket.txt", "not a regular file (a socket): never read")]
+    assert [(n, str(why)) for n, why in report.skipped] == [
+        ("socket.txt", "not a regular file (a socket): never read")
+    ]
     assert report.added == ["good.md"]
 
 
@@ -92,7 +96,9 @@ def test_add_skips_a_named_pipe_in_a_folder(kb, tmp_path):
     (folder / "notes.md").write_text("# Notes\nA galah on the fence.\n", encoding="utf-8")
     report = _guarded(kb.add, [folder])
     assert report.added == ["drop/notes.md"] and not report.failed
-    assert report.skipped == [(str(folder / "pipe.md"), "not a regular file (a named pipe): never read")]
+    assert [(n, str(why)) for n, why in report.skipped] == [
+        (str(folder / "pipe.md"), "not a regular file (a named pipe): never read")
+    ]
     assert not (kb.knowledge_dir / "drop" / "pipe.md").exists()
 
 
@@ -131,11 +137,16 @@ def test_an_unreadable_file_is_listed_as_failed_with_why(kb, monkeypatch):
 
     monkeypatch.setattr(syncing, "sha256_file", denied)
     report = kb.sync()
-    assert report.failed == [("locked.md", "cannot read: Permission denied")]
+    assert [(n, str(why)) for n, why in report.failed] == [("locked.md", "cannot read: Permission denied")]
     docs = {d.name: d for d in kb.list_documents()}
-    assert docs["locked.md"].status == "failed" and docs["locked.md"].error == "cannot read: Permission denied"
+    assert (
+        docs["locked.md"].status == "failed"
+        and str(docs["locked.md"].error) == "cannot read: Permission denied"
+    )
     assert docs["open.md"].status == "indexed"
-    assert kb.sync().failed == [("locked.md", "cannot read: Permission denied")]  # still said
+    assert [(n, str(w)) for n, w in kb.sync().failed] == [
+        ("locked.md", "cannot read: Permission denied")
+    ]  # still said
 
     monkeypatch.setattr(syncing, "sha256_file", real)  # readable again, mtime untouched (a chmod)
     report = kb.sync()
@@ -151,6 +162,6 @@ def test_a_chmod_000_file_is_listed_as_failed(kb):
     try:
         kb.sync()
         docs = {d.name: d for d in kb.list_documents()}
-        assert docs["locked.md"].status == "failed" and "Permission denied" in docs["locked.md"].error
+        assert docs["locked.md"].status == "failed" and "Permission denied" in str(docs["locked.md"].error)
     finally:
         locked.chmod(0o644)

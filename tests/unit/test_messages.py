@@ -110,3 +110,51 @@ def test_a_parse_error_carries_its_message_and_keeps_the_english_text():
     assert (
         m.render_text(nested, lambda t: zh.get(t, t)) == "XLSX 已损坏：ZIP 压缩包已损坏（压缩数据提前结束）"
     )
+
+
+def test_a_message_is_stored_as_its_code_and_parameters_and_read_back_whole():
+    msg = m.message("test.failed", name="a.pdf", reason=m.message("test.full"))
+    stored = m.dump(msg)
+    assert m.load(stored) == msg
+    assert m.load(m.dump("someone else's error")) == "someone else's error"  # no message: a text
+    assert m.load(None) is None and m.dump(None) is None
+    # A code this version does not know (a newer version's) reads as the English stored with it.
+    newer = stored.replace('"test.failed"', '"test.from_the_future"')
+    assert m.load(newer) == "test: a.pdf failed: test: the disk is full"
+
+
+def test_an_exception_given_as_a_parameter_stands_for_its_message():
+    from desktop_app.core.library import reasons
+    from desktop_app.core.library.documents import ParseError
+
+    inner = ParseError(reasons.ENCRYPTED, label="PDF")
+    outer = m.message("test.failed", name="a.pdf", reason=inner)
+    assert outer.params["reason"] == inner.message  # translated with the outer one
+    assert m.message_of(RuntimeError(m.message("test.full"))) == m.message("test.full")
+    assert m.message_of(RuntimeError("plain")) == "plain" and m.message_of(RuntimeError()) == "RuntimeError"
+
+
+def test_json_and_the_cli_get_english_and_a_message_formats_and_hashes_like_a_value():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Row:
+        reason: m.Text
+        notes: list
+
+    row = Row(m.message("test.full"), [m.message("test.score", score=0.5), "as is"])
+    assert m.english(row) == {"reason": "test: the disk is full", "notes": ["test: 50% sure", "as is"]}
+    assert f"{m.message('test.full'):>25}" == "   test: the disk is full"
+    assert len({m.message("test.full"), m.message("test.full")}) == 1
+
+
+def test_a_plural_message_takes_the_form_its_count_needs_and_parses_back_from_either():
+    m.define_plural("test.pages", "test: {count} page", "test: {count} pages")
+    try:
+        assert str(m.message("test.pages", count=1)) == "test: 1 page"
+        assert str(m.message("test.pages", count=4)) == "test: 4 pages"
+        assert m.parse("test: 4 pages") == m.Message("test.pages", {"count": "4"})
+        assert m.parse("test: 1 page") == m.Message("test.pages", {"count": "1"})
+    finally:
+        m.CATALOGUE.pop("test.pages", None)
+        m.PLURALS.pop("test.pages", None)

@@ -189,7 +189,7 @@ class Assistant:
     ) -> Iterator[Event]:
         conv = conversation if conversation is not None else self.conversation
         if not question.strip():
-            yield Error(str(message(notes.EMPTY_QUESTION)))
+            yield Error(message(notes.EMPTY_QUESTION))
             return
         q = Question.read(question.strip())  # read once: every step below shares its language and kind
         self._scope = conv.scope
@@ -197,7 +197,7 @@ class Assistant:
             # Nothing to search: say so at once instead of loading models to search nothing.
             yield RouteDecided(False, "", False, "empty library", reason="the library has no documents")
             if self.chat_model is None:
-                yield Answer(EMPTY_LIBRARY, by="extractive")
+                yield Answer(EMPTY_LIBRARY.render(), by="extractive")  # an answer's text is English words
                 return
             yield Warning(EMPTY_LIBRARY)
             yield from self.answer_from_hits(q, [], conv, None, cancel)
@@ -247,7 +247,7 @@ class Assistant:
                     q = replace(q, subject=subject)
             yield from self.answer_from_hits(q, hits, conv, route, cancel)
         except Cancelled:
-            yield Warning(str(message(notes.STOPPED)))
+            yield Warning(message(notes.STOPPED))
 
     def _which_subject(self, q: Question, conv: Conversation) -> Iterator[Event]:
         """A follow-up ("how big is it?") to a photo that could be several of the notes: answered
@@ -348,7 +348,7 @@ class Assistant:
                     self._stamp(event)
                 yield event
         except Cancelled:
-            yield Warning(str(message(notes.STOPPED)))
+            yield Warning(message(notes.STOPPED))
             return
         conv.subject_options = options
         if final == UNCERTAIN:
@@ -373,7 +373,7 @@ class Assistant:
             return hits, Warning(" ".join(left_out)) if left_out else None
         except Exception as exc:  # the index may be missing, locked or mid-rebuild
             log.warning("search failed: %s", exc)
-            return [], Warning(str(message(notes.SEARCH_FAILED, error=exc)))
+            return [], Warning(message(notes.SEARCH_FAILED, error=exc))
 
     def answer_from_hits(
         self,
@@ -434,14 +434,14 @@ class Assistant:
                 parts.append(piece)
                 yield Token(piece)
             if not "".join(parts).strip():
-                raise LLMError(str(message(notes.EMPTY_ANSWER)), "bad_output")
+                raise LLMError(message(notes.EMPTY_ANSWER), "bad_output")
             if not CITATION_MARK.sub("", "".join(parts)).strip(" \t\n.,;:。，；："):
                 # "[1]" alone: a small model pointing at a passage instead of answering from it.
-                raise LLMError(str(message(notes.CITATION_ONLY)), "bad_output")
+                raise LLMError(message(notes.CITATION_ONLY), "bad_output")
         except Cancelled:
             text = "".join(parts)
             conv.add_turn(question, text)
-            yield Warning(str(message(notes.STOPPED)))
+            yield Warning(message(notes.STOPPED))
             yield Answer(text, citations_for(parse_citations(text, blocks)[0], blocks))
             return
         except LLMError as exc:
@@ -476,7 +476,7 @@ class Assistant:
         q = as_question(question)
         question, lang = q.text, q.language
         when = message(notes.MID_ANSWER if partial else notes.BEFORE_ANSWERING)
-        yield Warning(str(message(notes.FALLBACK, error=exc, when=when)))
+        yield Warning(message(notes.FALLBACK, error=exc, when=when))
         if not use_rag:  # the router said no documents; passages are still better than nothing
             hits, warning = self.retrieve(question, conv.scope)
             if warning:

@@ -67,7 +67,7 @@ def check_citations(text: str, blocks: Sequence[ContextBlock]) -> tuple[str, lis
     if not bad:
         return text, citations_for(cited, blocks), None
     markers = ", ".join(f"[{n}]" for n in bad)
-    warning = Warning(str(message(notes.CITATIONS_DROPPED, markers=markers, count=len(blocks))))
+    warning = Warning(message(notes.CITATIONS_DROPPED, markers=markers, count=len(blocks)))
     return strip_citations(text, bad), citations_for(cited, blocks), warning
 
 

@@ -43,11 +43,12 @@ from desktop_app.core.formats import STORE_CONVERSATIONS, check_readable, check_
 from desktop_app.core.identify.result import IdentifyResult
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import fs_path
+from desktop_app.core.messages import Text, from_english, from_json, to_json
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "conversations.sqlite3"
-SCHEMA_VERSION = 2  # 2: citations.sha256
+SCHEMA_VERSION = 3  # 2: citations.sha256; 3: warnings (and a card's) as {code, params}, not English
 TITLE_CHARS = 60  # a title taken from the first question is cut here
 
 SCHEMA = """
@@ -100,11 +101,31 @@ def _migrate(db: sqlite3.Connection) -> None:
         columns = {r[1] for r in db.execute("PRAGMA table_info(citations)")}
         if "sha256" not in columns:
             db.execute("ALTER TABLE citations ADD COLUMN sha256 TEXT NOT NULL DEFAULT ''")
+        if db.execute("PRAGMA user_version").fetchone()[0] < 3:
+            _warnings_as_messages(db)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _warnings_as_messages(db: sqlite3.Connection) -> None:
+    """Schema 3: the English warnings (and a card's warnings and error) older versions stored become
+    their ``{code, params}``, parsed back once here; a text that is no message stays a text."""
+    for row_id, warnings, card in db.execute("SELECT id, warnings, card FROM messages").fetchall():
+        new = json.dumps([_english_json(w) for w in json.loads(warnings or "[]")], ensure_ascii=False)
+        if card:
+            data = json.loads(card)
+            data["warnings"] = [_english_json(w) for w in data.get("warnings", [])]
+            if data.get("error"):
+                data["error"] = _english_json(data["error"])
+            card = json.dumps(data, ensure_ascii=False)
+        db.execute("UPDATE messages SET warnings = ?, card = ? WHERE id = ?", (new, card, row_id))
+
+
+def _english_json(value: Any) -> Any:
+    return to_json(from_english(value)) if isinstance(value, str) else value
 
 
 def _now() -> str:
@@ -152,7 +173,7 @@ class StoredMessage:
     card: IdentifyResult | None = None  # identify: candidates, level, queries, decision (hits below)
     evidence: list[StoredCitation] = field(default_factory=list)
     turn: tuple[str, str] | None = None  # what the model's history got from this turn
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Text] = field(default_factory=list)
     created: str = ""
     id: int = 0
 
@@ -197,7 +218,7 @@ class StoredMessage:
             "route": asdict(self.route) if self.route is not None else None,
             "citations": [asdict(c) for c in self.citations],
             "related": [asdict(c) for c in self.related],
-            "warnings": self.warnings,
+            "warnings": [str(w) for w in self.warnings],  # JSON renders English
             "created": self.created,
         }
         if self.kind == "identify":
@@ -271,6 +292,9 @@ class StoredChat:
 def _card_json(card: IdentifyResult) -> dict[str, Any]:
     data = card.to_dict()
     del data["hits"], data["timings_ms"]  # hits are rows of `citations`; timings say nothing later
+    # stored as messages, rendered when shown (to_dict's English is for `kdesk identify --json`)
+    data["warnings"] = [to_json(w) for w in card.warnings]
+    data["error"] = to_json(card.error) if card.error is not None else None
     return data
 
 
@@ -285,8 +309,8 @@ def _card_from(data: dict[str, Any]) -> IdentifyResult:
         feature_queries=list(data.get("feature_queries", [])),
         decision=Decision(**decision) if decision else None,
         answer=data.get("answer", ""),
-        warnings=list(data.get("warnings", [])),
-        error=data.get("error"),
+        warnings=[from_json(w) for w in data.get("warnings", [])],
+        error=from_json(data["error"]) if data.get("error") else None,
     )
 
 
@@ -303,7 +327,7 @@ class _Turn:
         self.events: list[Event] = []
         self.route: RouteDecided | None = None
         self.answer: Answer | None = None
-        self.warnings: list[str] = []
+        self.warnings: list[Text] = []
 
     def add(self, event: Event) -> None:
         self.events.append(event)
@@ -469,7 +493,7 @@ class ConversationStore:
                     message.image,
                     json.dumps(_card_json(message.card), ensure_ascii=False) if message.card else None,
                     json.dumps(list(message.turn), ensure_ascii=False) if message.turn else None,
-                    json.dumps(message.warnings, ensure_ascii=False),
+                    json.dumps([to_json(w) for w in message.warnings], ensure_ascii=False),
                     message.created,
                 ),
             )
@@ -534,7 +558,7 @@ class ConversationStore:
                     card=_card_from(json.loads(r["card"])) if r["card"] else None,
                     evidence=groups.get((r["id"], "evidence"), []),
                     turn=tuple(json.loads(r["turn"])) if r["turn"] else None,
-                    warnings=json.loads(r["warnings"]),
+                    warnings=[from_json(w) for w in json.loads(r["warnings"])],
                     created=r["created"],
                     id=r["id"],
                 )
@@ -574,7 +598,7 @@ class ConversationStore:
             if problem:
                 yield Warning(problem)
 
-    def _save(self, conv: Conversation, turn: _Turn, before: object, title: str | None) -> str:
+    def _save(self, conv: Conversation, turn: _Turn, before: object, title: str | None) -> Text:
         """Write the turn; a failure is logged and returned as a message ("" when written)."""
         # The assistant appends to the history what the model should see of this turn (for a
         # photo, a label in place of the question): keep exactly that.
@@ -584,5 +608,5 @@ class ConversationStore:
             self.append(conv, turn.message(pair), title=title)
         except sqlite3.Error as exc:
             log.error("conversation %s not saved: %s", conv.id, exc)
-            return str(messages.message(notes.NOT_SAVED, error=exc))
+            return messages.message(notes.NOT_SAVED, error=exc)
         return ""

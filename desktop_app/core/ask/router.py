@@ -329,7 +329,7 @@ class Router:
     ) -> Route:
         """The LLM's decision; raises LLMError or RouteError when it cannot give a usable one."""
         if self.chat_model is None:
-            raise LLMError(str(messages.message(model_reasons.LLM_NO_MODEL)), "unreachable")
+            raise LLMError(messages.message(model_reasons.LLM_NO_MODEL), "unreachable")
         q = as_question(question)
         text = complete(
             self.chat_model,

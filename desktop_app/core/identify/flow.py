@@ -193,9 +193,9 @@ class Identifier:
             img = load_image(image, min_side=RESIZE)
         except ParseError as exc:  # the reason has no file name: say which photo, when it has one
             if isinstance(image, str | Path):
-                yield Error(str(message(IMAGE_UNREADABLE, name=Path(image).name, reason=exc.message)))
+                yield Error(message(IMAGE_UNREADABLE, name=Path(image).name, reason=exc.message))
             else:
-                yield Error(str(exc))
+                yield Error(exc.message)
             return
         crop = centre_crop(img)
         t["load"] = (time.perf_counter() - t0) * 1000
@@ -228,7 +228,7 @@ class Identifier:
                 level = MEDIUM
         yield Classified(candidates, level, retrieve if ranking is None else True)
         if _cancelled(cancel):
-            yield Warning(str(message(STOPPED)))
+            yield Warning(message(STOPPED))
             return
 
         description = describe(profile, cls.labels)
@@ -266,7 +266,7 @@ class Identifier:
         )
         t["retrieve"] = (time.perf_counter() - t1) * 1000
         if _cancelled(cancel):
-            yield Warning(str(message(STOPPED)))
+            yield Warning(message(STOPPED))
             return
 
         t1 = time.perf_counter()

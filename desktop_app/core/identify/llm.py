@@ -15,7 +15,7 @@ from desktop_app.core.events import Candidate, Decision
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.identify.texts import LLM_FAILED, LLM_INVALID
 from desktop_app.core.library.documents import Hit
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Message, message
 from desktop_app.core.models.llm.base import ChatModel
 from desktop_app.core.models.llm.jsonx import extract_json
 from desktop_app.core.tasks import TaskState
@@ -86,7 +86,7 @@ def llm_decision(
     hits: Sequence[Hit],
     question: str | None,
     cancel: TaskState | None = None,
-) -> tuple[Decision | None, str | None]:
+) -> tuple[Decision | None, Message | None]:
     """(the model's decision, None), or (None, why the evidence vote decides instead)."""
     from desktop_app.core.models.llm.base import LLMError, complete
 
@@ -101,10 +101,10 @@ def llm_decision(
             cancel=cancel,
         )
     except LLMError as exc:
-        return None, str(message(LLM_FAILED, error=exc))
+        return None, message(LLM_FAILED, error=exc)
     decision = parse_decision(text, names)
     if decision is None:
-        return None, str(message(LLM_INVALID))
+        return None, message(LLM_INVALID)
     return decision, None
 
 

@@ -20,6 +20,7 @@ from desktop_app.core.events import (
     Warning,
 )
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.messages import Text
 
 HIGH, MEDIUM, LOW = "High", "Medium", "Low"
 UNCERTAIN = "uncertain"  # the decision's name when no candidate is singled out
@@ -60,8 +61,8 @@ class IdentifyResult:
     hits: list[Hit] = field(default_factory=list)
     decision: Decision | None = None  # None: the flow stopped before deciding
     answer: str = ""
-    warnings: list[str] = field(default_factory=list)
-    error: str | None = None
+    warnings: list[Text] = field(default_factory=list)  # catalogue messages, rendered when shown
+    error: Text | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,8 +76,8 @@ class IdentifyResult:
             "hits": [h.to_dict() for h in self.hits],
             "decision": asdict(self.decision) if self.decision is not None else {},
             "answer": self.answer,
-            "warnings": self.warnings,
-            "error": self.error,
+            "warnings": [str(w) for w in self.warnings],  # JSON renders English
+            "error": str(self.error) if self.error is not None else None,
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
 

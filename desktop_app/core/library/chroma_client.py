@@ -101,17 +101,17 @@ def parse_server_url(url: str) -> ServerAddress:
     raw = url.strip()
     u = urlparse(raw if "://" in raw else f"http://{raw}")
     if "@" in u.netloc:
-        raise StoreError(str(message(reasons.CHROMA_URL_CREDENTIALS)))
+        raise StoreError(message(reasons.CHROMA_URL_CREDENTIALS))
     if u.scheme not in ("http", "https"):
-        raise StoreError(str(message(reasons.CHROMA_URL_SCHEME, scheme=repr(u.scheme))))
+        raise StoreError(message(reasons.CHROMA_URL_SCHEME, scheme=repr(u.scheme)))
     if u.path not in ("", "/") or u.query or u.fragment or u.params:
-        raise StoreError(str(message(reasons.CHROMA_URL_PATH)))
+        raise StoreError(message(reasons.CHROMA_URL_PATH))
     try:
         port = u.port
     except ValueError:
-        raise StoreError(str(message(reasons.CHROMA_URL_PORT))) from None
+        raise StoreError(message(reasons.CHROMA_URL_PORT)) from None
     if not u.hostname:
-        raise StoreError(str(message(reasons.CHROMA_URL_HOST)))
+        raise StoreError(message(reasons.CHROMA_URL_HOST))
     return ServerAddress(u.scheme, u.hostname, port or (443 if u.scheme == "https" else 8000))
 
 
@@ -142,7 +142,7 @@ class ServerOptions:
         try:
             return ssl.create_default_context(cafile=self.ca_path)
         except (OSError, ssl.SSLError) as exc:
-            raise StoreError(str(message(reasons.CHROMA_CA_FILE, path=self.ca_path, error=exc))) from exc
+            raise StoreError(message(reasons.CHROMA_CA_FILE, path=self.ca_path, error=exc)) from exc
 
 
 def server_options(config: Config) -> ServerOptions:
@@ -152,10 +152,10 @@ def server_options(config: Config) -> ServerOptions:
     index = config.index
     header = TOKEN_HEADERS.get(index.chroma_token_header.strip().lower())
     if header is None:
-        raise StoreError(str(message(reasons.CHROMA_TOKEN_HEADER)))
+        raise StoreError(message(reasons.CHROMA_TOKEN_HEADER))
     token = get_api_key(config, "index.chroma_token").strip()
     if any(not 33 <= ord(c) <= 126 for c in token):
-        raise StoreError(str(message(reasons.CHROMA_TOKEN_CHARS)))
+        raise StoreError(message(reasons.CHROMA_TOKEN_CHARS))
     return ServerOptions(token=token, token_header=header, ca_file=index.chroma_ca_file.strip())
 
 
@@ -176,11 +176,11 @@ def check_access(server: ServerAddress, options: ServerOptions) -> None:
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         if "CERTIFICATE_VERIFY_FAILED" in reason:
-            reason = str(message(reasons.CHROMA_CERTIFICATE, error=reason))
-        raise StoreError(str(message(reasons.CHROMA_UNREACHABLE, url=server.url, reason=reason))) from exc
+            reason = message(reasons.CHROMA_CERTIFICATE, error=reason)
+        raise StoreError(message(reasons.CHROMA_UNREACHABLE, url=server.url, reason=reason)) from exc
     if reply.status_code in (401, 403):
         hint = message(reasons.CHROMA_CHECK_TOKEN if options.token else reasons.CHROMA_NO_TOKEN)
-        raise StoreError(str(message(reasons.CHROMA_REFUSED, url=server.url, hint=hint)))
+        raise StoreError(message(reasons.CHROMA_REFUSED, url=server.url, hint=hint))
 
 
 def _http_client(server: ServerAddress, options: ServerOptions):
@@ -203,7 +203,7 @@ def _http_client(server: ServerAddress, options: ServerOptions):
         )
     except Exception as exc:  # passed the access check, failed chromadb's start-up calls (tenant...)
         raise StoreError(
-            str(message(reasons.CHROMA_UNUSABLE, url=server.url, error=redact(str(exc))))
+            message(reasons.CHROMA_UNUSABLE, url=server.url, error=redact(str(exc)))
         ) from exc
 
 

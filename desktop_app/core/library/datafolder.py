@@ -154,9 +154,9 @@ class WriterLock:
             try:
                 while not _lock_file(fh):
                     holder = describe_holder(self.holder())
-                    message = str(messages.message(reasons.WAITING_FOR_WRITER, holder=holder))
+                    message = messages.message(reasons.WAITING_FOR_WRITER, holder=holder)
                     if not wait:
-                        raise DataFolderBusy(str(messages.message(reasons.BUSY_WRITER, holder=holder)))
+                        raise DataFolderBusy(messages.message(reasons.BUSY_WRITER, holder=holder))
                     if not told and on_wait is not None:
                         on_wait(message)
                         told = True

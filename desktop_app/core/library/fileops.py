@@ -20,12 +20,12 @@ from pathlib import Path, PurePosixPath
 from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import inside
 from desktop_app.core.library.names import escape_name
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message, message_of
 from desktop_app.core.paths import NotRegularFile, file_kind, open_regular, sha256_file
 
 # Why a file or folder is not copied ("" or None: copy it). Files get their stat (size, before any copy).
-FileScreen = Callable[[Path, os.stat_result], str | None]
-FolderScreen = Callable[[Path], str | None]
+FileScreen = Callable[[Path, os.stat_result], Text | None]
+FolderScreen = Callable[[Path], Text | None]
 
 TMP_PREFIX = ".kdesk-tmp-"  # in-progress copies; sync must ignore names starting with this
 _MAX_COMPONENT_BYTES = 200  # below every common filesystem's 255-byte limit, room for " (99)"
@@ -45,11 +45,11 @@ class NotRegularSource(FileOpsError):
 _KINDS = {"pipe": reasons.KIND_PIPE, "socket": reasons.KIND_SOCKET, "device": reasons.KIND_DEVICE}
 
 
-def not_regular_reason(kind: str) -> str:
+def not_regular_reason(kind: str) -> Text:
     """Why a file that is not a regular one is never read (NotRegularFile.kind: pipe, socket...)."""
     if kind not in _KINDS:
-        return str(message(reasons.NOT_REGULAR))
-    return str(message(reasons.NOT_REGULAR_KIND, kind=str(message(_KINDS[kind]))))
+        return message(reasons.NOT_REGULAR)
+    return message(reasons.NOT_REGULAR_KIND, kind=message(_KINDS[kind]))
 
 
 @dataclass
@@ -57,9 +57,9 @@ class ImportReport:
     """What ``import_paths`` did: destination paths written (or already present) and per-file failures."""
 
     copied: list[Path] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (source path, reason)
+    failed: list[tuple[str, Text]] = field(default_factory=list)  # (source path, reason)
     # Left out on purpose (hidden, too large, unsupported, symlinks, a data folder), with the reason.
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, Text]] = field(default_factory=list)
 
 
 def sanitize_component(name: str) -> str:
@@ -118,11 +118,11 @@ def _regular_source(src: Path) -> os.stat_result:
     try:
         st = src.stat()  # follows a symlink the user dropped on purpose
     except FileNotFoundError as exc:
-        raise FileOpsError(str(message(reasons.NO_SUCH_FILE))) from exc
+        raise FileOpsError(message(reasons.NO_SUCH_FILE)) from exc
     except OSError as exc:
-        raise FileOpsError(str(message(reasons.CANNOT_READ_SOURCE, reason=exc.strerror or exc))) from exc
+        raise FileOpsError(message(reasons.CANNOT_READ_SOURCE, reason=exc.strerror or exc)) from exc
     if stat.S_ISDIR(st.st_mode):
-        raise FileOpsError(str(message(reasons.IS_A_FOLDER)))
+        raise FileOpsError(message(reasons.IS_A_FOLDER))
     if not stat.S_ISREG(st.st_mode):  # FIFOs and devices would block or never end
         raise NotRegularSource(not_regular_reason(file_kind(st.st_mode)))
     return st
@@ -162,7 +162,7 @@ def safe_copy_into(knowledge_dir: Path, src: Path, dest_rel: str | None = None) 
     parent.mkdir(parents=True, exist_ok=True)
     real_parent = parent.resolve()
     if not inside(real_parent, root):
-        raise FileOpsError(str(message(reasons.OUTSIDE_KNOWLEDGE, name=rel)))
+        raise FileOpsError(message(reasons.OUTSIDE_KNOWLEDGE, name=rel))
     dest = real_parent / dest.name
     if src.resolve() == dest.resolve() and dest.exists():
         return dest  # already in place (dropping a file that lives in the knowledge folder)
@@ -215,9 +215,9 @@ def import_paths(
                 else:
                     report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(src.name)))
         except NotRegularSource as exc:
-            report.skipped.append((escape_name(str(src)), str(exc)))
+            report.skipped.append((escape_name(str(src)), message_of(exc)))
         except FileOpsError as exc:
-            report.failed.append((escape_name(str(src)), str(exc)))
+            report.failed.append((escape_name(str(src)), message_of(exc)))
         except NotRegularFile as exc:  # swapped for a pipe between the check and the copy
             report.skipped.append((escape_name(str(src)), not_regular_reason(exc.kind)))
         except OSError as exc:
@@ -241,9 +241,9 @@ def _import_folder(
         for d in sorted(dirnames):
             sub = here / d
             if d.startswith("."):  # .git, .cache: never indexed, so not copied either
-                report.skipped.append((escape_name(str(sub)), str(message(reasons.HIDDEN_FOLDER))))
+                report.skipped.append((escape_name(str(sub)), message(reasons.HIDDEN_FOLDER)))
             elif sub.is_symlink():
-                report.skipped.append((escape_name(str(sub)), str(message(reasons.SYMLINKED_FOLDER))))
+                report.skipped.append((escape_name(str(sub)), message(reasons.SYMLINKED_FOLDER)))
             elif screen_folder and (why := screen_folder(sub.resolve())):
                 report.skipped.append((escape_name(str(sub)), why))
             else:
@@ -253,22 +253,22 @@ def _import_folder(
             src = here / fname
             rel_in = src.relative_to(top).as_posix()
             if fname.startswith("."):  # .DS_Store, editor swap files
-                report.skipped.append((escape_name(str(src)), str(message(reasons.HIDDEN_FILE))))
+                report.skipped.append((escape_name(str(src)), message(reasons.HIDDEN_FILE)))
                 continue
             try:
                 if src.is_symlink():
                     target = src.resolve()
                     if not inside(target, top):
-                        report.skipped.append((escape_name(str(src)), str(message(reasons.SYMLINK_OUTSIDE))))
+                        report.skipped.append((escape_name(str(src)), message(reasons.SYMLINK_OUTSIDE)))
                         continue
                 if screen_file and (why := screen_file(src, _regular_source(src))):
                     report.skipped.append((escape_name(str(src)), why))
                     continue
                 report.copied.append(safe_copy_into(knowledge_dir, src, dest_for(f"{name}/{rel_in}")))
             except NotRegularSource as exc:
-                report.skipped.append((escape_name(str(src)), str(exc)))
+                report.skipped.append((escape_name(str(src)), message_of(exc)))
             except FileOpsError as exc:
-                report.failed.append((escape_name(str(src)), str(exc)))
+                report.failed.append((escape_name(str(src)), message_of(exc)))
             except NotRegularFile as exc:  # swapped for a pipe between the check and the copy
                 report.skipped.append((escape_name(str(src)), not_regular_reason(exc.kind)))
             except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop in resolve() on 3.10

@@ -20,7 +20,7 @@ from desktop_app.core.library.datafolder import inside, is_data_folder
 from desktop_app.core.library.fileops import ImportReport, import_paths, sanitize_component
 from desktop_app.core.library.names import display_name, escape_name, fs_path
 from desktop_app.core.library.scopes import SHARED
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +37,19 @@ class Placement:
 
     inside: dict[str, Path] = field(default_factory=dict)  # by relative posix path, indexed in place
     outside: list[Path] = field(default_factory=list)
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    refused: list[tuple[str, Text]] = field(default_factory=list)  # (path, why)
 
 
-def screen_file(src: Path, st: os.stat_result, limit: float) -> str | None:
+def screen_file(src: Path, st: os.stat_result, limit: float) -> Text | None:
     """Why a file is not copied in at all (checked before any copy); ``limit``: index.max_document_mb."""
     from desktop_app.core.library.parsers import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
 
     suffix = src.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES and suffix not in IMAGE_SUFFIXES:
-        return str(message(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_EXTENSION))))
+        return message(reasons.UNSUPPORTED, suffix=suffix or message(reasons.NO_EXTENSION))
     if limit > 0 and suffix not in PARSED_SIZE_SUFFIXES and suffix not in IMAGE_SUFFIXES:
         if st.st_size / 1e6 > limit:
-            return str(message(reasons.TOO_LARGE_FILE, mb=st.st_size / 1e6, limit_mb=limit))
+            return message(reasons.TOO_LARGE_FILE, mb=st.st_size / 1e6, limit_mb=limit)
     return None
 
 
@@ -94,12 +94,12 @@ class KnowledgeFolder:
         self.data_dir = data_dir  # resolved by the caller
         self.path = data_dir / "knowledge"
 
-    def never_indexed(self, folder: Path) -> str | None:
+    def never_indexed(self, folder: Path) -> Text | None:
         """Why a folder (resolved) must never be indexed: this data folder or another one."""
         if folder == self.data_dir:
-            return str(message(reasons.OWN_DATA_FOLDER))
+            return message(reasons.OWN_DATA_FOLDER)
         if is_data_folder(folder):
-            return str(message(reasons.OTHER_DATA_FOLDER))
+            return message(reasons.OTHER_DATA_FOLDER)
         return None
 
     def scan(self) -> dict[str, Path]:
@@ -164,10 +164,10 @@ class KnowledgeFolder:
                 placement.inside[rel_in] = src
         return placement
 
-    def _refusal(self, real: Path) -> str:
+    def _refusal(self, real: Path) -> Text:
         if real == self.data_dir:
-            return str(message(reasons.REFUSE_DATA_FOLDER, folder=self.path))
-        return str(message(reasons.REFUSE_INSIDE_DATA_FOLDER))
+            return message(reasons.REFUSE_DATA_FOLDER, folder=self.path)
+        return message(reasons.REFUSE_INSIDE_DATA_FOLDER)
 
     def copy_in(self, paths: list[Path], scope: str, max_document_mb: float) -> ImportReport:
         """Copy files and folders in (under @scope/ for a non-shared scope), leaving out what would

@@ -16,7 +16,7 @@ from desktop_app.core.library import reasons
 from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Manifest
 from desktop_app.core.library.seals import Sealer
 from desktop_app.core.library.store import ChromaStore
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _unreadable_vectors(exc: BaseException) -> bool:
     return type(exc).__name__ == "InternalError" and "Error finding id" in str(exc)
 
 
-def check_store(store: ChromaStore, manifest: Manifest, collection_dir: Path) -> list[tuple[str, str]]:
+def check_store(store: ChromaStore, manifest: Manifest, collection_dir: Path) -> list[tuple[str, Text]]:
     """Compare the vector store with the manifest (the caller holds the writer lock): chunk counts
     every time, one page of seals in turn. Documents with missing, extra or altered chunks go back to
     pending, so this sync re-embeds them from the knowledge folder; chunks of no indexed document are
@@ -82,12 +82,12 @@ def check_store(store: ChromaStore, manifest: Manifest, collection_dir: Path) ->
     entries = manifest.all()
     by_doc = {e.doc_id: e for e in entries.values()}
     indexed = {e.doc_id: e for e in entries.values() if e.kind == "text" and e.status == INDEXED}
-    why: dict[str, str] = {}
+    why: dict[str, Text] = {}
     foreign: list[str] = []  # chunk ids to delete
 
     sealed = state.get("sealed")
     if sealed not in (None, sealer.fingerprint):  # the key file was replaced
-        why = dict.fromkeys(indexed, str(message(reasons.REPAIR_KEY)))
+        why = dict.fromkeys(indexed, message(reasons.REPAIR_KEY))
     elif sealed is None:
         try:
             _seal_existing(store, sealer, foreign)
@@ -105,7 +105,7 @@ def check_store(store: ChromaStore, manifest: Manifest, collection_dir: Path) ->
         for doc, e in indexed.items():
             if counts.get(doc, 0) != e.chunks:
                 why.setdefault(
-                    doc, str(message(reasons.REPAIR_MISSING, found=counts.get(doc, 0), expected=e.chunks))
+                    doc, message(reasons.REPAIR_MISSING, found=counts.get(doc, 0), expected=e.chunks)
                 )
         stray = [
             d
@@ -129,7 +129,7 @@ def check_store(store: ChromaStore, manifest: Manifest, collection_dir: Path) ->
     for cid in foreign:
         doc = doc_of_chunk(cid)
         if doc in indexed:
-            why.setdefault(doc, str(message(reasons.REPAIR_CHANGED)))
+            why.setdefault(doc, message(reasons.REPAIR_CHANGED))
     if foreign:
         store.delete_ids(sorted(set(foreign)))
     following = start + len(rows)

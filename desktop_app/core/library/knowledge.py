@@ -51,7 +51,7 @@ __all__ = ["DocumentHandler", "KnowledgeBase", "SyncReport", "chunk_from_hit"]
 
 log = logging.getLogger(__name__)
 
-EMPTY_LIBRARY = str(message(reasons.EMPTY_LIBRARY))
+EMPTY_LIBRARY = message(reasons.EMPTY_LIBRARY)
 _GENERATION = re.compile(r"r[0-9a-f]{12}")  # a rebuilt index's suffix (KnowledgeBase._generation_pointer)
 
 

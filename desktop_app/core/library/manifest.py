@@ -24,8 +24,11 @@ from desktop_app.core.formats import (
 )
 from desktop_app.core.library.datafolder import place_once
 from desktop_app.core.library.documents import DocumentInfo
+from desktop_app.core.messages import Text, dump, from_english, load
 
 INDEXED, FAILED, PENDING = "indexed", "failed", "pending"
+# 1: the error column holds a message's {code, params} as JSON (dump/load), not its English
+SCHEMA_VERSION = 1
 
 
 @dataclass
@@ -37,7 +40,7 @@ class Entry:
     mtime_ns: int
     chunks: int
     status: str
-    error: str | None
+    error: Text | None  # why it failed: a catalogue message, rendered by the reader
     indexed_at: str | None
     kind: str
     scope: str
@@ -89,6 +92,25 @@ class Manifest:
             " mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,"
             " indexed_at TEXT, kind TEXT NOT NULL, scope TEXT NOT NULL)"
         )
+        if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Version 1: the English reasons older versions stored become their {code, params},
+        parsed back once here (a text that is no message is kept as a text)."""
+        self._db.execute("BEGIN IMMEDIATE")  # two processes opening an old file migrate it once
+        try:
+            if self._db.execute("PRAGMA user_version").fetchone()[0] < 1:
+                rows = self._db.execute("SELECT name, error FROM documents WHERE error IS NOT NULL").fetchall()
+                self._db.executemany(
+                    "UPDATE documents SET error=? WHERE name=?",
+                    [(dump(from_english(error)), name) for name, error in rows],
+                )
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -97,12 +119,12 @@ class Manifest:
     def all(self) -> dict[str, Entry]:
         with self._lock:
             rows = self._db.execute(f"SELECT {_COLUMNS} FROM documents ORDER BY name").fetchall()
-        return {r[0]: Entry(*r) for r in rows}
+        return {r[0]: _entry(r) for r in rows}
 
     def get(self, name: str) -> Entry | None:
         with self._lock:
             r = self._db.execute(f"SELECT {_COLUMNS} FROM documents WHERE name=?", (name,)).fetchone()
-        return Entry(*r) if r else None
+        return _entry(r) if r else None
 
     def scopes(self) -> set[str]:
         """Every scope with a row (pending and failed included, so it covers every stored chunk)."""
@@ -130,7 +152,7 @@ class Manifest:
                             e.mtime_ns,
                             e.chunks,
                             e.status,
-                            e.error,
+                            dump(e.error),
                             e.indexed_at,
                             e.kind,
                             e.scope,
@@ -148,6 +170,10 @@ class Manifest:
             self._db.execute("BEGIN")
             self._db.executemany("DELETE FROM documents WHERE name=?", [(n,) for n in names])
             self._db.execute("COMMIT")
+
+
+def _entry(row: tuple) -> Entry:
+    return Entry(*row[:7], load(row[7]), *row[8:])
 
 
 def adopt_as_pending(legacy: Path, path: Path) -> int:

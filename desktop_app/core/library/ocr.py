@@ -201,7 +201,7 @@ class OcrJob:
     def page(self, number: int, count: int) -> None:
         """Before each page: say which page is read, then stop there if the user cancelled."""
         line = message(reasons.OCR_PAGE, name=self.name, number=number, count=count)
-        self.task.progress(self.done, self.total, str(line))
+        self.task.progress(self.done, self.total, line)
         check(self.task)
 
     def check_pages(self, count: int) -> None:

@@ -9,7 +9,7 @@ a reason's parameter that is one of them is translated with it.
 
 from __future__ import annotations
 
-from desktop_app.core.messages import define
+from desktop_app.core.messages import define, define_plural
 
 # Asked or listed before any document was added (kdesk list, the assistant's note).
 EMPTY_LIBRARY = define(
@@ -201,14 +201,19 @@ TOO_MANY_CELLS = define(
 # A part of a book that is not in its archive, by what it is (one message each: a translation
 # may put the words in another order).
 EPUB_MISSING = {
-    what: define(f"doc.epub_missing.{key}", f"corrupt EPUB: {what} {{part}} is not in the archive")
-    for key, what in (
-        ("container", "its container file"),
-        ("encryption", "its encryption list"),
-        ("toc", "its table of contents"),
-        ("package", "its package document"),
-        ("chapter", "the chapter"),
-    )
+    "its container file": define(
+        "doc.epub_missing.container", "corrupt EPUB: its container file {part} is not in the archive"
+    ),
+    "its encryption list": define(
+        "doc.epub_missing.encryption", "corrupt EPUB: its encryption list {part} is not in the archive"
+    ),
+    "its table of contents": define(
+        "doc.epub_missing.toc", "corrupt EPUB: its table of contents {part} is not in the archive"
+    ),
+    "its package document": define(
+        "doc.epub_missing.package", "corrupt EPUB: its package document {part} is not in the archive"
+    ),
+    "the chapter": define("doc.epub_missing.chapter", "corrupt EPUB: the chapter {part} is not in the archive"),
 }
 EPUB_PART_TOO_LARGE = define(
     "doc.epub_part_too_large",
@@ -231,12 +236,16 @@ PDF_NEEDS_CRYPTOGRAPHY = define(
 PDF_CANNOT_DECRYPT = define("doc.pdf_cannot_decrypt", "encrypted PDF: cannot decrypt ({reason})")
 PDF_NO_PAGES = define("doc.pdf_no_pages", "empty document: the PDF has no pages")
 PDF_NO_PAGE_READ = define("doc.pdf_no_page_read", "corrupt PDF: no page could be read ({reason})")
-PDF_OCR_NO_TEXT_1 = define("doc.pdf_ocr_no_text_1", "empty document: OCR found no text on its 1 scanned page")
-PDF_OCR_NO_TEXT = define(
-    "doc.pdf_ocr_no_text", "empty document: OCR found no text on its {count} scanned pages"
+PDF_OCR_NO_TEXT = define_plural(
+    "doc.pdf_ocr_no_text",
+    "empty document: OCR found no text on its {count} scanned page",
+    "empty document: OCR found no text on its {count} scanned pages",
 )
-PDF_NEEDS_OCR_1 = define("doc.pdf_needs_ocr_1", "no text layer: scanned pages need OCR (1 page)")
-PDF_NEEDS_OCR = define("doc.pdf_needs_ocr", "no text layer: scanned pages need OCR ({count} pages)")
+PDF_NEEDS_OCR = define_plural(
+    "doc.pdf_needs_ocr",
+    "no text layer: scanned pages need OCR ({count} page)",
+    "no text layer: scanned pages need OCR ({count} pages)",
+)
 PDF_NO_OCR = define(
     "doc.pdf_no_ocr", "no text layer: scanned pages need OCR, which is not installed ({reason})"
 )

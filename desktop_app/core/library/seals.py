@@ -65,7 +65,7 @@ def chunk_key_of(data_dir: Path) -> bytes:
     except (OSError, UnicodeDecodeError, ValueError):
         key = b""
     if len(key) != 32:  # never replaced behind the user's back: every chunk would look forged
-        raise StoreError(str(message(reasons.CHUNK_KEY_DAMAGED, path=path)))
+        raise StoreError(message(reasons.CHUNK_KEY_DAMAGED, path=path))
     return key
 
 

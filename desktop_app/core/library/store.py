@@ -121,7 +121,7 @@ def _guarded(method):
                     continue
                 if _unreachable(exc):
                     raise StoreError(
-                        str(message(reasons.STORE_UNREACHABLE, location=self.location, error=exc))
+                        message(reasons.STORE_UNREACHABLE, location=self.location, error=exc)
                     ) from exc
                 if isinstance(self.client, LibraryClient):
                     self.client.check_access()  # a token revoked while the app runs: say so, not the proxy's page
@@ -167,7 +167,7 @@ class ChromaStore:
                 embedding_function=None,
             )
         except Exception as exc:
-            raise StoreError(str(message(reasons.STORE_COLLECTION, name=self.name, error=exc))) from exc
+            raise StoreError(message(reasons.STORE_COLLECTION, name=self.name, error=exc)) from exc
 
     # -- seals ---------------------------------------------------------------------------------
     @property

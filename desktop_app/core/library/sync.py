@@ -30,7 +30,7 @@ from desktop_app.core.library.manifest import FAILED, INDEXED, PENDING, Entry, n
 from desktop_app.core.library.progress_lines import FileProgress
 from desktop_app.core.library.reading import chunk_file
 from desktop_app.core.library.scopes import scope_of
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Message, Text, message
 from desktop_app.core.paths import NotRegularFile, ensure_regular, sha256_file
 from desktop_app.core.tasks import Cancelled, TaskState, check
 
@@ -61,14 +61,14 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, Text]] = field(default_factory=list)
     # Left out on purpose, never copied: hidden, too large, unsupported, symlinks, a data folder.
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, Text]] = field(default_factory=list)
     cancelled: bool = False
     # What became of each added or updated file: its chunks and the pages OCR read, or a photo.
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Documents whose chunks in the vector store were missing or altered, re-embedded (integrity.py).
-    repaired: list[tuple[str, str]] = field(default_factory=list)
+    repaired: list[tuple[str, Text]] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -86,12 +86,12 @@ class SyncReport:
             "updated": [shown(n) for n in self.updated],
             "unchanged": [shown(n) for n in self.unchanged],
             "removed": [shown(n) for n in self.removed],
-            "failed": [{"name": shown(n), "error": e} for n, e in self.failed],
-            "skipped": [{"name": shown(n), "reason": r} for n, r in self.skipped],
+            "failed": [{"name": shown(n), "error": str(e)} for n, e in self.failed],  # JSON: English
+            "skipped": [{"name": shown(n), "reason": str(r)} for n, r in self.skipped],
             "cancelled": self.cancelled,
             "outcomes": {shown(n): o for n, o in self.outcomes.items()},
             "not_utf8": sorted({n for n in every if not is_utf8(n)}),
-            "repaired": [{"name": shown(n), "reason": r} for n, r in self.repaired],
+            "repaired": [{"name": shown(n), "reason": str(r)} for n, r in self.repaired],
         }
 
     def outcome(self, rel: str) -> str:
@@ -334,7 +334,7 @@ def find_changes(
     return changes
 
 
-def _not_regular(kind: str) -> str:
+def _not_regular(kind: str) -> Text:
     from desktop_app.core.library.fileops import not_regular_reason
 
     return not_regular_reason(kind)
@@ -364,7 +364,7 @@ def _unreadable(
 ) -> None:
     """A file that cannot be read (permission denied...): listed as failed with the reason, its
     old chunks dropped; without a hash, the next sync looks at it again."""
-    why = str(message(reasons.CANNOT_READ, reason=exc.strerror or exc))
+    why = message(reasons.CANNOT_READ, reason=exc.strerror or exc)
     report.failed.append((rel, why))
     entry = Entry(
         name=rel,
@@ -388,15 +388,13 @@ def _unreadable(
 def _before_ocr(entry: Entry) -> bool:
     """A PDF refused for its scanned pages before OCR was there: read it again, now by OCR (the
     message without OCR installed is another one, so this never repeats)."""
-    return entry.status == FAILED and (entry.error or "").startswith(
-        "no text layer: scanned pages need OCR ("
-    )
+    return entry.status == FAILED and isinstance(entry.error, Message) and entry.error.code == reasons.PDF_NEEDS_OCR
 
 
 def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:
     report.unchanged.append(rel)
     if old.status == FAILED:
-        report.failed.append((rel, old.error or str(message(reasons.FAILED))))
+        report.failed.append((rel, old.error or message(reasons.FAILED)))
 
 
 def index_changes(kb: IndexParts, changes: list[Change], task: TaskState, report: SyncReport) -> None:
@@ -457,15 +455,15 @@ def _index(kb: IndexParts, changes: list[Change], task: TaskState, report: SyncR
             except Cancelled:
                 raise
             except ParseError as exc:
-                kb.manifest.put(replace(entry, status=FAILED, error=str(exc)))
-                report.failed.append((rel, str(exc)))
+                kb.manifest.put(replace(entry, status=FAILED, error=exc.message))
+                report.failed.append((rel, exc.message))
                 continue
             except Exception as exc:  # a parser bug must not stop the batch
                 log.error("failed to index %s", rel, exc_info=exc)
                 if trace := getattr(exc, "trace", ""):  # raised in the parse worker: its traceback
                     log.error("in the file reader process:\n%s", trace)
                 kind = getattr(exc, "error_type", type(exc).__name__)
-                msg = str(message(reasons.PARSER_BUG, error_type=kind, error=exc))
+                msg = message(reasons.PARSER_BUG, error_type=kind, error=exc)
                 kb.manifest.put(replace(entry, status=FAILED, error=msg))
                 report.failed.append((rel, msg))
                 continue
@@ -594,13 +592,13 @@ class _Reader:
         suffix = change.path.suffix.lower()
         image = suffix in IMAGE_SUFFIXES
         if not image and suffix not in SUPPORTED_SUFFIXES:
-            raise ParseError(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_EXTENSION)))
+            raise ParseError(reasons.UNSUPPORTED, suffix=suffix or message(reasons.NO_EXTENSION))
         cfg, size, doc_id = self.chunking
         lines = FileProgress(change.rel)
 
         def heard(kind: str, number: int, count: int | None) -> None:
             if self.waiting.is_set():  # else the writer's embedding line is the one to show
-                self.outer.progress(self.taken, len(self.changes), str(lines.reading(kind, number, count)))
+                self.outer.progress(self.taken, len(self.changes), lines.reading(kind, number, count))
 
         try:
             if self.worker is not None:
@@ -731,7 +729,7 @@ class _Batch:
                 first = ends[at] - len(read.chunks)
                 if task is not None and len(read.chunks) >= LINE_CHUNKS and stop < ends[at]:
                     line = lines.setdefault(at, FileProgress(entry.name, sliced))  # a large file, under way
-                    task.progress(done + at, total, str(line.embedding(stop - first, len(read.chunks))))
+                    task.progress(done + at, total, line.embedding(stop - first, len(read.chunks)))
                 pace = stop / max(time.monotonic() - began, 1e-3)  # chunks a second so far
                 start, size = stop, max(2, min(256, int(pace * SLICE_SECONDS)))
         except BaseException:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
 from desktop_app.core.models.registry import (
     Availability,
@@ -20,7 +20,7 @@ from desktop_app.core.models.registry import (
 )
 from desktop_app.core.paths import find_model, models_dirs
 
-IMAGE_FALLBACK = str(message(reasons.IMAGE_FALLBACK))
+IMAGE_FALLBACK = message(reasons.IMAGE_FALLBACK)
 # transformers dual encoders whose get_image_features and get_text_features share one space.
 IMAGE_TEXT_TYPES = frozenset({"clip", "siglip", "siglip2", "chinese_clip", "altclip", "metaclip_2"})
 _WEIGHTS = (
@@ -50,7 +50,7 @@ class ImageModelChoice:
 
     path: Path | None  # the folder to load; None: the bundled classifier's features
     model_id: str | None  # the manifest id; None for a local folder (or when path is None)
-    reason: str
+    reason: Text
     install_command: str | None = None  # what would install the missing model
 
 
@@ -61,7 +61,7 @@ def choose_image_model(
     manifest id / folder name / path of a CLIP-like transformers folder."""
     setting = setting.strip() or "auto"
     if setting.lower() in ("none", "off", "false"):
-        why = str(message(reasons.IMAGE_DISABLED, setting=setting, fallback=IMAGE_FALLBACK))
+        why = message(reasons.IMAGE_DISABLED, setting=setting, fallback=IMAGE_FALLBACK)
         return ImageModelChoice(None, None, why)
     if setting.lower() == "auto":
         for a in avails:
@@ -69,7 +69,7 @@ def choose_image_model(
                 return ImageModelChoice(Path(a.path), a.id, 'identify.image_model = "auto"')
         fetch = avails[0].install_command if avails else None
         return ImageModelChoice(
-            None, None, str(message(reasons.NO_IMAGE_MODEL, fallback=IMAGE_FALLBACK)), fetch
+            None, None, message(reasons.NO_IMAGE_MODEL, fallback=IMAGE_FALLBACK), fetch
         )
     spec = spec_by_folder_or_id(specs, setting)
     listed = next((a for a in avails if spec and a.id == spec.id), None)
@@ -84,7 +84,7 @@ def choose_image_model(
                 )
             )
             if listed
-            else str(message(reasons.IMAGE_NOT_LISTED, setting=setting))
+            else message(reasons.IMAGE_NOT_LISTED, setting=setting)
         )
         return ImageModelChoice(found, None, why)
     if listed:
@@ -96,7 +96,7 @@ def choose_image_model(
     return ImageModelChoice(
         None,
         None,
-        str(message(reasons.IMAGE_NOT_FOUND, setting=setting, dirs=dirs, fallback=IMAGE_FALLBACK)),
+        message(reasons.IMAGE_NOT_FOUND, setting=setting, dirs=dirs, fallback=IMAGE_FALLBACK),
     )
 
 

@@ -122,3 +122,6 @@ LLM_NO_MODEL = define("llm.no_model", "no language model")
 GGUF_NOT_FOUND = define("llm.gguf_not_found", "GGUF model not found: {path}")
 GGUF_CANNOT_LOAD = define("llm.gguf_cannot_load", "could not load {name}: {error}")
 GGUF_NOT_READY = define("llm.gguf_not_ready", "the local model server for {name} did not become ready")
+
+# messages as data (issue 35): a role's reason with the command that fixes it on a line of its own
+REASON_THEN_COMMAND = define("models.reason_then_command", "{reason}\n{command}")

@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
 from desktop_app.core.packages import distribution_of, pip_command
 from desktop_app.core.paths import REPO_ROOT, find_model, models_dirs
@@ -151,16 +151,16 @@ def package_dir(module: str) -> Path | None:
     return Path(found.origin).parent if found.origin else None
 
 
-def check_folder(folder: Path, spec: ModelSpec) -> str:
+def check_folder(folder: Path, spec: ModelSpec) -> Text:
     """'' if `folder` holds every manifest file at its published size, else why not."""
     if not folder.is_dir():
-        return str(message(reasons.NOT_A_FOLDER, folder=folder))
+        return message(reasons.NOT_A_FOLDER, folder=folder)
     for f in spec.files:
         p = folder / f.path
         if not p.is_file():
-            return str(message(reasons.FILE_MISSING, file=f.path, folder=folder))
+            return message(reasons.FILE_MISSING, file=f.path, folder=folder)
         if f.size is not None and p.stat().st_size != f.size:
-            return str(message(reasons.FILE_SIZE, file=f.path, size=p.stat().st_size, expected=f.size))
+            return message(reasons.FILE_SIZE, file=f.path, size=p.stat().st_size, expected=f.size)
     return ""
 
 
@@ -172,7 +172,7 @@ class Availability:
     role: str
     installed: bool
     path: str | None
-    reason: str  # why it is not usable; "" when installed
+    reason: Text  # why it is not usable; "" when installed
     install_command: str
     source: str
     license: str
@@ -189,12 +189,12 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
     if spec.source == "pypi":
         pkg = package_dir(spec.module)
         if pkg is None:
-            reason = str(message(reasons.PACKAGE_NOT_INSTALLED, package=spec.package))
+            reason = message(reasons.PACKAGE_NOT_INSTALLED, package=spec.package)
         else:
             path = pkg / spec.folder
             for f in spec.files:
                 if not (pkg / f.path).is_file():
-                    reason = str(message(reasons.PACKAGE_FILE_MISSING, package=spec.package, file=f.path))
+                    reason = message(reasons.PACKAGE_FILE_MISSING, package=spec.package, file=f.path)
                     break
             verified = not reason
     else:
@@ -202,7 +202,7 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
         found = find_model(spec.folder, data_dir)
         if found is None:
             dirs = ", ".join(str(d) for d in searched)
-            reason = str(message(reasons.NOT_DOWNLOADED, folder=spec.folder, dirs=dirs))
+            reason = message(reasons.NOT_DOWNLOADED, folder=spec.folder, dirs=dirs)
         else:
             path = found
             reason = check_folder(found, spec)
@@ -216,7 +216,7 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
         missing = [distribution_of(m) for m in spec.requires if not module_installed(m)]
         if missing:
             needs = reasons.NEEDS_PACKAGES if len(missing) > 1 else reasons.NEEDS_PACKAGE
-            reason = str(message(needs, packages=", ".join(missing)))
+            reason = message(needs, packages=", ".join(missing))
             install_command = pip_command(*missing)
     return Availability(
         id=spec.id,

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
 from desktop_app.core.paths import models_dirs
 
@@ -42,10 +42,10 @@ class RerankerStatus:
     active: bool
     name: str | None
     path: str | None
-    reason: str  # why it is (not) active, readable by the user
+    reason: Text  # why it is (not) active, readable by the user
 
     def to_dict(self) -> dict:
-        return {"active": self.active, "name": self.name, "path": self.path, "reason": self.reason}
+        return {"active": self.active, "name": self.name, "path": self.path, "reason": str(self.reason)}
 
 
 class CrossEncoderReranker:
@@ -98,32 +98,32 @@ def is_cross_encoder(path: Path) -> bool:
     return labels == 1 and has_weights
 
 
-def find_reranker(setting: str = "auto", data_dir: Path | None = None) -> tuple[Path | None, str]:
+def find_reranker(setting: str = "auto", data_dir: Path | None = None) -> tuple[Path | None, Text]:
     """(folder, reason). setting: "auto" (preferred names, then any cross-encoder folder in the
     models folders), "none", or a folder name / absolute path."""
     setting = (setting or "auto").strip()
     if setting.lower() in ("none", "off", "false", ""):
-        return None, str(message(reasons.RERANKER_OFF))
+        return None, message(reasons.RERANKER_OFF)
     dirs = models_dirs(data_dir)
     if setting.lower() != "auto":
         p = Path(setting).expanduser()
         candidates = [p] if p.is_absolute() else [d / setting for d in dirs]
         for c in candidates:
             if is_cross_encoder(c):
-                return c, str(message(reasons.RERANKER_USING, path=c))
+                return c, message(reasons.RERANKER_USING, path=c)
         where = ", ".join(str(c) for c in candidates)
-        return None, str(message(reasons.RERANKER_NOT_CROSS_ENCODER, name=setting, where=where))
+        return None, message(reasons.RERANKER_NOT_CROSS_ENCODER, name=setting, where=where)
     for name in PREFERRED:
         for d in dirs:
             if is_cross_encoder(d / name):
-                return d / name, str(message(reasons.RERANKER_USING, path=d / name))
+                return d / name, message(reasons.RERANKER_USING, path=d / name)
     for d in dirs:
         if not d.is_dir():
             continue
         for sub in sorted(d.iterdir()):
             if is_cross_encoder(sub):
-                return sub, str(message(reasons.RERANKER_USING, path=sub))
-    return None, str(message(reasons.NO_RERANKER, folder=dirs[-1] if dirs else "models/"))
+                return sub, message(reasons.RERANKER_USING, path=sub)
+    return None, message(reasons.NO_RERANKER, folder=dirs[-1] if dirs else "models/")
 
 
 _cache: dict[tuple[str, str], CrossEncoderReranker] = {}

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, english, message
 from desktop_app.core.models import reasons
 from desktop_app.core.models.image_model import choose_image_model
 from desktop_app.core.models.registry import (
@@ -30,16 +30,17 @@ from desktop_app.core.paths import find_model, models_dirs
 @dataclass
 class RoleStatus:
     role: str
-    active: str | None  # what serves the role now, in words; None: nothing
+    active: Text | None  # what serves the role now, in words; None: nothing
     active_id: str | None  # manifest id or "server:<url>" / "extractive"
     path: str | None
-    reason: str  # why this is what it is (or why nothing is active)
+    reason: Text  # why this is what it is (or why nothing is active)
     install_command: str | None  # what fetches the better/missing model, None if nothing to do
-    hint: str = ""  # how to switch to an installed but unselected model
+    hint: Text = ""  # how to switch to an installed but unselected model
     models: list[Availability] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The JSON form (`kdesk models --json`): its texts in English."""
+        return english(self)
 
 
 def _named_status(
@@ -65,10 +66,10 @@ def _named_status(
     if found is not None:
         return RoleStatus(
             role,
-            str(message(reasons.LOCAL_FOLDER, name=chosen)),
+            message(reasons.LOCAL_FOLDER, name=chosen),
             chosen,
             str(found),
-            str(message(reasons.NOT_IN_MANIFEST)),
+            message(reasons.NOT_IN_MANIFEST),
             None,
             "",
             avails,
@@ -94,12 +95,12 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
                 message(
                     reasons.ON_SERVER,
                     name=chosen[7:],
-                    url=cfg.embedding.url or str(message(reasons.NO_URL_SET)),
+                    url=cfg.embedding.url or message(reasons.NO_URL_SET),
                 )
             ),
             f"server:{cfg.embedding.url}",
             None,
-            str(message(reasons.REMOTE_EMBEDDER)),
+            message(reasons.REMOTE_EMBEDDER),
             None,
             models=avails,
         )
@@ -108,7 +109,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
         hint = ""
         if downloadable and downloadable.installed:
             spec = next(s for s in specs if s.id == downloadable.id)
-            hint = str(message(reasons.INSTALLED_HINT, name=downloadable.id, setting=spec.enable))
+            hint = message(reasons.INSTALLED_HINT, name=downloadable.id, setting=spec.enable)
         if bundled and bundled.installed:
             from desktop_app.core.models.embeddings.default import FP32_MODEL_ID, default_model_id
             from desktop_app.core.models.embeddings.minilm_onnx import ONNX_MODULE, package_dir
@@ -120,7 +121,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
                 path = None
             return RoleStatus(
                 "embedding",
-                str(message(reasons.BUNDLED_ENGLISH, name=variant.lower())),
+                message(reasons.BUNDLED_ENGLISH, name=variant.lower()),
                 bundled.id,
                 path,
                 'embedding.model = "default"',
@@ -136,7 +137,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
             str(
                 message(
                     reasons.BUNDLED_UNUSABLE,
-                    reason=bundled.reason if bundled else str(message(reasons.NOT_IN_MANIFEST)),
+                    reason=bundled.reason if bundled else message(reasons.NOT_IN_MANIFEST),
                 )
             ),
             bundled.install_command if bundled else None,
@@ -150,7 +151,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
         specs,
         avails,
         data_dir,
-        missing=lambda why: str(message(reasons.EMBEDDER_MISSING, name=chosen, reason=why)),
+        missing=lambda why: message(reasons.EMBEDDER_MISSING, name=chosen, reason=why),
         not_found=str(
             message(reasons.EMBEDDER_NOT_FOUND, name=chosen, dirs=", ".join(map(str, models_dirs(data_dir))))
         ),
@@ -176,7 +177,7 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     if spec is None:
         return RoleStatus(
             "reranker",
-            str(message(reasons.LOCAL_FOLDER, name=path.name)),
+            message(reasons.LOCAL_FOLDER, name=path.name),
             path.name,
             str(path),
             why,
@@ -191,7 +192,7 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
             spec.id,
             spec.id,
             str(path),
-            str(message(reasons.WITH_WARNING, reason=why, problem=problem)),
+            message(reasons.WITH_WARNING, reason=why, problem=problem),
             spec.install_command,
             "",
             avails,
@@ -208,7 +209,7 @@ def _reranker_from_manifest(
     first = _first(avails)
     if chosen == "none":
         return RoleStatus(
-            "reranker", None, None, None, str(message(reasons.RERANKER_DISABLED)), None, "", avails
+            "reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails
         )
     if chosen == "auto":
         for a in avails:
@@ -216,13 +217,13 @@ def _reranker_from_manifest(
                 return RoleStatus(
                     "reranker", a.id, a.id, a.path, 'retrieval.reranker = "auto"', None, "", avails
                 )
-        why = first.reason if first else str(message(reasons.NO_RERANKER_IN_MANIFEST))
+        why = first.reason if first else message(reasons.NO_RERANKER_IN_MANIFEST)
         return RoleStatus(
             "reranker",
             None,
             None,
             None,
-            str(message(reasons.RERANK_SKIPPED, reason=why)),
+            message(reasons.RERANK_SKIPPED, reason=why),
             first.install_command if first else None,
             "",
             avails,
@@ -234,8 +235,8 @@ def _reranker_from_manifest(
         specs,
         avails,
         data_dir,
-        missing=lambda why: str(message(reasons.RERANK_SKIPPED, reason=why)),
-        not_found=str(message(reasons.RERANKER_NOT_FOUND, name=chosen)),
+        missing=lambda why: message(reasons.RERANK_SKIPPED, reason=why),
+        not_found=message(reasons.RERANKER_NOT_FOUND, name=chosen),
         not_found_command=None,
     )
 
@@ -258,11 +259,11 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
         fetch = pip_command("xllamacpp")
     hint = ""
     if gguf and gguf.installed and gguf_spec:
-        hint = str(message(reasons.INSTALLED_HINT, name=gguf.id, setting=gguf_spec.enable))
+        hint = message(reasons.INSTALLED_HINT, name=gguf.id, setting=gguf_spec.enable)
     if backend in ("", "none"):
         return RoleStatus(
             "chat",
-            str(message(reasons.EXTRACTIVE)),
+            message(reasons.EXTRACTIVE),
             "extractive",
             None,
             choice.reason,
@@ -275,7 +276,7 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
         None,
         None,
         None,
-        str(message(reasons.ANSWERS_EXTRACTIVE, reason=choice.reason)),
+        message(reasons.ANSWERS_EXTRACTIVE, reason=choice.reason),
         fetch,
         hint,
         avails,
@@ -287,10 +288,10 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
         if a.installed:
             return RoleStatus(
                 "classifier",
-                str(message(reasons.BUNDLED, name=a.id)),
+                message(reasons.BUNDLED, name=a.id),
                 a.id,
                 a.path,
-                str(message(reasons.BUNDLED_WITH_APP)),
+                message(reasons.BUNDLED_WITH_APP),
                 None,
                 "",
                 avails,
@@ -304,7 +305,7 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
         str(
             message(
                 reasons.NO_PHOTO_ID,
-                reason=first.reason if first else str(message(reasons.NO_CLASSIFIER_IN_MANIFEST)),
+                reason=first.reason if first else message(reasons.NO_CLASSIFIER_IN_MANIFEST),
             )
         ),
         first.install_command if first else None,
@@ -317,7 +318,7 @@ def _image(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data
     c = choose_image_model(cfg.identify.image_model, specs, avails, data_dir)
     if c.path is None:
         return RoleStatus("image", None, None, None, c.reason, c.install_command, "", avails)
-    active = c.model_id or str(message(reasons.LOCAL_FOLDER, name=c.path.name))
+    active = c.model_id or message(reasons.LOCAL_FOLDER, name=c.path.name)
     return RoleStatus("image", active, c.model_id or c.path.name, str(c.path), c.reason, None, "", avails)
 
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.ask.conversation_store import ChatSummary
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import on_language_changed, tr, trn
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.tasks import error_text
@@ -110,7 +110,8 @@ class ConversationList(QWidget):
                 item.setData(ID_ROLE, chat.id)
                 item.setFlags(item.flags() | Qt.ItemIsEditable)
                 when = chat.updated[:16].replace("T", " ")
-                info = tr("{n} message(s), last {when}").format(n=chat.messages, when=when)
+                info = trn("{n} message, last {when}", "{n} messages, last {when}", chat.messages)
+                info = info.format(n=chat.messages, when=when)
                 item.setToolTip(plain_tooltip(f"{chat.title} — {info}"))
                 self.list.addItem(item)
                 if chat.id == self.current_id:

@@ -144,7 +144,7 @@ class EmptyState(QWidget):
                 label.setText(f"● {tr_core(status.name)}")
                 label.setToolTip(plain_tooltip(tr_core(status.name)))
             else:
-                label.setText(f"○ {tr('loading…') if loading else tr('none')}")
+                label.setText("○ " + (tr("loading…") if loading else tr("none")))
                 why = tr_core(status.reason) if status.reason and not loading else ""
                 label.setToolTip(plain_tooltip(why) if why else "")
         # What "no language model" means, once that is known (not while loading).

@@ -55,7 +55,7 @@ def mark_gone(widget: QWidget, sources: set[str]) -> None:
     stay clickable: the viewer then shows the passage as it was saved."""
     for chip in widget.findChildren(QPushButton, "citeChip"):
         if chip.property("source") in sources:
-            chip.setText(f"{chip.text()} {tr('(removed)')}")
+            chip.setText(f"{chip.text()} " + tr("(removed)"))
             chip.setProperty("gone", True)
             chip.setToolTip(tr("This file is no longer in the knowledge folder; the saved passage is shown."))
 

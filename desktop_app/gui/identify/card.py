@@ -32,8 +32,8 @@ from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
-from desktop_app.core.messages import Message, parse, render_parsed, render_text
-from desktop_app.gui.i18n import current_language, on_language_changed, tr
+from desktop_app.core.messages import N_, Message, Text, parse, render_parsed, render_text
+from desktop_app.gui.i18n import catalogue, current_language, on_language_changed, tr
 from desktop_app.gui.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.tasks import Failure
 from desktop_app.gui.widgets import (
@@ -45,12 +45,12 @@ from desktop_app.gui.widgets import (
     plain_label,
 )
 
-LEVEL_COLORS = {"High": "#2e7d32", "Medium": "#ef6c00", "Low": "#c62828"}
+LEVEL_COLORS = {N_("High"): "#2e7d32", N_("Medium"): "#ef6c00", N_("Low"): "#c62828"}
 # Where a candidate comes from (its bar's tooltip), translated when shown.
 SOURCES = {
-    "gallery": "From your reference photos",
-    "imagenet": "From the built-in ImageNet classifier",
-    "notes": "From your notes: how well the photo's colours fit each note",
+    "gallery": N_("From your reference photos"),
+    "imagenet": N_("From the built-in ImageNet classifier"),
+    "notes": N_("From your notes: how well the photo's colours fit each note"),
 }
 PHOTO_SIZE = 170
 HEAD_MIN_WIDTH = 240  # beside the photo, the candidates' names and bars need at least this
@@ -114,14 +114,16 @@ def localise_term(value: str, species: dict[str, str]) -> str:
 
 
 def _render(msg: Message, species: dict[str, str]) -> str:
-    return render_parsed(msg, tr, lambda value: localise_term(value, species))
+    return render_parsed(msg, catalogue(), lambda value: localise_term(value, species))
 
 
-def localise(text: str, species: dict[str, str]) -> str:
+def localise(text: Text, species: dict[str, str]) -> str:
     """A text of the identify flow in the window's language: each line through its catalogue
     message (core/identify/texts.py), species and colour names in Chinese where known; a line
     that is no message (the model's own words, a note's sentences) stays as written. A card saved
     before the flow wrote one sentence per line is split into its sentences first."""
+    if isinstance(text, Message):  # a warning or an error of the flow: a message already
+        return render_parsed(text, catalogue(), lambda value: localise_term(value, species), reparse=False)
     out = []
     for line in text.splitlines():
         found = parse(line)
@@ -283,7 +285,7 @@ class IdentifyCard(QFrame):
         """A species as shown: its notes' name in the window's language where one is known."""
         return self._species().get(norm_name(label)) or pretty_name(label)
 
-    def _text(self, text: str) -> str:
+    def _text(self, text: Text) -> str:
         return localise(text, self._species())
 
     def _set_status(self, text: Callable[[], str]) -> None:
@@ -450,9 +452,9 @@ class IdentifyCard(QFrame):
                 self.citation_clicked.emit(citation)
                 return
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: Text) -> None:
         self._set_status(
-            lambda: tr("Identification failed: {message}").format(message=render_text(message, tr))
+            lambda: tr("Identification failed: {message}").format(message=render_text(message, catalogue()))
         )
 
     def show_failure(self, failure: Failure) -> None:

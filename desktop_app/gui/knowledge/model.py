@@ -11,10 +11,13 @@ from PySide6.QtGui import QBrush, QColor
 
 from desktop_app.core.library.documents import DocumentInfo
 from desktop_app.core.library.names import display_name, escape_name, fs_path
+from desktop_app.core.messages import N_
 from desktop_app.gui.i18n import tr, tr_core
 from desktop_app.gui.markdown import plain_tooltip
 
-COLUMNS = ("Document", "Status", "Chunks", "Size", "Error")
+COLUMNS = (N_("Document"), N_("Status"), N_("Chunks"), N_("Size"), N_("Error"))
+# A row's status, shown as tr(doc.status): marked here for the extractor.
+STATUSES = (N_("indexed"), N_("failed"), N_("pending"), N_("indexing"), N_("processed"))
 
 # Looked up once: the view calls data() ~800 times per repaint, and PySide6 resolves a short enum
 # name such as ``Qt.DisplayRole`` in ~10 us, which made one repaint of the table cost ~45 ms.

@@ -28,12 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.library import reasons
 from desktop_app.core.library.knowledge import SyncReport
 from desktop_app.core.library.names import display_name
-from desktop_app.core.messages import parse
+from desktop_app.core.messages import Message, Text
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr, tr_core
+from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.markdown import plain_tooltip
@@ -54,16 +53,13 @@ FAILED_COLOUR = "#c62828"
 SKIPPED_COLOUR = "#b26a00"
 
 
-def progress_name(message: str) -> str:
+def progress_name(message: Text) -> str:
     """The file a batch's progress message is about: the message itself when it is a file name,
     the ``name`` of a line inside a file ("a.pdf: reading page 3 of 9"), "" for other lines
     (waiting for another writer)."""
-    found = parse(message)
-    if found is not None and "name" in found.params:
-        return str(found.params["name"])
-    if found is not None and found.code in (reasons.WAITING_FOR_WRITER, reasons.BUSY_WRITER):
-        return ""
-    return message  # a file name (one that reads like a message, "page 1.pdf", too)
+    if isinstance(message, Message):
+        return str(message.params.get("name", ""))
+    return message  # a file name
 
 
 def local_paths(urls: list[QUrl]) -> list[Path]:
@@ -306,7 +302,10 @@ class KnowledgePanel(QWidget):
             return
         work = index_batch(JobKind.ADD, self.ctx.kb, paths, scope)
         self._start_batch(
-            JobKind.ADD, work, tr("Adding {n} item(s)…").format(n=len(paths)), Operation.ADD_FILES
+            JobKind.ADD,
+            work,
+            trn("Adding {n} item…", "Adding {n} items…", len(paths)).format(n=len(paths)),
+            Operation.ADD_FILES,
         )
 
     def sync(self) -> None:
@@ -405,7 +404,7 @@ class KnowledgePanel(QWidget):
         )
 
     # -- results (UI thread) ---------------------------------------------------------------------
-    def _on_progress(self, done: int, total: int, message: str) -> None:
+    def _on_progress(self, done: int, total: int, message: Text) -> None:
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(done)
@@ -481,16 +480,16 @@ class KnowledgePanel(QWidget):
         for name, error in report.failed:
             self._add_outcome(f"{display_name(name)}: {tr_core(error)}", FAILED_COLOUR)
         for name, why in report.skipped:  # hidden, unsupported, too large, a data folder: never copied
-            self._add_outcome(f"{tr('skipped')}: {display_name(name)}: {tr_core(why)}", SKIPPED_COLOUR)
+            self._add_outcome(tr("skipped") + f": {display_name(name)}: {tr_core(why)}", SKIPPED_COLOUR)
         for name in [*report.added, *report.updated]:
             got = report.outcomes.get(name) if name not in failed else None
             if got and got.get("photo"):
-                self._add_outcome(f"{display_name(name)}: {tr('a reference photo')}")
+                self._add_outcome(f"{display_name(name)}: " + tr("a reference photo"))
             elif got:
-                what = tr("{n} chunk" if got["chunks"] == 1 else "{n} chunks").format(n=got["chunks"])
+                what = trn("{n} chunk", "{n} chunks", got["chunks"]).format(n=got["chunks"])
                 if got.get("ocr_pages"):
-                    pages = "{n} page read by OCR" if got["ocr_pages"] == 1 else "{n} pages read by OCR"
-                    what += ", " + tr(pages).format(n=got["ocr_pages"])
+                    pages = trn("{n} page read by OCR", "{n} pages read by OCR", got["ocr_pages"])
+                    what += ", " + pages.format(n=got["ocr_pages"])
                 self._add_outcome(f"{display_name(name)}: {what}")
         self.errors.setVisible(self.errors.count() > 0)
         busy = any(self.ctx.runner.is_busy(k) for k in INDEXING)

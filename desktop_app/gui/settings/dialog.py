@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
+from desktop_app.core.messages import N_
 from desktop_app.core.models.embeddings import EmbeddingChoice, embedding_choices
 from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
@@ -42,12 +43,16 @@ from desktop_app.gui.tasks import Failure
 from desktop_app.gui.theme import apply_theme
 
 BACKENDS = (
-    ("none", "None (extractive answers)"),
-    ("openai", "OpenAI-compatible server"),
-    ("gguf", "Local GGUF model"),
+    ("none", N_("None (extractive answers)")),
+    ("openai", N_("OpenAI-compatible server")),
+    ("gguf", N_("Local GGUF model")),
 )
-THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
-ROUTER_MODES = (("auto", "Auto (the router decides)"), ("always", "Always search"), ("never", "Never search"))
+THEMES = (("system", N_("Follow the system")), ("light", N_("Light")), ("dark", N_("Dark")))
+ROUTER_MODES = (
+    ("auto", N_("Auto (the router decides)")),
+    ("always", N_("Always search")),
+    ("never", N_("Never search")),
+)
 CUSTOM_EMBEDDING = "custom"  # the combo's data for "type a model name" (no embedder has this name)
 
 

@@ -32,22 +32,22 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import render_text
+from desktop_app.core.messages import N_, Message, render_text
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
 from desktop_app.gui.context import AppContext, role_statuses
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import catalogue, on_language_changed, tr
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.tasks import Failure, Job, QtTaskState
 
 ROLE_TITLES = {
-    "embedding": "Embedding model (search)",
-    "reranker": "Reranker (orders search results)",
-    "chat": "Language model (answers)",
-    "classifier": "Photo classifier",
-    "image": "Image-text model (photos and names)",
+    "embedding": N_("Embedding model (search)"),
+    "reranker": N_("Reranker (orders search results)"),
+    "chat": N_("Language model (answers)"),
+    "classifier": N_("Photo classifier"),
+    "image": N_("Image-text model (photos and names)"),
 }
 REACH_TIMEOUT = 3.0  # seconds: the page says "offline" quickly rather than waiting on a dead link
 PATH_WIDTH = 460  # pixels a model's folder may take before it is elided in the middle
@@ -90,6 +90,8 @@ def active_name(status: RoleStatus) -> str:
         return tr("no language model; answers quote your documents")
     if status.active_id and status.active_id.startswith("server:"):
         return tr("a model on the server {url}").format(url=status.active_id[len("server:") :])
+    if isinstance(status.active, Message):  # "{name} (bundled, English)": the name, notes in the tooltip
+        return str(status.active.params.get("name", "")) or render_text(status.active, catalogue())
     return (status.active or "").split(" (")[0]
 
 
@@ -267,7 +269,7 @@ class ModelsPage(QWidget):
             else:
                 active.setText(tr("Nothing in use"))
                 active.setObjectName("muted")
-            active.setToolTip(render_text(status.reason, tr))
+            active.setToolTip(render_text(status.reason, catalogue()))
             grid.addWidget(active, 0, 0, 1, 5)
             for a in status.models:
                 self._add_row(grid, status, a)
@@ -314,7 +316,7 @@ class ModelsPage(QWidget):
                 command = QLabel(f"<code>{html.escape(a.install_command)}</code>")
                 command.setTextFormat(Qt.RichText)
                 command.setTextInteractionFlags(Qt.TextSelectableByMouse)
-                command.setToolTip(render_text(a.reason, tr))
+                command.setToolTip(render_text(a.reason, catalogue()))
         grid.addWidget(name, row, 0)
         grid.addWidget(state_label, row, 1)
         grid.addWidget(size_label, row, 2)

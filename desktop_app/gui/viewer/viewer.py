@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.ask.citations import changed_since_answer
 from desktop_app.core.library.names import display_name, fs_path
+from desktop_app.core.messages import N_
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
 from desktop_app.gui.operations import JobKind, Operation
@@ -39,7 +40,7 @@ except ImportError:  # pragma: no cover - depends on the installed wheels
     HAVE_QTPDF = False
 
 CONTEXT_CHUNKS = 3  # neighbours shown on each side of the cited chunk
-CHANGED = "This file has changed since this answer; the passage may have moved."
+CHANGED = N_("This file has changed since this answer; the passage may have moved.")
 
 
 @dataclass

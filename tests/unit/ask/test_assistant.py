@@ -196,7 +196,7 @@ def test_llm_failure_mid_answer_falls_back_to_extractive_with_a_warning():
         Assistant(kb, Model(answer="one two three four", fail_after=2), kb.config), "What do parrots eat?"
     )
     warning = next(e for e in events if isinstance(e, Warning))
-    assert "lost mid-answer" in warning.message and "(mid-answer)" in warning.message
+    assert "lost mid-answer" in str(warning.message) and "(mid-answer)" in str(warning.message)
     assert answer.by == "extractive" and answer.citations
 
 
@@ -214,7 +214,7 @@ def test_search_failure_is_a_warning_not_a_crash():
     events, answer = run(
         Assistant(kb, Model(answer="The documents do not say."), kb.config), "What do parrots eat?"
     )
-    assert any(isinstance(e, Warning) and "index is locked" in e.message for e in events)
+    assert any(isinstance(e, Warning) and "index is locked" in str(e.message) for e in events)
     assert answer.text == "The documents do not say."
 
 
@@ -227,7 +227,7 @@ def test_cancel_mid_answer_keeps_the_partial_text():
         got.append(ev)
         if isinstance(ev, Token) and len([e for e in got if isinstance(e, Token)]) == 2:
             task.cancel()
-    assert any(isinstance(e, Warning) and e.message == "stopped" for e in got)
+    assert any(isinstance(e, Warning) and str(e.message) == "stopped" for e in got)
     assert isinstance(got[-1], Answer) and got[-1].text == "a b"
 
 
@@ -260,7 +260,7 @@ def test_check_citations_drops_out_of_range_numbers_with_one_warning():
     blocks = fit_blocks(HITS, 2000)
     text, citations, warning = check_citations("Nuts [1] and snails [2, 9].", blocks)
     assert text == "Nuts [1] and snails [2]." and [c.n for c in citations] == [1, 2]
-    assert warning is not None and "[9]" in warning.message and "2 source block(s)" in warning.message
+    assert warning is not None and "[9]" in str(warning.message) and "2 source blocks were given" in str(warning.message)
     assert check_citations("Nuts [1].", blocks)[2] is None
 
 
@@ -291,7 +291,7 @@ def test_agentic_mode_lets_the_model_call_search_knowledge():
     tool_msg = model.turns[1][-1]
     assert tool_msg["role"] == "tool" and tool_msg["content"].startswith("[1] parrots/african-grey.md")
     assert [c.n for c in answer.citations] == [1]
-    assert any(isinstance(e, Warning) and "[7]" in e.message for e in events)
+    assert any(isinstance(e, Warning) and "[7]" in str(e.message) for e in events)
 
 
 def test_agentic_mode_answers_directly_when_the_model_does_not_search():
@@ -367,8 +367,8 @@ def test_an_answer_that_is_only_a_citation_falls_back_to_the_passages():
     events, answer = run(
         Assistant(kb, Model(answer="[1]"), kb.config), "What do African grey parrots eat?", mode="always"
     )
-    warnings = [e.message for e in events if isinstance(e, Warning)]
-    assert any("citation only" in w for w in warnings)
+    warnings = [str(e.message) for e in events if isinstance(e, Warning)]
+    assert any("citation only" in str(w) for w in warnings)
     assert answer.by == "extractive" and "palm nuts" in answer.text and answer.citations
 
 

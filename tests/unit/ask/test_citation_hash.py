@@ -9,7 +9,7 @@ from pathlib import Path
 
 from desktop_app.core.ask.citations import changed_since_answer, current_sha256, stamp_hashes
 from desktop_app.core.ask.conversation import Conversation
-from desktop_app.core.ask.conversation_store import ConversationStore
+from desktop_app.core.ask.conversation_store import SCHEMA_VERSION, ConversationStore
 from desktop_app.core.events import Answer, Citation
 from desktop_app.core.library.manifest import Entry
 from desktop_app.core.paths import sha256_file
@@ -91,7 +91,7 @@ def test_the_hash_is_saved_and_an_old_conversations_file_still_opens(tmp_path: P
     assert (cite.source, cite.page, cite.text, cite.sha256) == ("war.pdf", 3, "Booth shot him.", "")
     assert old.messages[0].answer_event().citations[0].sha256 == ""
     with sqlite3.connect(db_path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
     # A new answer keeps its hash through a round trip, beside the old one.
     conv = Conversation(id="old1")

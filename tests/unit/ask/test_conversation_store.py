@@ -3,6 +3,7 @@ WAL, list/search/rename/delete, cited files that were removed, and the Markdown 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,9 +11,10 @@ from urllib.parse import unquote
 
 import pytest
 
+from desktop_app.core.ask import notes
 from desktop_app.core.ask.chat_export import to_markdown
 from desktop_app.core.ask.conversation import Conversation
-from desktop_app.core.ask.conversation_store import ConversationStore
+from desktop_app.core.ask.conversation_store import SCHEMA_VERSION, ConversationStore
 from desktop_app.core.desk import Desk
 from desktop_app.core.events import (
     Answer,
@@ -28,6 +30,7 @@ from desktop_app.core.events import (
     Warning,
 )
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.messages import message
 
 
 @pytest.fixture
@@ -57,6 +60,7 @@ def asked(conv: Conversation, question: str, answer: str = "Booth shot him [1][2
     conv.last_query = "Lincoln"
     yield Token("Booth ")
     yield Warning("the language model is slow")
+    yield Warning(message(notes.SEARCH_FAILED, error=message(notes.STOPPED)))
     conv.add_turn(question, answer)
     yield Answer(answer, list(CITES), by="llm")
 
@@ -85,7 +89,7 @@ def test_every_field_survives_a_round_trip(store: ConversationStore, tmp_path: P
     conv = Conversation(scope="trip")
     events = list(store.record(conv, asked(conv, "Who shot him?"), question="Who shot him?", title="trip"))
     assert [type(e).__name__ for e in events] == [
-        "RouteDecided", "Retrieved", "Token", "Warning", "Answer",
+        "RouteDecided", "Retrieved", "Token", "Warning", "Warning", "Answer",
     ]  # fmt: skip  # passed through unchanged, nothing added
     list(store.record(conv, identified(conv), image=photo))
 
@@ -99,7 +103,12 @@ def test_every_field_survives_a_round_trip(store: ConversationStore, tmp_path: P
     )  # fmt: skip
     assert ask.route == RouteDecided(True, "Lincoln assassinated", True, "heuristic", reason="pronoun")
     assert [c.citation() for c in ask.citations] == CITES
-    assert ask.warnings == ["the language model is slow"]
+    # a warning is kept as its message, rendered when shown; a text that is none as it was
+    assert ask.warnings == [
+        "the language model is slow",
+        message(notes.SEARCH_FAILED, error=message(notes.STOPPED)),
+    ]
+    assert ask.to_dict()["warnings"][1] == "search failed: stopped"  # JSON renders English
     assert ask.turn == ("Who shot him?", "Booth shot him [1][2].")
 
     assert card.kind == "identify" and card.image == str(photo) and not card.image_gone
@@ -123,7 +132,7 @@ def test_every_field_survives_a_round_trip(store: ConversationStore, tmp_path: P
     # Replayed as the events a view draws.
     kinds = [type(e).__name__ for e in card.events()]
     assert kinds == ["Classified", "FeatureQueries", "Retrieved", "Decision", "Answer"]
-    assert [type(e).__name__ for e in ask.events()] == ["RouteDecided", "Warning", "Answer"]
+    assert [type(e).__name__ for e in ask.events()] == ["RouteDecided", "Warning", "Warning", "Answer"]
 
     # The restored conversation continues where it stopped: turns, subject, scope, id.
     restored = chat.conversation()
@@ -164,7 +173,7 @@ def test_the_file_is_in_wal_mode_and_the_desk_owns_the_store(tmp_path: Path) -> 
     store.create("empty")
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_list_search_find_rename_and_delete(store: ConversationStore) -> None:
@@ -251,3 +260,34 @@ def test_a_reopened_chat_whose_photo_was_left_open_still_asks_which_one(tmp_path
         .subject_options
         == []
     )
+
+
+def test_a_schema_2_file_has_its_english_warnings_turned_into_messages_once(
+    store: ConversationStore, tmp_path: Path
+) -> None:
+    """Older versions stored the English rendering; opening the file converts it to {code, params},
+    nested reasons included, and a text that is no message stays a text."""
+    conv = Conversation()
+    list(store.record(conv, asked(conv, "Who shot him?"), question="Who shot him?", title="old"))
+    english = ["search failed: stopped", "the language model is slow"]
+    card = {"warnings": ["stopped"], "error": "search failed: stopped", "candidates": []}
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE messages SET warnings = ?, card = ?", (json.dumps(english), json.dumps(card)))
+        db.execute("PRAGMA user_version = 2")
+
+    reopened = ConversationStore(store.path, store.knowledge_dir)
+    chat = reopened.load(conv.id)
+    assert chat is not None
+    assert chat.messages[0].warnings == [
+        message(notes.SEARCH_FAILED, error=message(notes.STOPPED)),
+        "the language model is slow",
+    ]
+    assert chat.messages[0].card is not None
+    assert chat.messages[0].card.warnings == [message(notes.STOPPED)]
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        stored = json.loads(db.execute("SELECT warnings FROM messages").fetchone()[0])
+    assert stored[0] == {
+        "code": "ask.search_failed",
+        "params": {"error": {"code": "ask.stopped", "params": {}}},
+    }

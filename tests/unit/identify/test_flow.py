@@ -388,7 +388,7 @@ def test_llm_garbage_falls_back_to_the_vote(coral, reply):
     )
     events = list(ident.run(coral / "parrot.jpg"))
     warnings = [e for e in events if isinstance(e, Warning)]
-    assert warnings and "evidence vote" in warnings[0].message
+    assert warnings and "evidence vote" in str(warnings[0].message)
     decision = next(e for e in events if isinstance(e, Decision))
     assert decision.final_name == "Scarlet Macaw"
 
@@ -411,7 +411,7 @@ def test_unreadable_photo_yields_an_error_event(tmp_path):
     assert len(events) == 1 and isinstance(events[0], Error)
     # Named once: the reason itself carries no file name (the library's lists name the file already).
     assert (
-        events[0].message
+        str(events[0].message)
         == "cannot read the photo broken.jpg: the image file is truncated (incomplete download?)"
     )
 

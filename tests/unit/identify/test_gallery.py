@@ -159,7 +159,7 @@ def test_sync_indexes_photos_in_their_own_collection_and_follows_changes(photo_k
     (kb.knowledge_dir / "parrots" / "photos" / "Scarlet Macaw" / "2.jpg").write_bytes(b"")
     report = kb.sync()
     assert grey in report.removed
-    assert report.failed and "empty" in report.failed[0][1]
+    assert report.failed and "empty" in str(report.failed[0][1])
     assert handler.stored_doc_ids() == {kb.doc_id(macaw)}
     assert sorted(handler.collection.get(include=[])["ids"]) == [kb.doc_id(macaw), kb.doc_id(macaw) + "#flip"]
     scores, _ = handler.label_scores(query)  # the ridge head is refitted without the removed photo

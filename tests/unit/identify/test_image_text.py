@@ -157,7 +157,7 @@ def test_auto_picks_an_installed_manifest_model_and_none_disables_it(models_env,
     assert find_image_model(config("auto"), tmp_path / "data") == models_env / "tiny-clip"
 
     st = by_role(model_status(tmp_path / "data", config("none"), manifest))["image"]
-    assert st.active is None and "disabled" in st.reason and "EfficientNet-Lite0" in st.reason
+    assert st.active is None and "disabled" in str(st.reason) and "EfficientNet-Lite0" in str(st.reason)
     assert find_image_model(config("none"), tmp_path / "data") is None
     assert feature_model(config("none"), tmp_path / "data") is get_classifier()
 
@@ -168,12 +168,12 @@ def test_nothing_installed_falls_back_to_the_classifier_and_says_how_to_fetch(tm
     monkeypatch.setenv("KDESK_MODELS", str(tmp_path / "empty"))
     monkeypatch.setattr(paths, "REPO_ROOT", tmp_path / "repo")
     st = by_role(model_status(tmp_path / "data", Config()))["image"]
-    assert st.active is None and "bundled EfficientNet-Lite0 features" in st.reason
+    assert st.active is None and "bundled EfficientNet-Lite0 features" in str(st.reason)
     assert st.install_command == "kdesk models fetch image"
     assert [a.id for a in st.models] == ["clip-vit-base-patch32"]
     assert feature_model(Config(), tmp_path / "data") is get_classifier()
     st = by_role(model_status(tmp_path / "data", config("not-there")))["image"]
-    assert st.active is None and "not a CLIP-like model folder" in st.reason
+    assert st.active is None and "not a CLIP-like model folder" in str(st.reason)
 
     # The fetcher knows the role (offline here: it fails at once and installs nothing).
     code = main(

@@ -113,7 +113,7 @@ def test_sync_checks_seals_in_turn_and_repairs_the_embedded_store(tmp_path, mini
         metadatas=got["metadatas"],
         embeddings=got["embeddings"],
     )
-    repaired = [kb.sync().repaired for _ in range(3)]
+    repaired = [[(n, str(why)) for n, why in kb.sync().repaired] for _ in range(3)]
     assert sorted(r for r in repaired if r) == [
         [("c.md", "re-indexed: its chunks in the vector store were changed outside the app")]
     ]
@@ -135,7 +135,7 @@ def test_a_replaced_chunk_key_re_embeds_every_document(tmp_path, minilm):
 
     again = KnowledgeBase(data, config=Config(), embedder=minilm)
     report = again.sync()
-    assert report.repaired == [(n, "re-indexed: this library's chunk key changed") for n in ("a.md", "b.md")]
+    assert [(n, str(why)) for n, why in report.repaired] == [(n, "re-indexed: this library's chunk key changed") for n in ("a.md", "b.md")]
     assert sorted(report.updated) == ["a.md", "b.md"]
     assert "counts 98 kea" in again.search("how many kea does the b note count")[0].text
     assert again.search_warnings() == [] and again.sync().changed == 0

@@ -22,11 +22,12 @@ import pytest
 from desktop_app.cli.main import main
 from desktop_app.core.config import Config
 from desktop_app.core.identify.gallery import photo_handler
-from desktop_app.core.library import ocr
+from desktop_app.core.library import ocr, reasons
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.library.knowledge import KnowledgeBase
 from desktop_app.core.library.parsers import parse_file
 from desktop_app.core.library.parsers.pdf import parse_pdf
+from desktop_app.core.messages import message
 from desktop_app.core.tasks import Cancelled, SimpleTask
 from kdesk_lab.ocr import char_accuracy, draw_pages, paragraphs, save_image_pdf
 
@@ -133,10 +134,9 @@ def test_a_pdf_refused_for_its_scans_before_ocr_is_read_by_the_next_sync(tmp_pat
     try:
         kb.sync()
         [entry] = kb.manifest.all().values()
-        # As an older release left it: unchanged on disk, failed for want of OCR.
-        kb.manifest.put(
-            replace(entry, status="failed", chunks=0, error="no text layer: scanned pages need OCR (1 page)")
-        )
+        # As an older release left it (its English migrated to the message): unchanged on disk,
+        # failed for want of OCR.
+        kb.manifest.put(replace(entry, status="failed", chunks=0, error=message(reasons.PDF_NEEDS_OCR, count=1)))
         report = kb.sync()
         assert report.updated == ["old scan.pdf"] and not report.failed
         assert [d.status for d in kb.list_documents()] == ["indexed"]
@@ -163,7 +163,7 @@ def test_a_file_over_the_page_cap_is_refused_before_any_page_is_read_and_the_bat
     try:
         report = kb.sync()
         assert sorted(report.added) == ["kea.md", "long scan.pdf"]
-        assert dict(report.failed) == {
+        assert {n: str(why) for n, why in report.failed} == {
             "long scan.pdf": "too many scanned pages: 3 pages without a text layer > limit 2 "
             "(index.ocr_max_pages); split the file or raise the limit"
         }
@@ -184,8 +184,9 @@ class _CancelOnPage(SimpleTask):
         self.stop = stop
         self.messages: list[str] = []
 
-    def progress(self, done: int, total: int, message: str = "") -> None:
+    def progress(self, done: int, total: int, message: object = "") -> None:
         super().progress(done, total, message)
+        message = str(message)  # a progress line is a message: its English
         self.messages.append(message)
         if f"OCR page {self.stop}/" in message:
             self.cancel()

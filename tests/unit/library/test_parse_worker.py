@@ -99,8 +99,9 @@ class Recorder(SimpleTask):
         self.cancelled_at: float | None = None
         self._timer: threading.Timer | None = None
 
-    def progress(self, done: int, total: int, message: str = "") -> None:
+    def progress(self, done: int, total: int, message: object = "") -> None:
         super().progress(done, total, message)
+        message = str(message)  # a progress line is a message: its English
         self.lines.append((time.monotonic(), message))
         if self._timer is None and self.cancel_on(message):
             self._timer = threading.Timer(0.1, self.cancel)
@@ -163,7 +164,7 @@ def test_a_stuck_file_fails_with_its_row_the_batch_goes_on_and_the_next_sync_lea
     scan.write_bytes(a4_scan.read_bytes())
     (kb.knowledge_dir / "kea.md").write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
     report = kb.sync()
-    assert dict(report.failed) == {
+    assert {n: str(why) for n, why in report.failed} == {
         "dense page.png": "took longer than 2 s at OCR page 1 (index.max_seconds_per_unit)"
     }
     rows = kb.manifest.all()
@@ -286,4 +287,4 @@ def test_a_bug_in_the_worker_fails_the_file_with_its_type(make_kb):
     report = kb.sync()
     [(name, error)] = report.failed
     assert name == "kea.md"
-    assert error.startswith("could not read: ValueError: unknown chunking strategy 'no-such-chunker'")
+    assert str(error).startswith("could not read: ValueError: unknown chunking strategy 'no-such-chunker'")

@@ -620,7 +620,7 @@ def test_slides_sheets_pages_and_books_are_found_by_search_beside_broken_files(t
                 "broken.epub",
             ]
         )
-        failed = dict(report.failed)
+        failed = {n: str(why) for n, why in report.failed}
         assert sorted(failed) == ["broken.epub", "locked.xlsx", "renamed.pptx"]
         assert failed["locked.xlsx"] == "encrypted XLSX: a password is required"
         assert failed["renamed.pptx"].startswith("corrupt PPTX: the file is not a ZIP archive")

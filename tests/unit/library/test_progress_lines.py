@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
+from desktop_app.core.library import reasons
 from desktop_app.core.library.progress_lines import FileProgress, eta
-from desktop_app.core.messages import render_text
+from desktop_app.core.messages import message, render_text, translations
 
 
 def test_a_line_names_the_unit_and_its_count_and_the_time_left_after_three_seconds():
@@ -37,16 +38,14 @@ def test_the_time_left_is_rounded_to_five_seconds_or_up_to_minutes():
 
 
 def test_a_line_reads_in_chinese_with_its_unit_and_time_left_translated():
-    from desktop_app.gui.i18n_zh import ZH_CN
-
     line = "DA-619p.pdf: reading page 101 of 619, about 2 min left"
     assert (
-        render_text(line, lambda t: ZH_CN.get(t, t))
+        render_text(line, translations("zh_CN"))
         == "DA-619p.pdf：正在读取第 101 页（共 619），约剩 2 分钟"
     )
     timeout = "took longer than 120 s at slide 3 (index.max_seconds_per_unit)"
     assert (
-        render_text(timeout, lambda t: ZH_CN.get(t, t))
+        render_text(timeout, translations("zh_CN"))
         == "在第 3 张幻灯片处耗时超过 120 秒（index.max_seconds_per_unit）"
     )
 
@@ -54,8 +53,8 @@ def test_a_line_reads_in_chinese_with_its_unit_and_time_left_translated():
 def test_the_window_marks_the_file_a_line_is_about():
     from desktop_app.gui.knowledge.panel import progress_name
 
-    assert progress_name("DA-619p.pdf: reading page 3 of 619") == "DA-619p.pdf"
-    assert progress_name("big.md: 64 of 300 chunks embedded, about 1 min left") == "big.md"
-    assert progress_name("notes/kea.md") == "notes/kea.md"
+    assert progress_name(FileProgress("DA-619p.pdf").reading("page", 3, 619)) == "DA-619p.pdf"
+    assert progress_name(FileProgress("big.md").embedding(64, 300)) == "big.md"
+    assert progress_name("notes/kea.md") == "notes/kea.md"  # a file name: as it is
     assert progress_name("page 1.pdf") == "page 1.pdf"
-    assert progress_name("waiting for kdesk (pid 12) to finish writing to the data folder") == ""
+    assert progress_name(message(reasons.WAITING_FOR_WRITER, holder="kdesk (pid 12)")) == ""

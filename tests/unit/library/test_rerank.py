@@ -97,7 +97,7 @@ def test_rerank_stage_changes_the_order_and_sets_scores(tiny_cross_encoder: Path
 def test_auto_finds_any_cross_encoder_in_the_models_folder(tiny_cross_encoder: Path, monkeypatch):
     monkeypatch.setenv("KDESK_MODELS", str(tiny_cross_encoder.parent))
     path, reason = find_reranker("auto")
-    assert path == tiny_cross_encoder and "using" in reason
+    assert path == tiny_cross_encoder and "using" in str(reason)
     status = reranker_status("auto")
     assert status.active and status.name == "tiny-reranker"
 
@@ -107,6 +107,6 @@ def test_no_reranker_is_skipped_with_a_reason(tmp_path: Path, monkeypatch):
     monkeypatch.setattr("desktop_app.core.models.rerank.models_dirs", lambda data_dir=None: [tmp_path])
     assert load_reranker("auto") is None
     status = reranker_status("auto")
-    assert not status.active and "skipped" in status.reason
-    assert "disabled" in reranker_status("none").reason
-    assert "not found" in reranker_status("no-such-model").reason
+    assert not status.active and "skipped" in str(status.reason)
+    assert "disabled" in str(reranker_status("none").reason)
+    assert "not found" in str(reranker_status("no-such-model").reason)

@@ -56,7 +56,7 @@ def test_failures_are_recorded_per_file_and_the_rest_is_indexed(kb, monkeypatch)
     )
     report = kb.sync()
     assert sorted(report.added) == ["a.md", "b-empty.md", "c-bug.md", "d.xyz", "e.md"]
-    failed = dict(report.failed)
+    failed = {n: str(why) for n, why in report.failed}  # their English (what `kdesk sync` prints)
     assert failed["b-empty.md"] == "empty document: no text"
     assert failed["c-bug.md"] == "could not read: ZeroDivisionError: a parser bug"
     assert failed["d.xyz"].startswith("unsupported file type")

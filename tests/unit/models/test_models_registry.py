@@ -155,12 +155,12 @@ def test_fresh_install_reports_defaults_missing_models_and_fetch_commands(isolat
     assert st["embedding"].active_id == "bundled-embedder"
     assert st["embedding"].install_command == "kdesk models fetch embedding"
     assert st["reranker"].active is None
-    assert "skipped" in st["reranker"].reason
+    assert "skipped" in str(st["reranker"].reason)
     assert st["reranker"].install_command == "kdesk models fetch reranker"
     assert st["chat"].active_id == "extractive"
     assert st["chat"].install_command == "kdesk models fetch chat"
     assert st["classifier"].active is None  # none in this manifest
-    assert "photo identification is unavailable" in st["classifier"].reason
+    assert "photo identification is unavailable" in str(st["classifier"].reason)
 
 
 def test_model_in_data_dir_models_becomes_active(isolated):
@@ -190,7 +190,7 @@ def test_truncated_file_and_work_folder_do_not_count_as_installed(isolated):
     make_model(models, "Tiny-Reranker", {"model.safetensors": 7, "config.json": 69})
     st = by_role(model_status(tmp / "data", Config(), manifest))["reranker"]
     # The loader would still try it: the registry says so and warns (or, without the loader, refuses).
-    assert "model.safetensors is 7 bytes, expected 10" in st.reason
+    assert "model.safetensors is 7 bytes, expected 10" in str(st.reason)
     assert st.install_command == "kdesk models fetch reranker"
 
 
@@ -201,7 +201,7 @@ def test_missing_python_package_makes_a_downloaded_model_unusable(isolated):
     cfg.embedding.model = "Tiny-Embedder"
     st = by_role(model_status(tmp / "data", cfg, manifest))["embedding"]
     assert st.active is None
-    assert "kdesk-no-such-module-for-tests" in st.reason  # the package to install, not the module
+    assert "kdesk-no-such-module-for-tests" in str(st.reason)  # the package to install, not the module
 
 
 def test_config_choices_are_reported_truthfully(isolated):
@@ -212,22 +212,22 @@ def test_config_choices_are_reported_truthfully(isolated):
     cfg.llm.url = "http://127.0.0.1:11434/v1"
     cfg.embedding.model = "Not-There"
     st = by_role(model_status(tmp / "data", cfg, manifest))
-    assert st["reranker"].active is None and "disabled" in st["reranker"].reason
+    assert st["reranker"].active is None and "disabled" in str(st["reranker"].reason)
     assert st["chat"].active_id == "server:http://127.0.0.1:11434/v1"
-    assert st["embedding"].active is None and "Not-There" in st["embedding"].reason
+    assert st["embedding"].active is None and "Not-There" in str(st["embedding"].reason)
 
 
 def test_installed_gguf_is_offered_when_llm_is_off_and_used_when_on(isolated, monkeypatch):
     tmp, manifest = isolated
     make_model(tmp / "data" / "models", "Tiny-Chat", {"tiny.gguf": 4})
     st = by_role(model_status(tmp / "data", Config(), manifest))["chat"]
-    assert st.active_id == "extractive" and 'llm.backend = "gguf"' in st.hint
+    assert st.active_id == "extractive" and 'llm.backend = "gguf"' in str(st.hint)
 
     monkeypatch.setattr(status, "module_installed", lambda name: True)  # xllamacpp present or not
     cfg = Config()
     cfg.llm.backend = "gguf"
     st = by_role(model_status(tmp / "data", cfg, manifest))["chat"]
-    assert st.active is None and "names no file" in st.reason  # as the loader refuses it
+    assert st.active is None and "names no file" in str(st.reason)  # as the loader refuses it
     cfg.llm.gguf = "Tiny-Chat"  # a folder: its .gguf is used
     st = by_role(model_status(tmp / "data", cfg, manifest))["chat"]
     assert st.active == "tiny.gguf"

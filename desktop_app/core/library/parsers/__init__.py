@@ -46,7 +46,7 @@ def parse_file(path: Path, ocr: OcrJob | None = None) -> list[Section]:
     if suffix in IMAGE_SUFFIXES and ocr is None:
         raise ParseError(reasons.IMAGE_IS_PHOTO, suffix=suffix)
     if suffix not in SUPPORTED_SUFFIXES | IMAGE_SUFFIXES:
-        raise ParseError(reasons.UNSUPPORTED, suffix=suffix or str(message(reasons.NO_SUFFIX)))
+        raise ParseError(reasons.UNSUPPORTED, suffix=suffix or message(reasons.NO_SUFFIX))
     if not path.is_file():
         raise ParseError(reasons.NOT_A_FILE if path.exists() else reasons.NOT_FOUND)
 

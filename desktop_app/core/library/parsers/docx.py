@@ -88,13 +88,13 @@ _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""")
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.I)
 _DOCX_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
 _OTHER_MAIN = {
-    "application/vnd.ms-word.document.macroEnabled.main+xml": str(message(reasons.DOCM)),
+    "application/vnd.ms-word.document.macroEnabled.main+xml": message(reasons.DOCM),
     "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": str(
         message(reasons.DOTX)
     ),
-    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": str(message(reasons.DOTM)),
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": message(reasons.DOTM),
 }
-_KIND = str(message(reasons.WORD))
+_KIND = message(reasons.WORD)
 
 Element = ET.Element
 Block = tuple[str, int | None]  # text and heading level; None for body text, tables, notes, shapes
@@ -302,7 +302,7 @@ class _Package:
                 and (override.get("PartName") or "").lstrip("/").lower() == main.lower()
             ):
                 kind = _OTHER_MAIN.get(
-                    content_type, str(message(reasons.OTHER_PACKAGE, content_type=content_type))
+                    content_type, message(reasons.OTHER_PACKAGE, content_type=content_type)
                 )
                 raise ParseError(reasons.DOCX_OTHER_PACKAGE, kind=kind)
         return main

@@ -42,7 +42,7 @@ from desktop_app.core.library.parsers.package import (
 from desktop_app.core.library.parsers.text import decode_bytes, html_sections
 from desktop_app.core.messages import message
 
-_KIND = str(message(reasons.EPUB_BOOK))
+_KIND = message(reasons.EPUB_BOOK)
 MAX_UNPACKED_BYTES = 10**9  # the whole archive, pictures included
 MAX_PART_BYTES = 64 * 10**6  # one chapter or package document; a long novel's chapters are a few hundred kB
 _CONTAINER = "META-INF/container.xml"

@@ -18,24 +18,24 @@ from types import ModuleType
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.library.parsers.limits import MAX_ROOT_RELS_BYTES
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 from desktop_app.core.packages import MissingPackage, require
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OLE_ENCRYPTED = "EncryptedPackage".encode("utf-16-le")
 # The stream that marks each old binary format, and what it is called.
 _OLE_FORMATS = (
-    ("WordDocument", ".docx", str(message(reasons.OLD_WORD))),
-    ("PowerPoint Document", ".pptx", str(message(reasons.OLD_POWERPOINT))),
-    ("Workbook", ".xlsx", str(message(reasons.OLD_EXCEL))),
-    ("Book", ".xlsx", str(message(reasons.OLD_EXCEL))),  # Excel 5/95
+    ("WordDocument", ".docx", message(reasons.OLD_WORD)),
+    ("PowerPoint Document", ".pptx", message(reasons.OLD_POWERPOINT)),
+    ("Workbook", ".xlsx", message(reasons.OLD_EXCEL)),
+    ("Book", ".xlsx", message(reasons.OLD_EXCEL)),  # Excel 5/95
 )
 # The main part's folder in an Office package (its root officeDocument relationship), and the
 # name of the format it makes.
 OFFICE_FAMILIES = {
-    "word": str(message(reasons.WORD_DOCX)),
-    "ppt": str(message(reasons.POWERPOINT_PPTX)),
-    "xl": str(message(reasons.EXCEL_XLSX)),
+    "word": message(reasons.WORD_DOCX),
+    "ppt": message(reasons.POWERPOINT_PPTX),
+    "xl": message(reasons.EXCEL_XLSX),
 }
 _PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 # libxml2's errors at its own limits ("use XML_PARSE_HUGE option", "see xmlCtxtSetMaxAmplification",
@@ -49,7 +49,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # XML in UTF-16 (xml_members)
 ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError)
 
 
-def read_head(path: Path, label: str, suffix: str, kind: str) -> bytes:
+def read_head(path: Path, label: str, suffix: str, kind: Text) -> bytes:
     """The file's first bytes, for ``open_zip``, after refusing an OLE compound file with the
     reason: encrypted, or an old binary Office format (``kind``: "a Word document")."""
     with path.open("rb") as fh:
@@ -67,25 +67,25 @@ def read_head(path: Path, label: str, suffix: str, kind: str) -> bytes:
     raise ParseError(reasons.OLE_FILE, label=label, kind=kind)
 
 
-def zip_reason(exc: BaseException) -> str:
+def zip_reason(exc: BaseException) -> Text:
     """zipfile's and zlib's errors in words: their messages are cryptic or embed a ZipInfo repr."""
     text = " ".join(str(exc).split())
     if isinstance(exc, NotImplementedError):  # before RuntimeError, its base class
-        return str(message(reasons.ZIP_FEATURE, error=text))
+        return message(reasons.ZIP_FEATURE, error=text)
     if isinstance(exc, RuntimeError):
-        return str(message(reasons.ZIP_PASSWORD))
+        return message(reasons.ZIP_PASSWORD)
     if isinstance(exc, EOFError):
-        return str(message(reasons.ZIP_ENDS_EARLY))
+        return message(reasons.ZIP_ENDS_EARLY)
     if isinstance(exc, zlib.error):
-        return str(message(reasons.ZIP_DATA_DAMAGED, error=text))
+        return message(reasons.ZIP_DATA_DAMAGED, error=text)
     if isinstance(exc, UnicodeDecodeError):
-        return str(message(reasons.ZIP_NAME_NOT_UTF8))
+        return message(reasons.ZIP_NAME_NOT_UTF8)
     if text.startswith("Bad CRC-32"):
-        return str(message(reasons.ZIP_BAD_CRC))
+        return message(reasons.ZIP_BAD_CRC)
     return text or type(exc).__name__
 
 
-def open_zip(path: Path, head: bytes, label: str, suffix: str, kind: str) -> zipfile.ZipFile:
+def open_zip(path: Path, head: bytes, label: str, suffix: str, kind: Text) -> zipfile.ZipFile:
     """The file as a ZIP archive, or a ParseError that says why it is not one."""
     try:
         return zipfile.ZipFile(path)
@@ -122,7 +122,7 @@ def office_family(zf: zipfile.ZipFile) -> str | None:
     return next((family for family in OFFICE_FAMILIES if family in folders), None)
 
 
-def check_office_family(zf: zipfile.ZipFile, family: str, label: str, kind: str, main_part: str) -> None:
+def check_office_family(zf: zipfile.ZipFile, family: str, label: str, kind: Text, main_part: str) -> None:
     """Refuse an Office package of another kind (a .docx renamed .pptx) or none (any ZIP)."""
     found = office_family(zf)
     if found == family:
@@ -132,23 +132,23 @@ def check_office_family(zf: zipfile.ZipFile, family: str, label: str, kind: str,
     raise ParseError(reasons.ZIP_NOT_KIND, label=label, kind=kind, part=main_part)
 
 
-def damaged_reason(exc: BaseException) -> str:
+def damaged_reason(exc: BaseException) -> Text:
     """Why a library (python-pptx, openpyxl) could not read a package, in words: a missing part
     (KeyError), XML that is not well-formed (lxml's and ElementTree's errors are SyntaxErrors) or
     not shaped as it should be, a value of the wrong type, a member that cannot be unpacked, or the library's own message."""
     if isinstance(exc, SyntaxError):
         if _LIBXML_LIMITS.search(str(exc)):  # libxml2's safety limits, which name its own options
-            return str(message(reasons.XML_TOO_BIG))
-        return str(message(reasons.PART_NOT_XML, error=" ".join(str(exc).split())))
+            return message(reasons.XML_TOO_BIG)
+        return message(reasons.PART_NOT_XML, error=" ".join(str(exc).split()))
     if isinstance(exc, KeyError):
-        return str(message(reasons.PART_MISSING, part=exc.args[0] if exc.args else exc))
+        return message(reasons.PART_MISSING, part=exc.args[0] if exc.args else exc)
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, AttributeError):  # python-pptx picks element classes by tag: a damaged tag
-        return str(message(reasons.PART_STRUCTURE))
+        return message(reasons.PART_STRUCTURE)
     if isinstance(exc, ValueError | TypeError):  # openpyxl's typed attributes: "expected <class 'int'>"
-        return str(message(reasons.PART_VALUE, error=text))
+        return message(reasons.PART_VALUE, error=text)
     if isinstance(exc, ZIP_READ_ERRORS):
-        return str(message(reasons.PART_UNPACK, reason=zip_reason(exc)))
+        return message(reasons.PART_UNPACK, reason=zip_reason(exc))
     return text
 
 

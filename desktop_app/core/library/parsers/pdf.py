@@ -541,12 +541,8 @@ def parse_pdf(path: Path, ocr: OcrJob | None = None) -> list[Section]:
         if page_errors and not without_text:
             raise ParseError(reasons.PDF_NO_PAGE_READ, reason=page_errors[0]["error"])
         if scanned and ocr is not None:
-            if len(scanned) == 1:
-                raise ParseError(reasons.PDF_OCR_NO_TEXT_1)
             raise ParseError(reasons.PDF_OCR_NO_TEXT, count=len(scanned))
         if scanned:
-            if page_count == 1:
-                raise ParseError(reasons.PDF_NEEDS_OCR_1)
             raise ParseError(reasons.PDF_NEEDS_OCR, count=page_count)
         if page_count == 1:
             raise ParseError(reasons.PDF_BLANK_PAGE)

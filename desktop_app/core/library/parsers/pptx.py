@@ -38,7 +38,7 @@ from desktop_app.core.library.parsers.package import (
 from desktop_app.core.library.parsers.tables import markdown_table
 from desktop_app.core.messages import message
 
-_KIND = str(message(reasons.POWERPOINT))
+_KIND = message(reasons.POWERPOINT)
 # python-pptx loads every part (pictures and videos too) into memory when it opens a file.
 MAX_UNPACKED_BYTES = 10**9
 _A_P = "http://schemas.openxmlformats.org/drawingml/2006/main p"  # a paragraph, as the scan names it

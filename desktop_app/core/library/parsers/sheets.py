@@ -59,7 +59,7 @@ _SHEET_NS = (
 _ROW = frozenset(f"{ns} row" for ns in _SHEET_NS)
 _CELL = frozenset(f"{ns} c" for ns in _SHEET_NS)
 MAX_UNPACKED_BYTES = 10**9  # the workbook's parts, before openpyxl opens it
-_KIND = str(message(reasons.EXCEL))
+_KIND = message(reasons.EXCEL)
 _CSV_DELIMITERS = ",;\t|"
 
 Row = tuple[int, list[str]]  # the row's number in the sheet (1-based) and its cells' text

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from desktop_app.core.messages import Text
 from desktop_app.core.tasks import TaskState
 
 Message = dict[str, Any]  # {"role": "system"|"user"|"assistant"|"tool", "content": str, ...}
@@ -18,7 +19,7 @@ Message = dict[str, Any]  # {"role": "system"|"user"|"assistant"|"tool", "conten
 class LLMError(Exception):
     """A chat request failed; ``kind`` says how, the message says it for a person."""
 
-    def __init__(self, message: str, kind: str = "error") -> None:
+    def __init__(self, message: Text, kind: str = "error") -> None:
         super().__init__(message)
         self.kind = kind  # "unreachable" | "timeout" | "http" | "protocol" | "bad_output" | "error"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import ChatModel
 from desktop_app.core.paths import find_model, models_dirs
@@ -28,7 +28,7 @@ class ChatModelChoice:
 
     backend: str  # "openai" | "gguf" | "none": what runs, whatever alias the config used
     name: str
-    reason: str  # one line for a person: what is active and why, or why nothing is
+    reason: Text  # one line for a person: what is active and why, or why nothing is
     where: str = ""  # the server's URL or the GGUF file
     build: Callable[[], ChatModel] | None = None  # None: extractive answers
 
@@ -46,7 +46,7 @@ class ChatModelChoice:
             "backend": self.backend,
             "name": self.name,
             "active": self.active,
-            "reason": self.reason,
+            "reason": str(self.reason),  # JSON: English
         }
 
 
@@ -74,7 +74,7 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
     backend = (llm.backend or "none").strip().lower()
     if backend in OPENAI_BACKENDS:
         if not llm.url.strip():
-            return ChatModelChoice("none", "", str(message(reasons.LLM_NO_URL, backend=repr(llm.backend))))
+            return ChatModelChoice("none", "", message(reasons.LLM_NO_URL, backend=repr(llm.backend)))
 
         def openai() -> ChatModel:
             from desktop_app.core.models.llm.openai_compat import OpenAIChatModel
@@ -85,7 +85,7 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
         return ChatModelChoice(
             "openai",
             f"{llm.model or 'default'} @ {base}",
-            str(message(reasons.LLM_SERVER, url=base)),
+            message(reasons.LLM_SERVER, url=base),
             where=base,
             build=openai,
         )
@@ -93,17 +93,17 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
         from desktop_app.core.models.llm.gguf import xllamacpp_available
 
         if not llm.gguf.strip():
-            return ChatModelChoice("none", "", str(message(reasons.LLM_NO_GGUF)))
+            return ChatModelChoice("none", "", message(reasons.LLM_NO_GGUF))
         path = _find_gguf(llm.gguf, data_dir)
         if path is None:
             where = ", ".join(str(d) for d in models_dirs(data_dir))
-            why = str(message(reasons.LLM_GGUF_NOT_FOUND, name=repr(llm.gguf), dirs=where))
+            why = message(reasons.LLM_GGUF_NOT_FOUND, name=repr(llm.gguf), dirs=where)
             return ChatModelChoice("none", llm.gguf, why)
         if not xllamacpp_available():
             return ChatModelChoice(
                 "none",
                 path.name,
-                str(message(reasons.LLM_NO_XLLAMACPP)),
+                message(reasons.LLM_NO_XLLAMACPP),
                 where=str(path),
             )
 
@@ -115,14 +115,14 @@ def resolve_chat_model(config: Config, data_dir: Path | None = None) -> ChatMode
         return ChatModelChoice(
             "gguf",
             path.name,
-            str(message(reasons.LLM_GGUF, path=path)),
+            message(reasons.LLM_GGUF, path=path),
             where=str(path),
             build=gguf,
         )
     if backend not in ("none", ""):
-        why = str(message(reasons.LLM_UNKNOWN_BACKEND, backend=repr(llm.backend)))
+        why = message(reasons.LLM_UNKNOWN_BACKEND, backend=repr(llm.backend))
         return ChatModelChoice("none", "", why)
-    return ChatModelChoice("none", "", str(message(reasons.LLM_NONE)))
+    return ChatModelChoice("none", "", message(reasons.LLM_NONE))
 
 
 def make_chat_model(config: Config, data_dir: Path | None = None) -> ChatModel | None:

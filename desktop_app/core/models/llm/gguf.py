@@ -82,7 +82,7 @@ class GGUFServer:
             except MissingPackage as exc:
                 raise LLMError(str(exc), "unreachable") from exc
             if not self.path.is_file():
-                raise LLMError(str(message(reasons.GGUF_NOT_FOUND, path=self.path)), "unreachable")
+                raise LLMError(message(reasons.GGUF_NOT_FOUND, path=self.path), "unreachable")
             params = xlc.CommonParams()
             params.model.path = str(self.path)
             params.hostnames = ["127.0.0.1"]  # loopback only: never expose the model on the network
@@ -115,7 +115,7 @@ class GGUFServer:
             else:
                 del server
                 gc.collect()
-                raise LLMError(str(message(reasons.GGUF_NOT_READY, name=self.path.name)), "timeout")
+                raise LLMError(message(reasons.GGUF_NOT_READY, name=self.path.name), "timeout")
             self._server = server
             self.base_url = base + "/v1"
             log.info("serving %s at %s (%.1f s)", self.path.name, base, time.monotonic() - t0)

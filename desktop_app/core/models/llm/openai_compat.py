@@ -40,7 +40,7 @@ def normalize_base_url(url: str) -> str:
     """'http://host:8080' -> 'http://host:8080/v1'; a URL with a path is taken as given."""
     url = url.strip().rstrip("/")
     if not url:
-        raise LLMError(str(message(reasons.LLM_NO_URL_CONFIGURED)), "unreachable")
+        raise LLMError(message(reasons.LLM_NO_URL_CONFIGURED), "unreachable")
     if "://" not in url:
         url = "http://" + url
     for suffix in ("/chat/completions", "/completions"):
@@ -197,7 +197,7 @@ class OpenAIChatModel:
         try:
             msg = value.choices[0].message  # a body that is not JSON arrives as a str: no .choices
         except (AttributeError, IndexError, TypeError) as exc:
-            raise LLMError(str(message(reasons.LLM_UNREADABLE, error=exc)), "protocol") from exc
+            raise LLMError(message(reasons.LLM_UNREADABLE, error=exc), "protocol") from exc
         calls = []
         for i, tc in enumerate(_field(msg, "tool_calls") or []):
             fn = _field(tc, "function")
@@ -269,26 +269,26 @@ class OpenAIChatModel:
         cause = exc.__cause__
         if isinstance(exc, openai.APITimeoutError):
             if isinstance(cause, httpx2.ConnectTimeout):
-                return LLMError(str(message(reasons.LLM_CONNECT_TIMEOUT, where=where)), "unreachable")
-            return LLMError(str(message(reasons.LLM_STOPPED_ANSWERING, where=where)), "timeout")
+                return LLMError(message(reasons.LLM_CONNECT_TIMEOUT, where=where), "unreachable")
+            return LLMError(message(reasons.LLM_STOPPED_ANSWERING, where=where), "timeout")
         if isinstance(exc, openai.APIConnectionError):
             if isinstance(cause, httpx2.ConnectError):
-                reason = str(cause) or str(message(reasons.LLM_CONNECTION_REFUSED))
+                reason = str(cause) or message(reasons.LLM_CONNECTION_REFUSED)
                 why = message(reasons.LLM_UNREACHABLE, where=where, reason=reason)
-                return LLMError(str(why), "unreachable")
+                return LLMError(why, "unreachable")
             if isinstance(cause, (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)):
                 why = message(reasons.LLM_CONNECTION_LOST, where=where, error=cause or "reset")
-                return LLMError(str(why), "protocol")
-            return LLMError(str(message(reasons.LLM_REQUEST_FAILED, error=cause or exc)), "protocol")
+                return LLMError(why, "protocol")
+            return LLMError(message(reasons.LLM_REQUEST_FAILED, error=cause or exc), "protocol")
         if isinstance(exc, openai.APIStatusError):  # AuthenticationError, NotFoundError, RateLimitError ...
             why = message(reasons.LLM_HTTP, status=exc.status_code, text=_error_text(exc))
-            return LLMError(str(why), "http")
+            return LLMError(why, "http")
         if isinstance(exc, openai.APIError):  # an error event inside a 200 stream
-            return LLMError(str(message(reasons.LLM_ERROR_MID_ANSWER, error=exc.message)), "http")
+            return LLMError(message(reasons.LLM_ERROR_MID_ANSWER, error=exc.message), "http")
         if isinstance(exc, json.JSONDecodeError):  # a data: line that is not JSON
-            return LLMError(str(message(reasons.LLM_GARBLED, data=repr(exc.doc[:80]))), "protocol")
+            return LLMError(message(reasons.LLM_GARBLED, data=repr(exc.doc[:80])), "protocol")
         why = message(reasons.LLM_REQUEST_FAILED_TYPE, error_type=type(exc).__name__, error=exc)
-        return LLMError(str(why), "error")
+        return LLMError(why, "error")
 
     def _wait(
         self,
@@ -306,7 +306,7 @@ class OpenAIChatModel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 abort()
-                raise LLMError(str(message(reasons.LLM_TOO_SLOW, limit=limit)), "timeout")
+                raise LLMError(message(reasons.LLM_TOO_SLOW, limit=limit), "timeout")
             try:
                 return q.get(timeout=min(_POLL, remaining))
             except queue.Empty:
@@ -378,7 +378,7 @@ class OpenAIChatModel:
             return body["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             why = message(reasons.LLM_UNREADABLE, error=repr(text[:80]))
-            raise LLMError(str(why), "protocol") from exc
+            raise LLMError(why, "protocol") from exc
 
 
 def _refused_format(exc: BaseException, body: dict[str, Any]) -> bool:
