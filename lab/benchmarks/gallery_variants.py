@@ -42,7 +42,7 @@ def extract() -> None:
 
     from desktop_app.core.identify.classifier import CROP, RESIZE, centre_crop, get_classifier, to_input
     from desktop_app.core.identify.colours import COLOUR_NAMES, colour_profile
-    from desktop_app.core.identify.images import load_image
+    from desktop_app.core.library.images import load_image
     from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 
     torch.set_num_threads(1)
