@@ -27,8 +27,6 @@ from desktop_app.core.library.documents import DocumentInfo
 from desktop_app.core.messages import Text, dump, from_english, load
 
 INDEXED, FAILED, PENDING = "indexed", "failed", "pending"
-# 1: the error column holds a message's {code, params} as JSON (dump/load), not its English
-SCHEMA_VERSION = 1
 
 
 @dataclass
@@ -63,7 +61,8 @@ class Entry:
 _COLUMNS = "name, doc_id, sha256, size, mtime_ns, chunks, status, error, indexed_at, kind, scope"
 
 
-# PRAGMA user_version: 0 (never set) is format 1, this one. Raise it for any change an older build
+# PRAGMA user_version. 0 (never set): the error column holds English, migrated once on opening;
+# 1: it holds a message's {code, params} as JSON (dump/load). Raise it for any change an older build
 # would misread here or elsewhere in index/<collection>/ (seals, integrity.json): it stops at this check.
 MANIFEST_VERSION = 1
 
@@ -92,7 +91,7 @@ class Manifest:
             " mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,"
             " indexed_at TEXT, kind TEXT NOT NULL, scope TEXT NOT NULL)"
         )
-        if self._db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+        if self._db.execute("PRAGMA user_version").fetchone()[0] < MANIFEST_VERSION:
             self._migrate()
 
     def _migrate(self) -> None:
@@ -106,7 +105,7 @@ class Manifest:
                     "UPDATE documents SET error=? WHERE name=?",
                     [(dump(from_english(error)), name) for name, error in rows],
                 )
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.execute(f"PRAGMA user_version = {MANIFEST_VERSION}")
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import sqlite3
 
 from desktop_app.core.library import reasons
-from desktop_app.core.library.manifest import FAILED, INDEXED, SCHEMA_VERSION, Entry, Manifest
+from desktop_app.core.library.manifest import FAILED, INDEXED, MANIFEST_VERSION, Entry, Manifest
 from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.messages import message
 
@@ -75,4 +75,4 @@ def test_an_older_manifest_has_its_english_reasons_turned_into_messages_once(tmp
     m = Manifest(path)
     assert m.get("a.pdf").error == message(reasons.PDF_NEEDS_OCR, count="3")
     assert m.get("b.md").error == "some library's own words"
-    assert m._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert m._db.execute("PRAGMA user_version").fetchone()[0] == MANIFEST_VERSION
