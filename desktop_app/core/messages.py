@@ -18,7 +18,7 @@ import gettext
 import json
 import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -218,6 +218,23 @@ def to_json(text: Text) -> Any:
     return text.to_dict() if isinstance(text, Message) else text
 
 
+# Several sentences the reader reads one per line (an identification's reasoning): each a message
+# or a text, rendered line by line in the reader's language.
+Lines = list[Text]
+
+
+def render_lines(lines: Sequence[Text], lang: Translator | Callable[[str], str] | None = None) -> str:
+    """``lines`` in the language of ``lang`` (English by default), one per line, blank ones dropped."""
+    return "\n".join(t for t in (render(line, lang).strip() for line in lines) if t)
+
+
+def lines_from_json(data: Any) -> Lines:
+    """Lines from their JSON value (a list of ``to_json`` values); a single text is one line."""
+    if data is None or data == "":
+        return []
+    return [from_json(v) for v in data] if isinstance(data, list) else [from_json(data)]
+
+
 def message_of(exc: BaseException) -> Text:
     """What an exception says, as a message where it carries one (``UserError``, or an error raised
     with a Message as its argument), else its text (or its type when it has none)."""
@@ -334,5 +351,6 @@ def _nested(msg: Message, term: Callable[[str], str] | None, reparse: bool = Tru
         if inner is not None:
             params[key] = _nested(inner, term, reparse)
         else:
-            params[key] = term(str(value)) if term is not None else value
+            # a name or a list of names goes through ``term``; a number keeps its format ("{score:.0%}")
+            params[key] = term(value) if term is not None and isinstance(value, str) else value
     return Message(msg.code, params)
