@@ -158,3 +158,30 @@ def test_a_plural_message_takes_the_form_its_count_needs_and_parses_back_from_ei
     finally:
         m.CATALOGUE.pop("test.pages", None)
         m.PLURALS.pop("test.pages", None)
+
+
+def test_the_app_flattens_a_message_to_english_only_at_its_cli_and_json_edge():
+    """A message stays data until it is shown (issue 35): ``str(message(...))`` only where the CLI or
+    JSON renders English, and in ``pip_command``, whose frozen-build text fills a command slot."""
+    import desktop_app
+
+    root = Path(desktop_app.__file__).resolve().parent
+    allowed = {"core/packages.py"}
+    found = [
+        f"{path.relative_to(root).as_posix()}:{n}"
+        for path in sorted(root.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "str(message(" in line
+        and path.relative_to(root).as_posix() not in allowed
+        and path.relative_to(root).parts[0] != "cli"
+    ]
+    assert found == []
+
+
+def test_lines_render_one_per_line_and_read_back_from_json():
+    m.define("test.lines_seen", "Seen {what}.")
+    lines = [m.message("test.lines_seen", what="red"), "  a model's words  ", ""]
+    assert m.render_lines(lines) == "Seen red.\na model's words"
+    assert m.render_lines(lines, lambda t: t.replace("Seen", "Gesehen")) == "Gesehen red.\na model's words"
+    assert m.lines_from_json([m.to_json(t) for t in lines]) == lines
+    assert m.lines_from_json("one text") == ["one text"] and m.lines_from_json(None) == []
