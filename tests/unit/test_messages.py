@@ -39,13 +39,13 @@ def test_user_error_text_is_the_english_rendering():
     assert exc.message.code == "test.failed"
 
 
-def test_parse_back_stored_text_with_nested_reason():
+def test_a_stored_english_text_is_read_back_as_its_message_with_its_nested_reason():
     text = "test: c.txt failed: test: the disk is full"
     assert m.parse(text) == m.Message("test.failed", {"name": "c.txt", "reason": "test: the disk is full"})
-    assert m.render_text(text, lambda t: ZH.get(t, t)) == "测试：c.txt 失败：测试：磁盘已满"
+    assert m.render(m.from_english(text), lambda t: ZH.get(t, t)) == "测试：c.txt 失败：测试：磁盘已满"
     # A format spec cannot apply to a parsed string: the text is kept as it was written.
-    assert m.render_text("test: 86% sure", lambda t: ZH.get(t, t)) == "测试：86% 确定"
-    assert m.render_text("someone else's error", lambda t: ZH.get(t, t)) == "someone else's error"
+    assert m.render(m.from_english("test: 86% sure"), lambda t: ZH.get(t, t)) == "测试：86% 确定"
+    assert m.render(m.from_english("someone else's error"), lambda t: ZH.get(t, t)) == "someone else's error"
 
 
 def test_unknown_code_and_conflicting_definition_are_errors():
@@ -108,7 +108,7 @@ def test_a_parse_error_carries_its_message_and_keeps_the_english_text():
         "its compressed data ends early": "压缩数据提前结束",
     }
     assert (
-        m.render_text(nested, lambda t: zh.get(t, t)) == "XLSX 已损坏：ZIP 压缩包已损坏（压缩数据提前结束）"
+        m.render(m.from_english(nested), lambda t: zh.get(t, t)) == "XLSX 已损坏：ZIP 压缩包已损坏（压缩数据提前结束）"
     )
 
 

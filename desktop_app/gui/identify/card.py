@@ -121,7 +121,7 @@ def localise(text: Text | list[Text], species: dict[str, str]) -> str:
         joiner = "" if current_language() == "zh_CN" else " "  # Chinese sentences end in "。"
         return joiner.join(line for line in out if line)
     if isinstance(text, Message):
-        return render_parsed(text, catalogue(), lambda value: localise_term(value, species), reparse=False)
+        return render_parsed(text, catalogue(), lambda value: localise_term(value, species))
     return text
 
 
