@@ -47,7 +47,7 @@ def test_a_photo_of_none_of_your_species_says_so_first_and_guesses_second(qtbot,
     card.handle_event(
         Decision(
             "uncertain",
-            "Not one of the species in your knowledge base.",
+            ["Not one of the species in your knowledge base."],
             True,
             "Please send a sharper photo.",
             guesses=["cokatoo_White-tailed_Black", "Kakapo"],
