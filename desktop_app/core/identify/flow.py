@@ -96,7 +96,6 @@ from desktop_app.core.identify.texts import (
     QUERY_COMPARE,
     QUERY_TRAITS,
     SPECIFIC_FIT,
-    STOPPED,
     WHICH_ONE,
 )
 from desktop_app.core.identify.vote import (
@@ -112,7 +111,7 @@ from desktop_app.core.library.documents import Hit, ParseError
 from desktop_app.core.library.images import ImageSource, load_image
 from desktop_app.core.messages import Text, message, render, render_lines
 from desktop_app.core.models.torch_threads import torch_threads
-from desktop_app.core.tasks import TaskState
+from desktop_app.core.tasks import STOPPED, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.library.knowledge import KnowledgeBase

@@ -31,6 +31,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.messages import message
+from desktop_app.core.tasks import STOPPED
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def asked(conv: Conversation, question: str, answer: str = "Booth shot him [1][2
     conv.last_query = "Lincoln"
     yield Token("Booth ")
     yield Warning("the language model is slow")
-    yield Warning(message(notes.SEARCH_FAILED, error=message(notes.STOPPED)))
+    yield Warning(message(notes.SEARCH_FAILED, error=message(STOPPED)))
     conv.add_turn(question, answer)
     yield Answer(answer, list(CITES), by="llm")
 
@@ -106,7 +107,7 @@ def test_every_field_survives_a_round_trip(store: ConversationStore, tmp_path: P
     # a warning is kept as its message, rendered when shown; a text that is none as it was
     assert ask.warnings == [
         "the language model is slow",
-        message(notes.SEARCH_FAILED, error=message(notes.STOPPED)),
+        message(notes.SEARCH_FAILED, error=message(STOPPED)),
     ]
     assert ask.to_dict()["warnings"][1] == "search failed: stopped"  # JSON renders English
     assert ask.turn == ("Who shot him?", "Booth shot him [1][2].")
@@ -279,17 +280,17 @@ def test_a_schema_2_file_has_its_english_warnings_turned_into_messages_once(
     chat = reopened.load(conv.id)
     assert chat is not None
     assert chat.messages[0].warnings == [
-        message(notes.SEARCH_FAILED, error=message(notes.STOPPED)),
+        message(notes.SEARCH_FAILED, error=message(STOPPED)),
         "the language model is slow",
     ]
     assert chat.messages[0].card is not None
-    assert chat.messages[0].card.warnings == [message(notes.STOPPED)]
+    assert chat.messages[0].card.warnings == [message(STOPPED)]
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         stored = json.loads(db.execute("SELECT warnings FROM messages").fetchone()[0])
     assert stored[0] == {
         "code": "ask.search_failed",
-        "params": {"error": {"code": "ask.stopped", "params": {}}},
+        "params": {"error": {"code": "task.stopped", "params": {}}},
     }
 
 
