@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from desktop_app.core import config as config_texts
-from desktop_app.core import formats, packages, system_libs
+from desktop_app.core import formats, packages, system_libs, tasks
 from desktop_app.core.ask import notes as ask_notes
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.identify import texts as identify_texts
@@ -43,6 +43,7 @@ MESSAGE_MODULES = (
     formats,
     packages,
     system_libs,
+    tasks,
     library_reasons,
     identify_texts,
     ask_notes,

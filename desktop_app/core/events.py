@@ -43,13 +43,16 @@ class Citation:
 
 @dataclass
 class Answer:
-    text: str
+    text: str  # English for the model's history, the CLI and JSON (``lines`` rendered, where set)
     citations: list[Citation] = field(default_factory=list)
     by: str = "llm"  # "llm" | "extractive" | "evidence" (refused on weak evidence, no model asked)
     # The documents do not answer the question: ``text`` says so, nothing is cited, and ``related``
     # holds the nearest passages for the user to check.
     refused: bool = False
     related: list[Citation] = field(default_factory=list)
+    # The text as the core wrote it, one message (or quoted note) per line: what the window
+    # renders in its language (an identification's answer); empty when ``text`` is all there is.
+    lines: list[Text] = field(default_factory=list)
 
 
 @dataclass
@@ -84,8 +87,8 @@ class Classified:
 
 @dataclass
 class FeatureQueries:
-    queries: list[str]
-    visual_description: str = ""
+    queries: list[Text]  # messages the window shows in its language; searched as their English
+    visual_description: Text = ""
 
 
 @dataclass
@@ -93,9 +96,9 @@ class Decision:
     """The identify flow's verdict: a candidate's name or "uncertain", and why."""
 
     final_name: str
-    reasoning: str
+    reasoning: list[Text]  # one sentence per line: the flow's messages, or a model's own words
     need_more_info: bool
-    followup: str  # what photo or detail would settle it ("" when nothing is needed)
+    followup: Text  # what photo or detail would settle it ("" when nothing is needed)
     guesses: list[str] = field(default_factory=list)  # nearest candidates, shown after "uncertain"
     # Species the knowledge base only describes (no reference photos) whose notes fit the photo.
     also_possible: list[str] = field(default_factory=list)

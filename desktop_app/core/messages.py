@@ -5,9 +5,10 @@ The CLI prints ``str(message)``, the English rendering; the window renders the s
 the gettext catalogue of its language (``translations``), whose msgid is the English template. The
 templates are gettext messages: ``pybabel extract`` (babel.cfg) finds ``define(code, template)`` and
 ``define_plural(code, singular, plural)`` as keywords, so the core needs no other marker; ``N_`` marks
-a text the window translates at run time (a table's column names). Texts stored as English (a failed
-file's reason in the manifest, a saved conversation's warnings) are turned back into their message
-by ``parse``.
+a text the window translates at run time (a table's column names). Texts that older versions
+stored as English (a failed file's reason in the manifest, a saved conversation's warnings and
+cards) are turned back into their message once, by the stores' migrations (``from_english``);
+nothing else parses text.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import gettext
 import json
 import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -218,6 +219,23 @@ def to_json(text: Text) -> Any:
     return text.to_dict() if isinstance(text, Message) else text
 
 
+# Several sentences the reader reads one per line (an identification's reasoning): each a message
+# or a text, rendered line by line in the reader's language.
+Lines = list[Text]
+
+
+def render_lines(lines: Sequence[Text], lang: Translator | Callable[[str], str] | None = None) -> str:
+    """``lines`` in the language of ``lang`` (English by default), one per line, blank ones dropped."""
+    return "\n".join(t for t in (render(line, lang).strip() for line in lines) if t)
+
+
+def lines_from_json(data: Any) -> Lines:
+    """Lines from their JSON value (a list of ``to_json`` values); a single text is one line."""
+    if data is None or data == "":
+        return []
+    return [from_json(v) for v in data] if isinstance(data, list) else [from_json(data)]
+
+
 def message_of(exc: BaseException) -> Text:
     """What an exception says, as a message where it carries one (``UserError``, or an error raised
     with a Message as its argument), else its text (or its type when it has none)."""
@@ -304,27 +322,15 @@ def parse(text: str) -> Message | None:
     return best[1] if best else None
 
 
-def render_text(text: Text, translate: Translator | Callable[[str], str]) -> str:
-    """A core text in the language of ``translate``: a message rendered; an English text through
-    the message it was rendered from when it has one, else unchanged (user content, a
-    third-party error)."""
-    if isinstance(text, Message):
-        return text.render(translate)
-    found = parse(text)
-    return text if found is None else render_parsed(found, translate)
-
-
 def render_parsed(
     found: Message,
     translate: Translator | Callable[[str], str],
     term: Callable[[str], str] | None = None,
-    reparse: bool = True,
 ) -> str:
-    """A message in the language of ``translate``. A parameter that is itself a message (a reason
-    inside a reason) is rendered the same way, one parsed back from its English too when
-    ``reparse`` (a message that was itself parsed back); any other goes through ``term`` when
-    given (the identify card shows a species by the name its notes give in that language)."""
-    return _nested(found, term, reparse).render(translate)
+    """A message in the language of ``translate``, each parameter that is a text (not a message
+    nor a number) through ``term`` when given (the identify card shows a species by the name its
+    notes give in that language)."""
+    return _nested(found, term, reparse=False).render(translate)
 
 
 def _nested(msg: Message, term: Callable[[str], str] | None, reparse: bool = True) -> Message:
@@ -334,5 +340,6 @@ def _nested(msg: Message, term: Callable[[str], str] | None, reparse: bool = Tru
         if inner is not None:
             params[key] = _nested(inner, term, reparse)
         else:
-            params[key] = term(str(value)) if term is not None else value
+            # a name or a list of names goes through ``term``; a number keeps its format ("{score:.0%}")
+            params[key] = term(value) if term is not None and isinstance(value, str) else value
     return Message(msg.code, params)

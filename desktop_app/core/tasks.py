@@ -9,6 +9,12 @@ from __future__ import annotations
 import threading
 from typing import Protocol
 
+from desktop_app.core.messages import define
+
+# The note beside an answer or a card the user stopped: one code for both, so the one English word
+# "stopped" stored by older versions reads back as one message.
+STOPPED = define("task.stopped", "stopped")
+
 
 class Cancelled(Exception):
     """Raised inside core work when the user asked to stop."""

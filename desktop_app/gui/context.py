@@ -22,7 +22,7 @@ from desktop_app.core.config import Config, save_config
 from desktop_app.core.desk import Desk
 from desktop_app.core.events import Event
 from desktop_app.core.library.knowledge import KnowledgeBase
-from desktop_app.core.messages import N_, Text, message
+from desktop_app.core.messages import N_, Message, Text, message, message_of
 from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.embeddings import Embedder
 from desktop_app.gui.i18n import tr
@@ -205,7 +205,8 @@ class AppContext(QObject):
     def _load_failed(self, failure: Failure) -> None:
         self._loading_done()
         self.load_error = failure
-        reason = failure.reason(english)  # status reasons are stored in English, shown via tr_core
+        found = message_of(failure.error)  # a message stays one: tr_core renders it when shown
+        reason = found if isinstance(found, Message) else failure.reason(english)
         for role in self.status:
             self.status[role] = ComponentStatus(role, None, reason)
         self.status_changed.emit()

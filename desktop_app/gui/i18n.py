@@ -10,11 +10,9 @@ user switches language.
 
 from __future__ import annotations
 
-import functools
-
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QObject, QTranslator, Signal
 
-from desktop_app.core.messages import N_, Message, Text, Translator, render_text, translations
+from desktop_app.core.messages import N_, Text, Translator, render, translations
 
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 
@@ -119,16 +117,4 @@ def tr_core(text: Text | None) -> str:
     """A text from the core (a file's failure reason, an answer's note, a model's status) in the
     UI language: a message rendered through the catalogue; a text that is no message (a file
     name, a third-party error) as it is."""
-    if text is None:
-        return ""
-    if isinstance(text, Message):
-        return text.render(catalogue())
-    return _tr_core(current_language(), text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _tr_core(code: str, text: str) -> str:
-    """Cached per language: the document table asks for each row's reason on every repaint, and
-    parsing a text back tries every template of the catalogue."""
-    lang = translations(code)
-    return "\n".join(render_text(line, lang) for line in text.split("\n"))
+    return render(text, catalogue())

@@ -24,7 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QRunnable, QThreadPool, Signal
 
-from desktop_app.core.messages import Message, Translator, UserError, parse, render_parsed, render_text
+from desktop_app.core.messages import Message, Translator, message_of
 from desktop_app.core.tasks import Cancelled
 from desktop_app.gui.i18n import catalogue, tr
 
@@ -79,29 +79,19 @@ def error_text(exc: BaseException, translate: Translator | Callable[[str], str] 
     """Why a job failed, in the language of ``translate`` (the window's by default).
 
     A ``UserError`` (a ``ParseError``...) or a core error raised with a ``Message`` is its catalogue
-    message; an exception whose text is a message's English rendering (a third party's, or an old
-    one) is that message; an ``OSError`` its system text and file; anything else, unexpected, its
-    type and text.
+    message; an ``OSError`` its system text and file; anything else (a third party's error, an
+    unexpected one) its type and text, as written.
     """
-    translate = translate or catalogue()
-    if isinstance(exc, UserError):
-        return render_parsed(exc.message, translate)
-    if exc.args and isinstance(exc.args[0], Message):  # a core error raised with its message
-        return exc.args[0].render(translate)
+    found = message_of(exc)
+    if isinstance(found, Message):
+        return found.render(translate or catalogue())
     text = str(exc).strip()
     if isinstance(exc, OSError) and exc.strerror:
         where = exc.filename2 or exc.filename  # a rename names its target second
-        said = render_text(str(exc.strerror), translate)  # NotRegularFile's text is a core message
-        return f"{said}: {where}" if where else said
+        return f"{exc.strerror}: {where}" if where else str(exc.strerror)
     if not text:
         return type(exc).__name__
-    lines = text.split("\n")
-    found = [parse(line) for line in lines]
-    if not any(found):
-        return f"{type(exc).__name__}: {text}"
-    return "\n".join(
-        line if msg is None else render_parsed(msg, translate) for line, msg in zip(lines, found, strict=True)
-    )
+    return f"{type(exc).__name__}: {text}"
 
 
 @dataclass(frozen=True)

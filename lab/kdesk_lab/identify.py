@@ -30,6 +30,7 @@ from desktop_app.core.events import Event
 from desktop_app.core.identify.gallery import GalleryMatch, LabelScore
 from desktop_app.core.identify.image_text import FeatureModel
 from desktop_app.core.identify.result import UNCERTAIN
+from desktop_app.core.messages import render_lines
 from desktop_app.core.tasks import NullTask, TaskState
 
 Progress = Callable[[int, int, str], None]
@@ -183,7 +184,7 @@ def _detail(ph: Photo, res: Any, reject: float | None, correct: bool | None) -> 
         "decision": d.final_name if d else None,
         "guesses": d.guesses if d else [],
         "also_possible": d.also_possible if d else [],
-        "reasoning": d.reasoning if d else str(res.error),
+        "reasoning": render_lines(d.reasoning) if d else str(res.error),  # the report's English
     }
 
 

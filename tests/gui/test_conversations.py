@@ -107,7 +107,7 @@ def test_a_long_conversation_reopens_with_its_last_messages_cards_and_removed_fi
     def identified() -> Iterator[Event]:
         yield Classified([Candidate("Ara_macao", 0.9, "gallery")], "High", False)
         yield Retrieved([Hit("x-chunk-0", "x", passage, gone.source, None, 0, 1, 0.5)])
-        yield Decision("Ara_macao", "the gallery agrees", False, "")
+        yield Decision("Ara_macao", ["the gallery agrees"], False, "")
         yield Answer("A scarlet macaw.", [], by="extractive")
 
     list(store.record(conv, asked("What is a kakapo?", [gone]), question="What is a kakapo?"))

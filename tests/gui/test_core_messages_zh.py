@@ -12,6 +12,8 @@ from desktop_app.core.ask import notes
 from desktop_app.core.ask.prompts import NO_LLM_NOTE
 from desktop_app.core.config import Config
 from desktop_app.core.messages import message
+from desktop_app.core.models import reasons as model_reasons
+from desktop_app.core.tasks import STOPPED
 from desktop_app.gui.chat.messages import AnswerMessage
 from desktop_app.gui.i18n import set_language
 from desktop_app.gui.knowledge.model import COLUMNS
@@ -70,13 +72,20 @@ def test_an_answers_notes_follow_the_language(qtbot):
         set_language("zh_CN")
         # The core sends its notes as messages (a third-party error inside stays as written).
         answer.handle_event(ev.Warning(message(notes.SEARCH_FAILED, error="index locked")))
-        answer.handle_event(ev.Warning(message(notes.STOPPED)))
+        answer.handle_event(ev.Warning(message(STOPPED)))
         # A language model failure nests its reason and when it happened in the fallback note.
         fallback = (
             "cannot reach the language model at http://127.0.0.1:9/v1: connection refused "
             "(before answering); showing the most relevant passages instead"
         )
-        answer.handle_event(ev.Warning(fallback))
+        refused = message(
+            model_reasons.LLM_UNREACHABLE,
+            where="http://127.0.0.1:9/v1",
+            reason=message(model_reasons.LLM_CONNECTION_REFUSED),
+        )
+        answer.handle_event(
+            ev.Warning(message(notes.FALLBACK, error=refused, when=message(notes.BEFORE_ANSWERING)))
+        )
         assert answer.notes.text().split("\n") == [
             "搜索失败：index locked",
             "已停止",

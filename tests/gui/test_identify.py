@@ -47,7 +47,7 @@ def test_a_photo_of_none_of_your_species_says_so_first_and_guesses_second(qtbot,
     card.handle_event(
         Decision(
             "uncertain",
-            "Not one of the species in your knowledge base.",
+            ["Not one of the species in your knowledge base."],
             True,
             "Please send a sharper photo.",
             guesses=["cokatoo_White-tailed_Black", "Kakapo"],
@@ -261,27 +261,57 @@ def test_an_english_window_names_species_by_their_notes_titles(qtbot, shared_dat
         set_language("en")
 
 
-def test_a_card_saved_before_one_sentence_a_line_is_translated_sentence_by_sentence(qtbot, shared_data):
-    from desktop_app.core.events import Decision
+def test_a_card_saved_in_english_by_schema_3_opens_in_the_chinese_window_in_chinese(
+    qtbot, shared_data, tmp_path
+):
+    """A conversation saved before schema 4 kept the card's English; the store converts it to its
+    messages once, and the window shows them in its language (the model's own words as written)."""
+    import json
+    import sqlite3
+
+    from desktop_app.core.ask.conversation import Conversation
+    from desktop_app.core.ask.conversation_store import ConversationStore
+    from desktop_app.core.events import Answer, Decision
     from desktop_app.gui.i18n import set_language
     from desktop_app.gui.identify.card import IdentifyCard
 
-    card = IdentifyCard(shared_data / "images" / "coral" / "parrot.jpg")
-    qtbot.addWidget(card)
+    photo = shared_data / "images" / "coral" / "parrot.jpg"
+    store = ConversationStore(tmp_path / "conversations.sqlite3", tmp_path)
+    conv = Conversation()
+    events = [*_card_events()[:2], Decision("Scarlet Macaw", [], False, ""), Answer("", [], by="extractive")]
+    list(store.record(conv, iter(events), image=photo))
     old = (
         "Observed red, blue. The reference photos point to Scarlet Macaw (34%; next Kakapo 2%)."
         " The model's own words [1]."
-    )
-    card.handle_event(Decision("Scarlet Macaw", old, False, ""))  # a conversation saved by an older release
+    )  # an older release: English, several sentences on one line
+    with sqlite3.connect(store.path) as db:
+        card = json.loads(db.execute("SELECT card FROM messages").fetchone()[0])
+        card["decision"]["reasoning"] = old
+        card["feature_queries"] = ["Scarlet Macaw: appearance, colours and identification traits"]
+        card["visual_description"] = ""
+        del card["answer_lines"]
+        db.execute(
+            "UPDATE messages SET card = ?, answer = ?", (json.dumps(card), "This looks like Scarlet Macaw.")
+        )
+        db.execute("PRAGMA user_version = 3")
+
+    chat = ConversationStore(store.path, tmp_path).load(conv.id)
+    assert chat is not None
+    view = IdentifyCard(photo)
+    qtbot.addWidget(view)
+    for event in chat.messages[0].events():
+        view.handle_event(event)
     try:
         set_language("zh_CN")
         assert (
-            card.reasoning.text()
+            view.reasoning.text()
             == "观察到的颜色：红、蓝。参考照片指向Scarlet Macaw（34%；其次是Kakapo 2%）。The model's own words [1]."
         )
+        assert view.queries_label.text() == "• Scarlet Macaw：外观、颜色与识别特征"
+        assert view.summary.toPlainText().startswith("这看起来是Scarlet Macaw。")
     finally:
         set_language("en")
-    assert card.reasoning.text() == old
+    assert view.reasoning.text() == old
 
 
 def test_every_identify_message_has_a_chinese_template_with_the_same_fields():

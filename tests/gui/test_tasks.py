@@ -9,6 +9,7 @@ import time
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import ParseError
+from desktop_app.core.messages import message
 from desktop_app.core.tasks import check
 from desktop_app.gui.i18n import set_language
 from desktop_app.gui.operations import Operation
@@ -91,9 +92,12 @@ def test_an_unexpected_exception_is_shown_by_its_type_and_text(qtbot):
         == "Could not answer the question: KeyError: 'top_k'"
     )
     assert Failure(Operation.LIST, RuntimeError()).text() == "Could not list the documents: RuntimeError"
-    # A core error raised with a catalogue message's English text is that message (no type).
+    # A core error raised with its message is that message (no type); a text is not parsed back
+    # into one: an error that only says a message's English is shown as written, with its type.
+    raised = ValueError(message(reasons.ENCRYPTED, label="PDF"))
+    assert Failure(Operation.ADD_FILES, raised).reason() == "encrypted PDF: a password is required"
     stored = ValueError("encrypted PDF: a password is required")
-    assert Failure(Operation.ADD_FILES, stored).reason() == "encrypted PDF: a password is required"
+    assert Failure(Operation.ADD_FILES, stored).reason() == "ValueError: encrypted PDF: a password is required"
     # A system error: its text and the file it names.
     denied = PermissionError(13, "Permission denied", "/data/config.toml")
     assert Failure(Operation.SAVE_SETTINGS, denied).text() == (

@@ -39,13 +39,13 @@ def test_user_error_text_is_the_english_rendering():
     assert exc.message.code == "test.failed"
 
 
-def test_parse_back_stored_text_with_nested_reason():
+def test_a_stored_english_text_is_read_back_as_its_message_with_its_nested_reason():
     text = "test: c.txt failed: test: the disk is full"
     assert m.parse(text) == m.Message("test.failed", {"name": "c.txt", "reason": "test: the disk is full"})
-    assert m.render_text(text, lambda t: ZH.get(t, t)) == "测试：c.txt 失败：测试：磁盘已满"
+    assert m.render(m.from_english(text), lambda t: ZH.get(t, t)) == "测试：c.txt 失败：测试：磁盘已满"
     # A format spec cannot apply to a parsed string: the text is kept as it was written.
-    assert m.render_text("test: 86% sure", lambda t: ZH.get(t, t)) == "测试：86% 确定"
-    assert m.render_text("someone else's error", lambda t: ZH.get(t, t)) == "someone else's error"
+    assert m.render(m.from_english("test: 86% sure"), lambda t: ZH.get(t, t)) == "测试：86% 确定"
+    assert m.render(m.from_english("someone else's error"), lambda t: ZH.get(t, t)) == "someone else's error"
 
 
 def test_unknown_code_and_conflicting_definition_are_errors():
@@ -108,7 +108,7 @@ def test_a_parse_error_carries_its_message_and_keeps_the_english_text():
         "its compressed data ends early": "压缩数据提前结束",
     }
     assert (
-        m.render_text(nested, lambda t: zh.get(t, t)) == "XLSX 已损坏：ZIP 压缩包已损坏（压缩数据提前结束）"
+        m.render(m.from_english(nested), lambda t: zh.get(t, t)) == "XLSX 已损坏：ZIP 压缩包已损坏（压缩数据提前结束）"
     )
 
 
@@ -158,3 +158,30 @@ def test_a_plural_message_takes_the_form_its_count_needs_and_parses_back_from_ei
     finally:
         m.CATALOGUE.pop("test.pages", None)
         m.PLURALS.pop("test.pages", None)
+
+
+def test_the_app_flattens_a_message_to_english_only_at_its_cli_and_json_edge():
+    """A message stays data until it is shown (issue 35): ``str(message(...))`` only where the CLI or
+    JSON renders English, and in ``pip_command``, whose frozen-build text fills a command slot."""
+    import desktop_app
+
+    root = Path(desktop_app.__file__).resolve().parent
+    allowed = {"core/packages.py"}
+    found = [
+        f"{path.relative_to(root).as_posix()}:{n}"
+        for path in sorted(root.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "str(message(" in line
+        and path.relative_to(root).as_posix() not in allowed
+        and path.relative_to(root).parts[0] != "cli"
+    ]
+    assert found == []
+
+
+def test_lines_render_one_per_line_and_read_back_from_json():
+    m.define("test.lines_seen", "Seen {what}.")
+    lines = [m.message("test.lines_seen", what="red"), "  a model's words  ", ""]
+    assert m.render_lines(lines) == "Seen red.\na model's words"
+    assert m.render_lines(lines, lambda t: t.replace("Seen", "Gesehen")) == "Gesehen red.\na model's words"
+    assert m.lines_from_json([m.to_json(t) for t in lines]) == lines
+    assert m.lines_from_json("one text") == ["one text"] and m.lines_from_json(None) == []

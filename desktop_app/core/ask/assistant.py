@@ -72,7 +72,7 @@ from desktop_app.core.messages import message
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
-from desktop_app.core.tasks import Cancelled, TaskState
+from desktop_app.core.tasks import STOPPED, Cancelled, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.identify.flow import Identifier
@@ -247,7 +247,7 @@ class Assistant:
                     q = replace(q, subject=subject)
             yield from self.answer_from_hits(q, hits, conv, route, cancel)
         except Cancelled:
-            yield Warning(message(notes.STOPPED))
+            yield Warning(message(STOPPED))
 
     def _which_subject(self, q: Question, conv: Conversation) -> Iterator[Event]:
         """A follow-up ("how big is it?") to a photo that could be several of the notes: answered
@@ -348,7 +348,7 @@ class Assistant:
                     self._stamp(event)
                 yield event
         except Cancelled:
-            yield Warning(message(notes.STOPPED))
+            yield Warning(message(STOPPED))
             return
         conv.subject_options = options
         if final == UNCERTAIN:
@@ -441,7 +441,7 @@ class Assistant:
         except Cancelled:
             text = "".join(parts)
             conv.add_turn(question, text)
-            yield Warning(message(notes.STOPPED))
+            yield Warning(message(STOPPED))
             yield Answer(text, citations_for(parse_citations(text, blocks)[0], blocks))
             return
         except LLMError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -40,15 +41,17 @@ from desktop_app.core.events import (
     Warning,
 )
 from desktop_app.core.formats import STORE_CONVERSATIONS, check_readable, check_sqlite_file, user_version
-from desktop_app.core.identify.result import IdentifyResult
+from desktop_app.core.identify.result import IdentifyResult, decision_json
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import fs_path
-from desktop_app.core.messages import Text, from_english, from_json, to_json
+from desktop_app.core.messages import Text, from_english, from_json, lines_from_json, to_json
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "conversations.sqlite3"
-SCHEMA_VERSION = 3  # 2: citations.sha256; 3: warnings (and a card's) as {code, params}, not English
+# 2: citations.sha256; 3: warnings (and a card's) as {code, params}, not English; 4: a card's
+# reasoning, follow-up, queries, description and answer lines as {code, params} too
+SCHEMA_VERSION = 4
 TITLE_CHARS = 60  # a title taken from the first question is cut here
 
 SCHEMA = """
@@ -103,6 +106,8 @@ def _migrate(db: sqlite3.Connection) -> None:
             db.execute("ALTER TABLE citations ADD COLUMN sha256 TEXT NOT NULL DEFAULT ''")
         if db.execute("PRAGMA user_version").fetchone()[0] < 3:
             _warnings_as_messages(db)
+        if db.execute("PRAGMA user_version").fetchone()[0] < 4:
+            _cards_as_messages(db)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:
@@ -126,6 +131,52 @@ def _warnings_as_messages(db: sqlite3.Connection) -> None:
 
 def _english_json(value: Any) -> Any:
     return to_json(from_english(value)) if isinstance(value, str) else value
+
+
+def _cards_as_messages(db: sqlite3.Connection) -> None:
+    """Schema 4: an identification card's English texts (reasoning, follow-up, feature queries,
+    visual description) and its answer's lines become their ``{code, params}``, parsed back once
+    here, so the window shows an old card in its language; a line that is no message (a model's
+    words, a quoted note) stays a text."""
+    rows = db.execute("SELECT id, answer, card FROM messages WHERE card IS NOT NULL").fetchall()
+    for row_id, answer, card in rows:
+        data = json.loads(card)
+        decision = data.get("decision") or None
+        if decision and isinstance(decision.get("reasoning"), str):
+            decision["reasoning"] = [to_json(t) for t in _english_lines(decision["reasoning"])]
+            decision["followup"] = _english_json(decision.get("followup", ""))
+        data["feature_queries"] = [_english_json(q) for q in data.get("feature_queries", [])]
+        data["visual_description"] = _english_json(data.get("visual_description", ""))
+        if "answer_lines" not in data:
+            data["answer_lines"] = [to_json(t) for t in _english_lines(answer or "")]
+        db.execute("UPDATE messages SET card = ? WHERE id = ?", (json.dumps(data, ensure_ascii=False), row_id))
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _english_lines(text: str) -> list[Text]:
+    """An English text of the identify flow as its lines' messages. A card saved before the flow
+    wrote one sentence per line has several on one line: split them where that finds messages."""
+    out: list[Text] = []
+    for line in (line.strip() for line in text.splitlines()):
+        if not line:
+            continue
+        found = from_english(line)
+        # A field spanning sentences means several sentences on one line (an old card).
+        if isinstance(found, messages.Message) and not _SENTENCE.search(_params_text(found)):
+            out.append(found)
+            continue
+        parts = [from_english(p) for p in _SENTENCE.split(line)]
+        if len(parts) > 1 and any(isinstance(p, messages.Message) for p in parts):
+            out += parts
+        else:
+            out.append(found)
+    return out
+
+
+def _params_text(msg: messages.Message) -> str:
+    return " ".join(str(v) for v in msg.params.values())
 
 
 def _now() -> str:
@@ -188,6 +239,7 @@ class StoredMessage:
             by=self.answer_by,
             refused=self.refused,
             related=[c.citation() for c in self.related],
+            lines=list(self.card.answer_lines) if self.card is not None else [],
         )
 
     def events(self) -> list[Event]:
@@ -224,7 +276,7 @@ class StoredMessage:
         if self.kind == "identify":
             out["image"] = self.image
             out["image_gone"] = self.image_gone
-            out["card"] = _card_json(self.card) if self.card is not None else None
+            out["card"] = _card_english(self.card) if self.card is not None else None
             out["evidence"] = [asdict(c) for c in self.evidence]
         return out
 
@@ -289,26 +341,42 @@ class StoredChat:
         }
 
 
+def _card_english(card: IdentifyResult) -> dict[str, Any]:
+    """The card as `kdesk chats show --json` prints it: as `kdesk identify --json`, in English."""
+    data = card.to_dict()
+    del data["hits"], data["timings_ms"]
+    return data
+
+
 def _card_json(card: IdentifyResult) -> dict[str, Any]:
     data = card.to_dict()
     del data["hits"], data["timings_ms"]  # hits are rows of `citations`; timings say nothing later
     # stored as messages, rendered when shown (to_dict's English is for `kdesk identify --json`)
     data["warnings"] = [to_json(w) for w in card.warnings]
     data["error"] = to_json(card.error) if card.error is not None else None
+    data["visual_description"] = to_json(card.visual_description)
+    data["feature_queries"] = [to_json(q) for q in card.feature_queries]
+    data["answer_lines"] = [to_json(line) for line in card.answer_lines]
+    if card.decision is not None:
+        data["decision"] = decision_json(card.decision, to_json)
     return data
 
 
 def _card_from(data: dict[str, Any]) -> IdentifyResult:
-    decision = data.get("decision") or None
+    decision = dict(data.get("decision") or {})
+    if decision:
+        decision["reasoning"] = lines_from_json(decision.get("reasoning"))
+        decision["followup"] = from_json(decision.get("followup", ""))
     return IdentifyResult(
         candidates=[Candidate(**c) for c in data.get("candidates", [])],
         confidence_level=data.get("confidence_level", "Low"),
         confidence_score=data.get("confidence_score", 0.0),
         low_confidence=data.get("low_confidence", True),
-        visual_description=data.get("visual_description", ""),
-        feature_queries=list(data.get("feature_queries", [])),
+        visual_description=from_json(data.get("visual_description", "")),
+        feature_queries=lines_from_json(data.get("feature_queries", [])),
         decision=Decision(**decision) if decision else None,
         answer=data.get("answer", ""),
+        answer_lines=lines_from_json(data.get("answer_lines", [])),
         warnings=[from_json(w) for w in data.get("warnings", [])],
         error=from_json(data["error"]) if data.get("error") else None,
     )

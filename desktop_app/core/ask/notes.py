@@ -1,14 +1,14 @@
 """The assistant's notes beside an answer (``Warning`` and ``Error`` events) as catalogue messages.
 
-The events keep carrying English text (the CLI prints it, saved conversations store it); the GUI
-parses each back to its message and shows it in the window's language (``core/messages.py``).
+The events carry the messages; the CLI prints their English, saved conversations store them as
+{code, params}, and the window renders them in its language (``core/messages.py``). The stop note
+is ``tasks.STOPPED``, shared with the photo flow.
 """
 
 from __future__ import annotations
 
 from desktop_app.core.messages import define, define_plural
 
-STOPPED = define("ask.stopped", "stopped")
 EMPTY_QUESTION = define("ask.empty_question", "the question is empty")
 SEARCH_FAILED = define("ask.search_failed", "search failed: {error}")
 FALLBACK = define("ask.fallback", "{error} ({when}); showing the most relevant passages instead")

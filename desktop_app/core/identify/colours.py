@@ -25,7 +25,7 @@ from desktop_app.core.identify.texts import (
     SEEN_SUBJECT_FACE,
     SUGGESTS,
 )
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Message, message
 
 if TYPE_CHECKING:
     from desktop_app.core.identify.classifier import LabelScore
@@ -196,8 +196,9 @@ def _face(v: np.ndarray, s: np.ndarray, weights: np.ndarray) -> str:
     return ""
 
 
-def describe(profile: ColourProfile, labels: Sequence[LabelScore]) -> str:
-    """The visual description: subject colours plus what the classifier thinks it is."""
+def describe(profile: ColourProfile, labels: Sequence[LabelScore]) -> Message:
+    """The visual description: subject colours plus what the classifier thinks it is (a message the
+    window shows in its language; searched as its English)."""
     birdish = sum(lab.score for lab in labels if lab.group in ("bird", "parrot")) >= 0.3
     if profile.face:
         code = SEEN_BIRD_FACE if birdish else SEEN_SUBJECT_FACE
@@ -206,8 +207,8 @@ def describe(profile: ColourProfile, labels: Sequence[LabelScore]) -> str:
     seen = message(code, colours=profile.colour_list(), face=profile.face)
     top = [f"{lab.name} ({lab.score:.0%})" for lab in labels[:3] if lab.score >= 0.05]
     if top:
-        return str(message(SUGGESTS, seen=seen, labels=", ".join(top)))
-    return str(seen)
+        return message(SUGGESTS, seen=seen, labels=", ".join(top))
+    return seen
 
 
 def observed_colours(text: str) -> set[str]:

@@ -96,7 +96,6 @@ from desktop_app.core.identify.texts import (
     QUERY_COMPARE,
     QUERY_TRAITS,
     SPECIFIC_FIT,
-    STOPPED,
     WHICH_ONE,
 )
 from desktop_app.core.identify.vote import (
@@ -110,9 +109,9 @@ from desktop_app.core.identify.vote import (
 )
 from desktop_app.core.library.documents import Hit, ParseError
 from desktop_app.core.library.images import ImageSource, load_image
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message, render, render_lines
 from desktop_app.core.models.torch_threads import torch_threads
-from desktop_app.core.tasks import TaskState
+from desktop_app.core.tasks import STOPPED, TaskState
 
 if TYPE_CHECKING:
     from desktop_app.core.library.knowledge import KnowledgeBase
@@ -231,7 +230,7 @@ class Identifier:
             yield Warning(message(STOPPED))
             return
 
-        description = describe(profile, cls.labels)
+        description: Text = describe(profile, cls.labels)
         if self.vision_llm and self.chat_model is not None:
             llm_text = vision_description(self.chat_model, img)
             if llm_text:
@@ -250,7 +249,9 @@ class Identifier:
         queries = self.feature_queries([c.name for c in candidates], description, top)
         yield FeatureQueries(queries, description)
         t1 = time.perf_counter()
-        hits = _dedup(self._safe_search(queries, 2 * len(queries), scope))
+        # The queries are shown as messages; the search reads their English (the notes' language).
+        searched = [render(q) for q in queries]
+        hits = _dedup(self._safe_search(searched, 2 * len(searched), scope))
         # The vote also needs the own notes (identification keys) of the candidates it may choose
         # between: the leader and the runner-ups within the override margin, when the feature
         # queries did not bring them in. Most photos have no such runner-up: no second search
@@ -292,14 +293,16 @@ class Identifier:
         )
         decision = None
         if self.chat_model is not None:
-            decision, warning = llm_decision(self.chat_model, candidates, description, hits, question, cancel)
+            decision, warning = llm_decision(
+                self.chat_model, candidates, render(description), hits, question, cancel
+            )
             if warning:
                 yield Warning(warning)
             if decision is not None and decision.final_name == UNCERTAIN and not vote.need_more_info:
                 # The model's doubt does not erase what the reference photos saw: say both (a line
                 # of its own, so the window can translate it).
                 though = message(PHOTOS_POINT_TO, name=pretty_name(vote.final_name))
-                decision.reasoning = f"{decision.reasoning.rstrip()}\n{though}".lstrip()
+                decision.reasoning = [*decision.reasoning, though]
                 decision.guesses = [vote.final_name]
         if decision is None:
             decision = vote
@@ -315,7 +318,7 @@ class Identifier:
         t["decide"] = (time.perf_counter() - t1) * 1000
         # Evidence is what supports the names the card gives, not every note the queries found.
         hits = supporting(hits, decision, species)
-        yield Retrieved(hits, " | ".join(queries))
+        yield Retrieved(hits, " | ".join(searched))
         yield decision
         yield _answer(decision, hits, by="llm" if decision is not vote else "vote", by_eye=by_eye is not None)
 
@@ -337,7 +340,7 @@ class Identifier:
     def _specific(
         self,
         ranking: ClassRanking,
-        description: str,
+        description: Text,
         candidates: Sequence[Candidate],
         notes: Sequence[Hit],
     ) -> Iterator[Event]:
@@ -353,7 +356,7 @@ class Identifier:
             return
         if ranking.narrowed:
             best = ranking.best
-            reasoning = str(
+            reasoning: list[Text] = [
                 message(
                     SPECIFIC_FIT,
                     cls=label,
@@ -361,12 +364,12 @@ class Identifier:
                     name=best.title,
                     also=", ".join(f.title for f in fits[1:]) or "-",
                 )
-            )
+            ]
             decision = Decision(best.title, reasoning, False, "", guesses=[f.title for f in fits[1:]])
         else:
             names = ", ".join(f.title for f in fits)
-            reasoning = str(message(CLASS_TIED, cls=label, names=names))
-            decision = Decision(label, reasoning, True, str(message(WHICH_ONE, names=names)))
+            reasoning = [message(CLASS_TIED, cls=label, names=names)]
+            decision = Decision(label, reasoning, True, message(WHICH_ONE, names=names))
             decision.guesses = [f.title for f in fits]
         _name_decision(decision, candidates, notes)
         yield decision
@@ -380,36 +383,32 @@ class Identifier:
         """The classifier's best guess has no notes: say so, then the lower class the notes cover
         and its best-fitting note (or, when the fits tie, which notes it could be, and ask)."""
         hits = [f.hit for f in fits if f.hit is not None]
-        lines = [
-            str(
-                message(
-                    NEXT_CLASS,
-                    top=pretty_name(ranking.passed_over),
-                    top_score=ranking.passed_score,
-                    cls=pretty_name(ranking.label),
-                    score=ranking.score,
-                )
+        lines: list[Text] = [
+            message(
+                NEXT_CLASS,
+                top=pretty_name(ranking.passed_over),
+                top_score=ranking.passed_score,
+                cls=pretty_name(ranking.label),
+                score=ranking.score,
             )
         ]
         if len(fits) == 1:
-            lines.append(str(message(NEXT_ONE, name=fits[0].title)))
+            lines.append(message(NEXT_ONE, name=fits[0].title))
         elif ranking.narrowed:
             best = ranking.best
             also = ", ".join(f.title for f in fits[1:]) or "-"
-            lines.append(
-                str(message(NEXT_FIT, colours=_and(best.colours) or "-", name=best.title, also=also))
-            )
+            lines.append(message(NEXT_FIT, colours=_and(best.colours) or "-", name=best.title, also=also))
         else:
             names = ", ".join(f.title for f in fits)
-            lines.append(str(message(NEXT_TIED, names=names)))
+            lines.append(message(NEXT_TIED, names=names))
         if ranking.narrowed:
             decision = Decision(
-                ranking.best.title, "\n".join(lines), False, "", guesses=[f.title for f in fits[1:]]
+                ranking.best.title, lines, False, "", guesses=[f.title for f in fits[1:]]
             )
         else:
             names = ", ".join(f.title for f in fits)
             decision = Decision(
-                pretty_name(ranking.label), "\n".join(lines), True, str(message(WHICH_ONE, names=names))
+                pretty_name(ranking.label), lines, True, message(WHICH_ONE, names=names)
             )
             decision.guesses = [f.title for f in fits]
         _name_decision(decision, candidates, notes)
@@ -491,13 +490,14 @@ class Identifier:
         return {n: float(p[i]) for i, n in enumerate(names)}
 
     @staticmethod
-    def feature_queries(names: Sequence[str], description: str, top: str) -> list[str]:
-        """Candidate comparison, visual description, top-1 traits."""
+    def feature_queries(names: Sequence[str], description: Text, top: str) -> list[Text]:
+        """Candidate comparison, visual description, top-1 traits: messages, searched as their
+        English."""
         shown = [pretty_name(n) for n in names[:3]]
         return [
-            str(message(QUERY_COMPARE, names=" / ".join(shown))),
+            message(QUERY_COMPARE, names=" / ".join(shown)),
             description,
-            str(message(QUERY_TRAITS, name=pretty_name(top))),
+            message(QUERY_TRAITS, name=pretty_name(top)),
         ]
 
     def _safe_search(self, queries: Sequence[str], top_k: int, scope: str | None) -> list[Hit]:
@@ -514,7 +514,7 @@ class Identifier:
         top: str,
         score: float,
         scope: str | None,
-        description: str,
+        description: Text,
         t: dict[str, float],
         candidates: Sequence[Candidate],
     ) -> Iterator[Event]:
@@ -524,8 +524,7 @@ class Identifier:
         hits = [h for h in self._safe_search([pretty_name(top)], 3, scope) if mentions(h, top)][:2]
         t["retrieve"] = (time.perf_counter() - t1) * 1000
         yield Retrieved(hits, pretty_name(top))
-        reasoning = str(message(CONFIDENT, score=score, name=pretty_name(top)))
-        decision = Decision(top, reasoning, False, "")
+        decision = Decision(top, [message(CONFIDENT, score=score, name=pretty_name(top))], False, "")
         _name_decision(decision, candidates, [])
         yield decision
         yield _answer(decision, hits, by="classifier")
@@ -543,23 +542,24 @@ def supporting(hits: Sequence[Hit], decision: Decision, species: dict[str, list[
 
 
 def _answer(decision: Decision, hits: Sequence[Hit], by: str, by_eye: bool = False) -> Answer:
-    """The answer text: the decision in words, with a cited summary when the classifier was sure.
+    """The answer: the decision in words, with a cited summary when the classifier was sure.
     ``by_eye``: the notes-only species were matched to the photo by an image-text model. One
-    sentence of ours per line (the window translates each); the notes' own are quoted as written."""
+    sentence of ours per line (``lines``: messages the window renders in its language, ``text``:
+    their English); the notes' own are quoted as written."""
     name = decision.final_name or UNCERTAIN
     citations = [Citation(i + 1, h.source, h.page, h.chunk_id, h.text[:500]) for i, h in enumerate(hits)]
-    lines = [str(message(CANNOT) if name == UNCERTAIN else message(LOOKS_LIKE, name=pretty_name(name)))]
-    lines.append(decision.reasoning)
+    lines: list[Text] = [message(CANNOT) if name == UNCERTAIN else message(LOOKS_LIKE, name=pretty_name(name))]
+    lines += decision.reasoning
     about = [h for h in hits if mentions(h, name)] if name != UNCERTAIN else []
     if about and by in ("classifier", "notes"):
         lines.append(f"{_first_sentences(about[0].text)} [{hits.index(about[0]) + 1}]")
     if decision.also_possible:
         also = ALSO_BY_EYE if by_eye else ALSO_BY_COLOUR
-        lines.append(str(message(also, names=", ".join(decision.also_possible))))
+        lines.append(message(also, names=", ".join(decision.also_possible)))
     if decision.need_more_info and decision.followup:
         lines.append(decision.followup)
-    text = "\n".join(line.strip() for line in lines if line.strip())
-    return Answer(text, citations, by="extractive" if by != "llm" else "llm")
+    lines = [line for line in lines if render(line).strip()]
+    return Answer(render_lines(lines), citations, by="extractive" if by != "llm" else "llm", lines=lines)
 
 
 def _name_decision(decision: Decision, candidates: Sequence[Candidate], notes: Sequence[Hit]) -> None:

@@ -73,7 +73,7 @@ def parse_decision(text: str, names: Sequence[str]) -> Decision | None:
         return None
     return Decision(
         obj["final_name"],
-        str(obj.get("reasoning", "")),
+        [reasoning] if (reasoning := str(obj.get("reasoning", "")).strip()) else [],  # the model's words
         bool(obj.get("need_more_info", obj["final_name"] == UNCERTAIN)),
         str(obj.get("followup", "")),
     )

@@ -1,8 +1,8 @@
 """The identify flow's sentences as catalogue messages (see core/messages.py).
 
-The flow keeps writing English (the CLI, JSON and saved cards are unchanged); a text made of several
-sentences puts each on its own line, so the GUI parses every line back to its message and shows it
-in the window's language. Parameters are names, colours and scores: the GUI localises those itself.
+The flow's events carry these messages (a reasoning is a list of lines, one sentence each); the
+window renders them in its language, the CLI and JSON in English, and saved cards store them as
+{code, params}. Parameters are names, colours and scores: the window localises those itself.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from desktop_app.core.messages import define
 
 # Flow (flow.py)
-STOPPED = define("identify.stopped", "stopped")
 CONFIDENT = define("identify.confident", "The classifier is confident ({score:.0%}) that this is {name}.")
 LOOKS_LIKE = define("identify.looks_like", "This looks like {name}.")
 CANNOT = define("identify.cannot", "I can't identify this with confidence.")

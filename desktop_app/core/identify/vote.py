@@ -40,7 +40,7 @@ from desktop_app.core.identify.texts import (
     TIED,
 )
 from desktop_app.core.library.documents import Hit
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Message, Text, message
 
 VOTE_CANDIDATES = 4  # candidates whose documents are compared in the no-LLM vote
 TIE_MATCH = 0.02  # colour matches closer than this do not separate two tied candidates
@@ -171,10 +171,10 @@ def evidence_vote(
     observed = {n: s for n, s in profile.shares.items() if s >= 0.03}
     rows = rows if rows is not None else rank_candidates(candidates, profile, hits, reject=reject)
     if not rows:
-        return Decision(UNCERTAIN, str(message(NO_CANDIDATES)), True, _followup(blurry=blurry))
+        return Decision(UNCERTAIN, [message(NO_CANDIDATES)], True, _followup(blurry=blurry))
     named = [r for r in rows if r.candidate.name != UNCERTAIN]
     guesses = [r.candidate.name for r in named[:3]]
-    seen_names = ", ".join(profile.names()) or str(message(NO_CLEAR_COLOURS))
+    seen_names = _seen(profile)
     if rows[0].candidate.name == UNCERTAIN:
         reasoning = unsure_reasoning(profile, guesses)
         return Decision(UNCERTAIN, reasoning, True, _followup(blurry=blurry), guesses=guesses)
@@ -182,7 +182,7 @@ def evidence_vote(
     leader = max(rows, key=lambda r: r.log_score)  # the gallery's first choice
     runner = next((r for r in named if r is not best), None)
     shown = pretty_name(best.candidate.name)
-    lines = [message(OBSERVED, colours=seen_names)]
+    lines: list[Text] = [message(OBSERVED, colours=seen_names)]
     lead_name, lead_score = pretty_name(leader.candidate.name), leader.candidate.score
     by_photos = leader.candidate.source == "gallery"  # else the image classifier's label leads
     if runner is not None:
@@ -205,7 +205,6 @@ def evidence_vote(
             lines.append(message(NO_NOTES if by_photos else NO_NOTES_CLASSIFIER, name=shown))
     if leader is not best:
         lines.append(message(OVERTURNED, leader=lead_name, name=shown))
-    reasoning = "\n".join(map(str, lines))
     tied = (
         runner is not None
         and leader is best
@@ -217,39 +216,44 @@ def evidence_vote(
         )
     )
     if tied and runner is not None:
-        reasoning += "\n" + str(message(TIED, name=shown, runner=pretty_name(runner.candidate.name)))
         return Decision(
             best.candidate.name,
-            reasoning,
+            [*lines, message(TIED, name=shown, runner=pretty_name(runner.candidate.name))],
             True,
             _followup([best.candidate.name, runner.candidate.name], blurry),
         )
     if reject is not None and reject >= tentative:
         return Decision(
             best.candidate.name,
-            reasoning + "\n" + str(message(NOT_CLOSE, reject=reject)),
+            [*lines, message(NOT_CLOSE, reject=reject)],
             True,
             _followup(guesses[:2], blurry),
         )
-    return Decision(best.candidate.name, reasoning, False, "")
+    return Decision(best.candidate.name, lines, False, "")
 
 
-def _followup(names: Sequence[str] = (), blurry: bool = False) -> str:
+def _followup(names: Sequence[str] = (), blurry: bool = False) -> Message:
     """What to send next: another photo (naming the two look-alikes when there are two), a sharper
     one only when this one is blurry."""
     if len(names) >= 2:
         pair = FOLLOWUP_PAIR if blurry else FOLLOWUP_VIEW_PAIR
-        return str(message(pair, first=pretty_name(names[0]), second=pretty_name(names[1])))
-    return str(message(FOLLOWUP if blurry else FOLLOWUP_VIEW))
+        return message(pair, first=pretty_name(names[0]), second=pretty_name(names[1]))
+    return message(FOLLOWUP if blurry else FOLLOWUP_VIEW)
 
 
-def unsure_reasoning(profile: ColourProfile, guesses: Sequence[str], notes_offer: bool = False) -> str:
+def unsure_reasoning(
+    profile: ColourProfile, guesses: Sequence[str], notes_offer: bool = False
+) -> list[Text]:
     """Why no reference photo's species is named: "not one of your species" with the nearest
     guesses, or, when the notes offer a species (``notes_offer``), that the notes may describe it."""
-    seen_names = ", ".join(profile.names()) or str(message(NO_CLEAR_COLOURS))
-    first = message(NOT_CLOSE_NOTES if notes_offer else NOT_YOURS, colours=seen_names)
+    first = message(NOT_CLOSE_NOTES if notes_offer else NOT_YOURS, colours=_seen(profile))
     shown = ", ".join(pretty_name(g) for g in guesses)  # their scores are all near 0: not shown
-    return "\n".join(map(str, [first] + ([message(NEAREST, names=shown)] if shown else [])))
+    return [first] + ([message(NEAREST, names=shown)] if shown else [])
+
+
+def _seen(profile: ColourProfile) -> Text:
+    """The photo's colour names, or the message that none is clear."""
+    return ", ".join(profile.names()) or message(NO_CLEAR_COLOURS)
 
 
 def _capital(name: str) -> str:

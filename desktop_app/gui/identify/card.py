@@ -26,13 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core import events as ev
-from desktop_app.core.identify import texts as _texts  # noqa: F401 - its messages parse the card's texts
 from desktop_app.core.identify.flow import note_summary
 from desktop_app.core.identify.names import norm_name, pretty_name
 from desktop_app.core.identify.result import UNCERTAIN
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import display_name
-from desktop_app.core.messages import N_, Message, Text, parse, render_parsed, render_text
+from desktop_app.core.messages import N_, Message, Text, render, render_parsed
 from desktop_app.gui.i18n import catalogue, current_language, on_language_changed, tr
 from desktop_app.gui.markdown import markdown_to_plain, plain_tooltip
 from desktop_app.gui.tasks import Failure
@@ -57,7 +56,6 @@ HEAD_MIN_WIDTH = 240  # beside the photo, the candidates' names and bars need at
 
 
 _PERCENT = re.compile(r"^(.*?)(\s*\(\d+%\)|\s+\d+%)$")  # "macaw (86%)", "ara macao 30%"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 def _colour_words() -> dict[str, str]:
@@ -113,32 +111,18 @@ def localise_term(value: str, species: dict[str, str]) -> str:
     return zh_sep.join(out) if out != value.split(sep) else value
 
 
-def _render(msg: Message, species: dict[str, str]) -> str:
-    return render_parsed(msg, catalogue(), lambda value: localise_term(value, species))
-
-
-def localise(text: Text, species: dict[str, str]) -> str:
-    """A text of the identify flow in the window's language: each line through its catalogue
-    message (core/identify/texts.py), species and colour names in Chinese where known; a line
-    that is no message (the model's own words, a note's sentences) stays as written. A card saved
-    before the flow wrote one sentence per line is split into its sentences first."""
-    if isinstance(text, Message):  # a warning or an error of the flow: a message already
-        return render_parsed(text, catalogue(), lambda value: localise_term(value, species), reparse=False)
-    out = []
-    for line in text.splitlines():
-        found = parse(line)
-        # A field spanning sentences means several sentences on one line (an old card): split them.
-        if found is not None and not any(_SENTENCE.search(str(v)) for v in found.params.values()):
-            out.append(_render(found, species))
-            continue
-        parts = _SENTENCE.split(line)
-        found_parts = [parse(p) for p in parts]
-        if len(parts) > 1 and any(found_parts):
-            out += [_render(f, species) if f else p for f, p in zip(found_parts, parts)]
-        else:
-            out.append(line)
-    joiner = "" if current_language() == "zh_CN" else " "  # Chinese sentences end in "。"
-    return joiner.join(line.strip() for line in out if line.strip())
+def localise(text: Text | list[Text], species: dict[str, str]) -> str:
+    """A text of the identify flow in the window's language: each message (core/identify/texts.py)
+    through the catalogue, its species and colour names as the window names them (``localise_term``);
+    a text that is no message (the model's own words, a note's sentences) as written. Lines (a
+    reasoning, an answer) are rendered one by one."""
+    if isinstance(text, list):
+        out = [localise(line, species).strip() for line in text]
+        joiner = "" if current_language() == "zh_CN" else " "  # Chinese sentences end in "。"
+        return joiner.join(line for line in out if line)
+    if isinstance(text, Message):
+        return render_parsed(text, catalogue(), lambda value: localise_term(value, species))
+    return text
 
 
 def load_thumbnail(path: Path, size: int = 160) -> QPixmap:
@@ -164,8 +148,8 @@ class IdentifyCard(QFrame):
         self.candidates: list[ev.Candidate] = []
         self.level = ""
         self.decision: ev.Decision | None = None
-        self.queries: list[str] = []
-        self.visual_description = ""
+        self.queries: list[Text] = []
+        self.visual_description: Text = ""
         self.evidence: list[Hit] = []
         self._names: list[tuple[QLabel, QProgressBar, ev.Candidate]] = []  # the candidates' rows
         self._status_text = lambda: tr("Identifying…")  # re-read on a language change
@@ -285,7 +269,7 @@ class IdentifyCard(QFrame):
         """A species as shown: its notes' name in the window's language where one is known."""
         return self._species().get(norm_name(label)) or pretty_name(label)
 
-    def _text(self, text: Text) -> str:
+    def _text(self, text: Text | list[Text]) -> str:
         return localise(text, self._species())
 
     def _set_status(self, text: Callable[[], str]) -> None:
@@ -425,7 +409,7 @@ class IdentifyCard(QFrame):
     def _show_summary(self) -> None:
         """The summary: our sentences in the window's language, the notes' quoted as written."""
         if self.answer is not None and self.answer.text.strip():
-            text = self._text(self.answer.text)
+            text = self._text(self.answer.lines or self.answer.text)
             self.summary.set_markdown(text, {c.n for c in self.answer.citations})
 
     # -- layout --------------------------------------------------------------------------------
@@ -454,7 +438,7 @@ class IdentifyCard(QFrame):
 
     def show_error(self, message: Text) -> None:
         self._set_status(
-            lambda: tr("Identification failed: {message}").format(message=render_text(message, catalogue()))
+            lambda: tr("Identification failed: {message}").format(message=render(message, catalogue()))
         )
 
     def show_failure(self, failure: Failure) -> None:

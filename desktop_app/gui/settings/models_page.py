@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.config import Config
-from desktop_app.core.messages import N_, Message, render_text
+from desktop_app.core.messages import N_, Message, render
 from desktop_app.core.models.fetch import default_dest, fetch_model, resolve_endpoint
 from desktop_app.core.models.registry import Availability, ModelSpec, load_manifest
 from desktop_app.core.models.status import RoleStatus, model_status
@@ -91,7 +91,7 @@ def active_name(status: RoleStatus) -> str:
     if status.active_id and status.active_id.startswith("server:"):
         return tr("a model on the server {url}").format(url=status.active_id[len("server:") :])
     if isinstance(status.active, Message):  # "{name} (bundled, English)": the name, notes in the tooltip
-        return str(status.active.params.get("name", "")) or render_text(status.active, catalogue())
+        return str(status.active.params.get("name", "")) or render(status.active, catalogue())
     return (status.active or "").split(" (")[0]
 
 
@@ -269,7 +269,7 @@ class ModelsPage(QWidget):
             else:
                 active.setText(tr("Nothing in use"))
                 active.setObjectName("muted")
-            active.setToolTip(render_text(status.reason, catalogue()))
+            active.setToolTip(render(status.reason, catalogue()))
             grid.addWidget(active, 0, 0, 1, 5)
             for a in status.models:
                 self._add_row(grid, status, a)
@@ -316,7 +316,7 @@ class ModelsPage(QWidget):
                 command = QLabel(f"<code>{html.escape(a.install_command)}</code>")
                 command.setTextFormat(Qt.RichText)
                 command.setTextInteractionFlags(Qt.TextSelectableByMouse)
-                command.setToolTip(render_text(a.reason, catalogue()))
+                command.setToolTip(render(a.reason, catalogue()))
         grid.addWidget(name, row, 0)
         grid.addWidget(state_label, row, 1)
         grid.addWidget(size_label, row, 2)

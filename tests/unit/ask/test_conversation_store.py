@@ -31,6 +31,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.messages import message
+from desktop_app.core.tasks import STOPPED
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def asked(conv: Conversation, question: str, answer: str = "Booth shot him [1][2
     conv.last_query = "Lincoln"
     yield Token("Booth ")
     yield Warning("the language model is slow")
-    yield Warning(message(notes.SEARCH_FAILED, error=message(notes.STOPPED)))
+    yield Warning(message(notes.SEARCH_FAILED, error=message(STOPPED)))
     conv.add_turn(question, answer)
     yield Answer(answer, list(CITES), by="llm")
 
@@ -77,7 +78,7 @@ def identified(conv: Conversation) -> Iterator[Event]:
     )
     yield FeatureQueries(["red parrot long tail"], "red, blue and yellow")
     yield Retrieved([Hit("d1-chunk-9", "d1", "Macaws eat nuts.", "lincoln.pdf", 7, 9, 12, 0.5)])
-    yield Decision("scarlet macaw", "the gallery agrees", False, "", guesses=["macaw"], also_possible=["kea"])
+    yield Decision("scarlet macaw", ["the gallery agrees"], False, "", guesses=["macaw"], also_possible=["kea"])
     yield Answer("A scarlet macaw [1].", [CITES[0]], by="extractive")
     conv.last_subject = "Scarlet macaw"
     conv.add_turn("[photo: bird.jpg] What is this?", "A scarlet macaw [1].")
@@ -106,7 +107,7 @@ def test_every_field_survives_a_round_trip(store: ConversationStore, tmp_path: P
     # a warning is kept as its message, rendered when shown; a text that is none as it was
     assert ask.warnings == [
         "the language model is slow",
-        message(notes.SEARCH_FAILED, error=message(notes.STOPPED)),
+        message(notes.SEARCH_FAILED, error=message(STOPPED)),
     ]
     assert ask.to_dict()["warnings"][1] == "search failed: stopped"  # JSON renders English
     assert ask.turn == ("Who shot him?", "Booth shot him [1][2].")
@@ -123,7 +124,7 @@ def test_every_field_survives_a_round_trip(store: ConversationStore, tmp_path: P
     assert result.feature_queries == ["red parrot long tail"]
     assert result.visual_description == "red, blue and yellow"
     assert result.decision == Decision(
-        "scarlet macaw", "the gallery agrees", False, "", guesses=["macaw"], also_possible=["kea"]
+        "scarlet macaw", ["the gallery agrees"], False, "", guesses=["macaw"], also_possible=["kea"]
     )
     assert [(e.source, e.page, e.chunk_id, e.text) for e in card.evidence] == [
         ("lincoln.pdf", 7, "d1-chunk-9", "Macaws eat nuts.")
@@ -247,7 +248,7 @@ def test_a_reopened_chat_whose_photo_was_left_open_still_asks_which_one(tmp_path
     from desktop_app.core.identify.result import IdentifyResult
 
     decision = Decision(
-        "macaw", "A macaw; ...", True, "Which?", guesses=["Scarlet Macaw", "Green-winged Macaw"]
+        "macaw", ["A macaw; ..."], True, "Which?", guesses=["Scarlet Macaw", "Green-winged Macaw"]
     )
     card = IdentifyResult(decision=decision)
     photo = StoredMessage("identify", "", "A macaw", "extractive", image=str(tmp_path / "m.jpg"), card=card)
@@ -279,15 +280,61 @@ def test_a_schema_2_file_has_its_english_warnings_turned_into_messages_once(
     chat = reopened.load(conv.id)
     assert chat is not None
     assert chat.messages[0].warnings == [
-        message(notes.SEARCH_FAILED, error=message(notes.STOPPED)),
+        message(notes.SEARCH_FAILED, error=message(STOPPED)),
         "the language model is slow",
     ]
     assert chat.messages[0].card is not None
-    assert chat.messages[0].card.warnings == [message(notes.STOPPED)]
+    assert chat.messages[0].card.warnings == [message(STOPPED)]
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         stored = json.loads(db.execute("SELECT warnings FROM messages").fetchone()[0])
     assert stored[0] == {
         "code": "ask.search_failed",
-        "params": {"error": {"code": "ask.stopped", "params": {}}},
+        "params": {"error": {"code": "task.stopped", "params": {}}},
     }
+
+
+def test_a_schema_3_card_has_its_english_reasoning_and_answer_turned_into_messages_once(
+    store: ConversationStore, tmp_path: Path
+) -> None:
+    """Cards saved before schema 4 carry the flow's English; opening the file converts each line
+    to its message once (an old card's several sentences on one line split), and a line that is
+    no message (a note quoted as written, a model's words) stays a text."""
+    from desktop_app.core.identify import texts
+
+    conv = Conversation()
+    list(store.record(conv, identified(conv), image=tmp_path / "bird.jpg"))
+    observed = message(texts.OBSERVED, colours="red, blue")
+    tied = message(texts.TIED, name="Scarlet Macaw", runner="Hyacinth Macaw")
+    followup = message(texts.FOLLOWUP_VIEW_PAIR, first="Scarlet Macaw", second="Hyacinth Macaw")
+    looks = message(texts.LOOKS_LIKE, name="Scarlet Macaw")
+    query = message(texts.QUERY_COMPARE, names="Scarlet Macaw / Hyacinth Macaw")
+    quoted = "Macaws eat nuts. [1]"
+    with sqlite3.connect(store.path) as db:
+        card = json.loads(db.execute("SELECT card FROM messages").fetchone()[0])
+        card["decision"]["reasoning"] = f"{observed} {tied}"  # before one sentence per line
+        card["decision"]["followup"] = str(followup)
+        card["feature_queries"] = [str(query), "red parrot"]
+        del card["answer_lines"]
+        answer = "\n".join([str(looks), str(observed), str(tied), quoted])
+        db.execute("UPDATE messages SET card = ?, answer = ?", (json.dumps(card), answer))
+        db.execute("PRAGMA user_version = 3")
+
+    chat = ConversationStore(store.path, store.knowledge_dir).load(conv.id)
+    assert chat is not None and chat.messages[0].card is not None
+    result = chat.messages[0].card
+    assert result.decision is not None
+    assert result.decision.reasoning == [observed, tied]
+    assert result.decision.followup == followup
+    assert result.feature_queries == [query, "red parrot"]
+    assert result.answer_lines == [looks, observed, tied, quoted]
+    replayed = chat.messages[0].events()[-1]
+    assert isinstance(replayed, Answer) and replayed.lines == [looks, observed, tied, quoted]
+    assert replayed.text == answer  # the English the CLI and the model's history read
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        stored = json.loads(db.execute("SELECT card FROM messages").fetchone()[0])
+    assert stored["decision"]["reasoning"][1] == {"code": "identify.tied", "params": tied.params}
+    # migrated once: a second opening reads what the first wrote
+    again = ConversationStore(store.path, store.knowledge_dir).load(conv.id)
+    assert again is not None and again.messages[0].card == result

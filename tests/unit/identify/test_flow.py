@@ -34,6 +34,7 @@ from desktop_app.core.identify.result import (
 )
 from desktop_app.core.identify.vote import also_possible, evidence_vote, notes_only_species, rank_candidates
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.messages import Message, render, render_lines
 
 NOTES = {
     "Scarlet Macaw": "# Scarlet Macaw\n\n**Colours:** scarlet red body; a yellow band on the upper wing; blue flight "
@@ -189,16 +190,17 @@ def test_low_confidence_gathers_evidence_and_the_vote_picks_the_matching_colours
     cls, fq, retrieved, decision, answer = events
     assert cls.confidence_level == LOW and cls.low_confidence is True
     assert cls.candidates[0].name == "Hyacinth Macaw"  # the gallery alone would be wrong
-    assert fq.queries[0] == "Hyacinth Macaw / Scarlet Macaw / Galah: differences and identification keys"
-    assert fq.queries[1] == fq.visual_description and "red" in fq.visual_description
-    assert fq.queries[2].startswith("Hyacinth Macaw: appearance")
-    assert search.calls[0] == fq.queries  # one multi-query retrieval
+    queries = [render(q) for q in fq.queries]  # shown as messages, searched as their English
+    assert queries[0] == "Hyacinth Macaw / Scarlet Macaw / Galah: differences and identification keys"
+    assert fq.queries[1] == fq.visual_description and "red" in render(fq.visual_description)
+    assert queries[2].startswith("Hyacinth Macaw: appearance")
+    assert search.calls[0] == queries  # one multi-query retrieval
     ids = [h.chunk_id for h in retrieved.hits]
     assert len(ids) == len(set(ids)) <= 6  # top 2 per query, deduplicated
     assert decision.final_name == "Scarlet Macaw" and decision.need_more_info is False
-    assert "red" in decision.reasoning
+    assert "red" in render_lines(decision.reasoning)
     assert answer.text.startswith("This looks like Scarlet Macaw")
-    assert "fit the observed colours clearly better" in decision.reasoning
+    assert "fit the observed colours clearly better" in render_lines(decision.reasoning)
 
 
 def test_by_default_the_gallery_pick_stands_unless_the_notes_clearly_disagree(coral):
@@ -219,7 +221,7 @@ def test_a_photo_far_from_every_reference_is_named_only_as_a_guess(coral):
     result = ident.identify(coral / "parrot.jpg")
     d = result.decision
     assert d.final_name == "Scarlet Macaw" and d.need_more_info is True
-    assert "nearest guess" in d.reasoning and "photo" in d.followup
+    assert "nearest guess" in render_lines(d.reasoning) and "photo" in render(d.followup)
 
 
 def test_owl_comes_out_low_and_uncertain_with_a_followup_request(coral):
@@ -235,7 +237,7 @@ def test_owl_comes_out_low_and_uncertain_with_a_followup_request(coral):
     result = ident.identify(coral / "owl.jpg")
     assert result.confidence_level == LOW
     assert result.decision.final_name == UNCERTAIN
-    assert result.decision.need_more_info is True and "photo" in result.decision.followup
+    assert result.decision.need_more_info is True and "photo" in render(result.decision.followup)
     assert "can't identify" in result.answer
 
 
@@ -259,8 +261,8 @@ def test_a_tie_the_notes_do_not_separate_names_the_gallery_leader_and_asks_for_a
     hits = [_hit("Alpha Parrot", "Alpha Parrot. " + twin), _hit("Beta Parrot", "Beta Parrot. " + twin)]
     d = evidence_vote(cands, _profile(green=0.8, red=0.2), hits)
     assert d.final_name == "Alpha Parrot" and d.need_more_info is True
-    assert "nearly tied" in d.reasoning
-    assert "Alpha Parrot" in d.followup and "Beta Parrot" in d.followup
+    assert "nearly tied" in render_lines(d.reasoning)
+    assert "Alpha Parrot" in render(d.followup) and "Beta Parrot" in render(d.followup)
 
 
 def test_without_notes_the_reference_photos_decide():
@@ -268,7 +270,9 @@ def test_without_notes_the_reference_photos_decide():
     cands = [Candidate("Black Headed Caique", 0.62, "gallery"), Candidate("Sun Conure", 0.20, "gallery")]
     d = evidence_vote(cands, _profile(yellow=0.4, green=0.4, grey=0.2), [])
     assert d.final_name == "Black Headed Caique" and d.need_more_info is False
-    assert "There are no notes about Black Headed Caique" in d.reasoning and "62%" in d.reasoning
+    assert "There are no notes about Black Headed Caique" in render_lines(
+        d.reasoning
+    ) and "62%" in render_lines(d.reasoning)
 
 
 def test_a_runner_ups_notes_never_overturn_a_leader_that_has_none():
@@ -297,8 +301,10 @@ def test_a_photo_unlike_every_reference_is_not_one_of_your_species_with_guesses_
     cands = [Candidate("Black Cockatoo", 0.004, "gallery"), Candidate("Kakapo", 0.003, "gallery")]
     d = evidence_vote(cands, _profile(brown=0.7, white=0.3), [], reject=0.993)
     assert d.final_name == UNCERTAIN and d.need_more_info is True
-    assert d.reasoning.startswith("Not one of the species in your knowledge base")
-    assert d.guesses == ["Black Cockatoo", "Kakapo"] and "Nearest guesses: Black Cockatoo" in d.reasoning
+    assert render_lines(d.reasoning).startswith("Not one of the species in your knowledge base")
+    assert d.guesses == ["Black Cockatoo", "Kakapo"] and "Nearest guesses: Black Cockatoo" in render_lines(
+        d.reasoning
+    )
 
 
 def test_species_known_only_from_notes_are_offered_when_their_colours_fit():
@@ -329,7 +335,9 @@ def test_vote_reads_notes_only_for_contenders_not_for_far_runner_ups():
     ]
     d = evidence_vote(cands, _profile(pink=0.6, grey=0.4), hits)
     assert d.final_name == "Galah"
-    assert "Galah: notes (parrots/galah.md)" in d.reasoning and "catalina" not in d.reasoning
+    assert "Galah: notes (parrots/galah.md)" in render_lines(d.reasoning) and "catalina" not in render_lines(
+        d.reasoning
+    )
 
 
 def test_vote_ignores_negated_colours_in_notes():
@@ -376,7 +384,7 @@ def test_an_llm_in_doubt_does_not_hide_what_the_reference_photos_saw(coral):
     assert result.confidence_level == MEDIUM and result.low_confidence
     d = result.decision
     assert d.final_name == UNCERTAIN and d.guesses == ["Scarlet Macaw"]
-    assert "The reference photos, though, point to Scarlet Macaw" in d.reasoning
+    assert "The reference photos, though, point to Scarlet Macaw" in render_lines(d.reasoning)
 
 
 @pytest.mark.parametrize("reply", ["not json at all", '{"final_name": "Kakapo", "reasoning": "x"}'])
@@ -397,8 +405,8 @@ def test_decision_replies_are_read_tolerantly_but_only_name_a_candidate():
     names = ["Scarlet Macaw", "Galah"]
     body = '{"final_name": "Galah", "reasoning": "pink face [1]", "need_more_info": false, "followup": ""}'
     for reply in (body, f"```json\n{body}\n```", f"```json\n{body}", f"Here it is: {body} Done."):
-        assert parse_decision(reply, names) == Decision("Galah", "pink face [1]", False, "")
-    assert parse_decision('{"final_name": "uncertain"}', names) == Decision(UNCERTAIN, "", True, "")
+        assert parse_decision(reply, names) == Decision("Galah", ["pink face [1]"], False, "")
+    assert parse_decision('{"final_name": "uncertain"}', names) == Decision(UNCERTAIN, [], True, "")
     assert parse_decision('{"final_name": "Kakapo"}', names) is None
     assert parse_decision("no decision [1]", names) is None
 
@@ -477,10 +485,8 @@ def test_assistant_identify_sets_the_conversation_subject(coral):
 
 
 def test_every_sentence_the_flow_writes_is_one_catalogue_message_per_line(coral):
-    """The window translates the flow's texts line by line: each line must parse back to its
-    message (English unchanged), except the notes' own sentences quoted in a confident answer."""
-    from desktop_app.core.messages import parse
-
+    """The window renders the flow's texts in its language: each line is a catalogue message (its
+    English the CLI's), except the notes' own sentences quoted in a confident answer."""
     runs = [
         (
             FakeGallery([("Hyacinth Macaw", 0.72), ("Scarlet Macaw", 0.715), ("Galah", 0.71)]),
@@ -501,20 +507,20 @@ def test_every_sentence_the_flow_writes_is_one_catalogue_message_per_line(coral)
         result = ident.identify(coral / photo)
         d = result.decision
         texts += [
-            d.reasoning,
-            d.followup,
+            *d.reasoning,
+            *([d.followup] if d.followup else []),
             result.visual_description,
             *result.feature_queries,
             *result.warnings,
         ]
-        quoted = result.answer.splitlines()[2:3] if result.hits and result.confidence_level == HIGH else []
-        texts += [line for line in result.answer.splitlines() if line not in quoted]
-    lines = [line for text in texts for line in text.splitlines() if line]
-    assert len(lines) > 20
-    for line in lines:
-        found = parse(line)
-        assert found is not None and found.code.startswith("identify."), line
-    codes = {parse(line).code for line in lines}
+        quoted = result.answer_lines[2:3] if result.hits and result.confidence_level == HIGH else []
+        assert all(isinstance(q, str) for q in quoted)  # a note's sentences, as written
+        texts += [line for line in result.answer_lines if line not in quoted]
+        assert result.answer == render_lines(result.answer_lines)  # the CLI's English
+    assert len(texts) > 20
+    for text in texts:
+        assert isinstance(text, Message) and text.code.startswith("identify."), text
+    codes = {text.code for text in texts}
     assert {"identify.not_yours", "identify.not_close", "identify.confident", "identify.suggests"} <= codes
 
 
@@ -525,11 +531,15 @@ def test_a_sharp_photo_is_asked_for_another_view_and_a_blurry_one_for_a_sharper_
     gallery = FakeGallery([("Scarlet Macaw", 0.60), ("Hyacinth Macaw", 0.55)])
     ident, _ = _identifier(gallery, reject_tentative=0.5, reject_uncertain=0.999)
     sharp = ident.identify(coral / "parrot.jpg").decision
-    assert sharp.need_more_info is True and "photo" in sharp.followup and "sharper" not in sharp.followup
+    assert (
+        sharp.need_more_info is True
+        and "photo" in render(sharp.followup)
+        and "sharper" not in render(sharp.followup)
+    )
     blurred = tmp_path / "blurred.jpg"
     Image.open(coral / "parrot.jpg").convert("RGB").filter(ImageFilter.GaussianBlur(4)).save(blurred)
     blurry = ident.identify(blurred).decision
-    assert blurry.need_more_info is True and "sharper photo" in blurry.followup
+    assert blurry.need_more_info is True and "sharper photo" in render(blurry.followup)
 
 
 def test_the_evidence_is_only_the_notes_of_what_the_card_names(coral):
@@ -562,7 +572,9 @@ def test_an_unsure_decision_whose_notes_offer_a_species_does_not_say_not_one_of_
     result = ident.identify(coral / "owl.jpg")
     d = result.decision
     assert d.final_name == UNCERTAIN and d.also_possible == ["Tawny Frogmouth"]
-    assert "Not one of" not in d.reasoning and "your notes describe a species that may fit" in d.reasoning
+    assert "Not one of" not in render_lines(
+        d.reasoning
+    ) and "your notes describe a species that may fit" in render_lines(d.reasoning)
     assert "Also possible, known only from your notes" in result.answer and "Tawny Frogmouth" in result.answer
     assert [h.source for h in result.hits] == ["parrots/tawny-frogmouth.md"]  # not the galah's note
 
@@ -570,5 +582,7 @@ def test_an_unsure_decision_whose_notes_offer_a_species_does_not_say_not_one_of_
 def test_without_reference_photos_the_classifier_not_the_photos_is_said_to_point():
     cands = [Candidate("kite", 0.08, "imagenet"), Candidate("macaw", 0.07, "imagenet")]
     d = evidence_vote(cands, _profile(red=0.6, pink=0.4), [])
-    assert "The image classifier points to kite (8%; next macaw 7%)." in d.reasoning
-    assert "reference photos" not in d.reasoning and "image classifier's guess stands" in d.reasoning
+    assert "The image classifier points to kite (8%; next macaw 7%)." in render_lines(d.reasoning)
+    assert "reference photos" not in render_lines(
+        d.reasoning
+    ) and "image classifier's guess stands" in render_lines(d.reasoning)

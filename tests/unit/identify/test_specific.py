@@ -83,7 +83,7 @@ def test_a_follow_up_to_a_photo_left_open_asks_which_one(tmp_path):
     from desktop_app.core.events import Answer, Retrieved, RouteDecided
 
     decision = Decision(
-        "macaw", "A macaw; ...", True, "Which one is it?", guesses=["Scarlet Macaw", "Twin Macaw"]
+        "macaw", ["A macaw; ..."], True, "Which one is it?", guesses=["Scarlet Macaw", "Twin Macaw"]
     )
     conv = Conversation(subject_options=subject_options(decision))
     events = list(Assistant(None, None).ask("How big is it?", conv))
@@ -98,9 +98,9 @@ def test_a_follow_up_to_a_photo_left_open_asks_which_one(tmp_path):
     chinese = list(Assistant(None, None).ask("它有多大？", conv))[-1]
     assert "你指的是哪一种" in chinese.text
     # An uncertain photo offers its nearest guesses, by their notes' titles where known.
-    unsure = Decision("uncertain", "", True, "", guesses=["cokatoo_galah"], titles={"cokatoo_galah": "Galah"})
+    unsure = Decision("uncertain", [], True, "", guesses=["cokatoo_galah"], titles={"cokatoo_galah": "Galah"})
     assert subject_options(unsure) == ["Galah"]
-    assert subject_options(Decision("Galah", "", False, "", guesses=["Major Mitchell's Cockatoo"])) == []
+    assert subject_options(Decision("Galah", [], False, "", guesses=["Major Mitchell's Cockatoo"])) == []
 
 
 def test_a_second_photo_that_names_nothing_replaces_the_subject(tmp_path):
@@ -110,7 +110,7 @@ def test_a_second_photo_that_names_nothing_replaces_the_subject(tmp_path):
 
     class Unsure:
         def run(self, image, question=None, scope=None, cancel=None):
-            yield Decision("uncertain", "", True, "", guesses=["bee eater"])
+            yield Decision("uncertain", [], True, "", guesses=["bee eater"])
             yield Answer("I can't identify this with confidence.", [])
 
     conv = Conversation(last_subject="Scarlet Macaw", last_query="Scarlet Macaw")

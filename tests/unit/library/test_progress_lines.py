@@ -7,7 +7,7 @@ import time
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.progress_lines import FileProgress, eta
-from desktop_app.core.messages import message, render_text, translations
+from desktop_app.core.messages import from_english, message, render, translations
 
 
 def test_a_line_names_the_unit_and_its_count_and_the_time_left_after_three_seconds():
@@ -40,12 +40,12 @@ def test_the_time_left_is_rounded_to_five_seconds_or_up_to_minutes():
 def test_a_line_reads_in_chinese_with_its_unit_and_time_left_translated():
     line = "DA-619p.pdf: reading page 101 of 619, about 2 min left"
     assert (
-        render_text(line, translations("zh_CN"))
+        render(from_english(line), translations("zh_CN"))
         == "DA-619p.pdf：正在读取第 101 页（共 619），约剩 2 分钟"
     )
     timeout = "took longer than 120 s at slide 3 (index.max_seconds_per_unit)"
     assert (
-        render_text(timeout, translations("zh_CN"))
+        render(from_english(timeout), translations("zh_CN"))
         == "在第 3 张幻灯片处耗时超过 120 秒（index.max_seconds_per_unit）"
     )
 
