@@ -8,6 +8,7 @@ usually ready.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -69,5 +70,17 @@ class LazyClient:
             timeout=openai.Timeout(timeout, connect=connect_timeout) if timeout else openai.NOT_GIVEN,
             http_client=openai.DefaultHttpxClient(trust_env=False),  # a local server, never via a proxy
         )
-        self.headers = {} if api_key else {"Authorization": openai.omit}
+        # Only what the user set here reaches the server: openai also reads OPENAI_ORG_ID,
+        # OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS from the environment, meant for OpenAI's own
+        # API, and would send them (a key among them) to whatever server this names.
+        ambient = ["OpenAI-Organization", "OpenAI-Project", *_custom_header_names()]
+        self.headers = dict.fromkeys(ambient, openai.omit)
+        # The key given here, or none: never an Authorization line from the environment.
+        self.headers["Authorization"] = f"Bearer {api_key}" if api_key else openai.omit
         return client
+
+
+def _custom_header_names() -> list[str]:
+    """The header names OPENAI_CUSTOM_HEADERS ("Name: value" lines) would add to every request."""
+    lines = os.environ.get("OPENAI_CUSTOM_HEADERS", "").split("\n")
+    return [line.split(":", 1)[0].strip() for line in lines if ":" in line]

@@ -452,3 +452,19 @@ def test_answer_citing_a_missing_block_drops_it_with_a_warning(fake_llm):
     answer = answer_of(events)
     assert answer.text == "Palm nuts [1] and snails." and [c.n for c in answer.citations] == [1]
     assert "".join(e.text for e in events if isinstance(e, Token)) == "Palm nuts [1] and snails [9]."
+
+
+def test_openai_environment_variables_never_reach_the_configured_server(fake_llm, monkeypatch):
+    """openai reads OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS (meant for OpenAI's
+    own API); a local or third-party server must get only what the user set in the app."""
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-secret")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-secret")
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "X-Leak: 1\nAuthorization: Bearer sk-from-env")
+    srv = fake_llm(lambda body: ("stream", ["ok"]))
+    list(OpenAIChatModel(srv.url, "m", "sk-test-123", timeout=5).stream([{"role": "user", "content": "x"}]))
+    list(OpenAIChatModel(srv.url, "m", timeout=5).stream([{"role": "user", "content": "x"}]))
+    for headers in srv.headers:
+        assert headers["OpenAI-Organization"] is None and headers["OpenAI-Project"] is None
+        assert headers["X-Leak"] is None
+    assert srv.headers[0]["Authorization"] == "Bearer sk-test-123"
+    assert srv.headers[1]["Authorization"] is None
