@@ -161,7 +161,10 @@ def test_the_banner_says_when_the_cited_file_changed_since_the_answer(window, qt
     assert viewer.changed is False and viewer.banner.isHidden()
 
     # Re-synced: the manifest has the new hash, the banner stays; and it speaks the user's language.
-    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=BATCH_TIMEOUT_MS):
+    # (A sync the watcher started on the edit is replaced by this one and reports None: wait for ours.)
+    with qtbot.waitSignal(
+        window.knowledge.batch_finished, timeout=BATCH_TIMEOUT_MS, check_params_cb=lambda report: report is not None
+    ):
         window.knowledge.sync()
     assert window.ctx.kb.manifest.get("kakapo.md").sha256 != kakapo.sha256
     set_language("zh_CN")
