@@ -180,7 +180,10 @@ def test_search_goes_on_when_the_reranker_fails_and_says_so_once(tmp_path, misma
     and one warning line naming the model and the reason; `kdesk models` shows it failed."""
     data = tmp_path / "data"
     (data / "knowledge").mkdir(parents=True)
-    for name, text in (("kea.md", "The kea is an alpine parrot."), ("owl.md", "The owl hunts mice at night.")):
+    for name, text in (
+        ("kea.md", "The kea is an alpine parrot."),
+        ("owl.md", "The owl hunts mice at night."),
+    ):
         (data / "knowledge" / name).write_text(text + "\n", encoding="utf-8")
     (data / "config.toml").write_text(f'[retrieval]\nreranker = "{mismatched_reranker}"\n', encoding="utf-8")
     env = dict(os.environ, HF_HUB_OFFLINE="1")
