@@ -56,4 +56,10 @@ def run_latency_bench(
                 summary[key + "_p50"] = round(statistics.median(values), 1)
         summary["answers_by"] = sorted({str(r["answer_by"]) for r in rows})
         report[mode] = summary
+    # Which reranker the figures include, and any model that failed and was skipped (search went
+    # on without it, so its figures are those of the fused ranking alone).
+    reranker = desk.kb.retriever.reranker
+    failed = [str(why) for why in desk.kb.model_failures()]
+    report["reranker"] = getattr(reranker, "name", None) if reranker is not None else None
+    report["skipped"] = failed
     return report

@@ -115,3 +115,17 @@ def test_cancelling_a_search_is_not_a_model_failure(tmp_path, minilm):
         kb.search("pasta")
     assert kb.model_failures() == []
     kb.close()
+
+
+def test_latency_bench_says_the_reranker_was_skipped_because_it_failed(tmp_path, minilm, mismatched_reranker):
+    from desktop_app.core.desk import Desk
+    from kdesk_lab.latency import run_latency_bench
+
+    _library(tmp_path, minilm, reranker=str(mismatched_reranker)).close()
+    cfg = Config()
+    cfg.retrieval.reranker = str(mismatched_reranker)
+    with Desk(tmp_path / "data", cfg, embedder=minilm) as desk:
+        report = run_latency_bench(desk, ["What does the kea eat?"], runs=1, modes=("always",))
+    assert report["reranker"] == "broken-reranker"
+    [skipped] = report["skipped"]
+    assert "broken-reranker failed (IndexError: index out of range in self)" in skipped
