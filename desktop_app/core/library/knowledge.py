@@ -243,7 +243,12 @@ class KnowledgeBase:
             warnings.append(note)
 
     def search_warnings(self) -> list[str]:
-        """What this thread's last search left out and why (tampered chunks), for the user to see."""
+        """What this thread's last search left out and why (tampered chunks, a model that failed),
+        for the user to see."""
+        return [str(w) for w in self.search_notes()]
+
+    def search_notes(self) -> list[Text]:
+        """``search_warnings`` as they were told: catalogue messages stay messages."""
         return list(getattr(self._search_notes, "warnings", None) or [])
 
     @property
@@ -369,7 +374,7 @@ class KnowledgeBase:
         self.failed_models.append(why)
         warnings = getattr(self._search_notes, "warnings", None)
         if warnings is not None:
-            warnings.append(str(why))
+            warnings.append(why)  # a message: the answer's note shows it in the reader's language
 
     def model_failures(self) -> list[Text]:
         """The models that failed at search time in this session, each with the reason."""

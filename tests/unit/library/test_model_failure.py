@@ -81,6 +81,10 @@ def test_the_answer_notes_a_failed_reranker_once_per_session(tmp_path, minilm, m
     second = list(assistant.ask("What does the macaw eat?", Conversation(), mode="always"))
     notes = [str(e.message) for e in first if isinstance(e, Warning)]
     assert any("broken-reranker failed" in n for n in notes)
+    # A catalogue message, so the window shows it in the reader's language.
+    assert any(
+        getattr(e.message, "code", "") == "model.reranker_failed" for e in first if isinstance(e, Warning)
+    )
     assert not any("failed" in str(e.message) for e in second if isinstance(e, Warning))
     kb.close()
 
