@@ -174,7 +174,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         empty = desk.kb.is_empty()  # then search loads nothing and finds nothing: say why
         hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
-        warnings = desk.kb.search_warnings()  # tampered chunks left out (also logged)
+        warnings = desk.kb.search_warnings()  # tampered chunks left out (also logged), failed models
+        failed = [str(w) for w in desk.kb.model_failures()]  # search went on without them
     if args.json:
         emit_json(
             {"query": args.query, "hits": [h.to_dict() | name_fields(h.source, "source") for h in hits]}
@@ -182,6 +183,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             | ({"warnings": warnings} if warnings else {})
         )
         return 0
+    for w in failed:
+        eprint(f"warning: {w}")
     if empty:
         print(EMPTY_LIBRARY)
     elif not hits:

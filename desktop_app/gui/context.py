@@ -40,6 +40,10 @@ LOADING_ASSISTANT = N_("Loading the assistant")
 LOAD_STEPS = (OPENING, LOADING_EMBEDDER, LOADING_ASSISTANT)
 
 
+# The status-bar entry of a model that failed at search time (core/models/failures.py), by message.
+FAILED_ROLES = {model_reasons.RERANKER_FAILED: "reranker", model_reasons.EMBEDDER_FAILED: "embedder"}
+
+
 @dataclass
 class ComponentStatus:
     """One status-bar entry: the active model's name, or None and why it is missing."""
@@ -62,7 +66,9 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
                 # The command on a line of its own: the reason above it is shown translated.
                 reason = row.reason
                 if row.install_command:
-                    reason = message(model_reasons.REASON_THEN_COMMAND, reason=reason, command=row.install_command)
+                    reason = message(
+                        model_reasons.REASON_THEN_COMMAND, reason=reason, command=row.install_command
+                    )
                 out[role] = ComponentStatus(role, row.active, "" if row.active else reason)
     except Exception as exc:  # noqa: BLE001 - a broken manifest: the status bar says so
         for role in ("reranker", "classifier"):
@@ -80,6 +86,9 @@ class AppContext(QObject):
     loading_changed = Signal()
     knowledge_changed = Signal(object)  # operations.KnowledgeChange: what an operation changed
     config_changed = Signal()
+    # A model failed during a search on a pool thread (search went on without it): the status bar
+    # says so. Emitted on that thread; the slot runs queued on the UI thread.
+    model_failed = Signal()
 
     def __init__(
         self,
@@ -105,6 +114,7 @@ class AppContext(QObject):
             role: ComponentStatus(role, None, tr("loading…"))
             for role in ("embedder", "reranker", "llm", "classifier")
         }
+        self.model_failed.connect(self._note_model_failures)
 
     @property
     def config(self) -> Config:
@@ -219,7 +229,28 @@ class AppContext(QObject):
         """Assistant.ask on a pool thread (the conversation object keeps history and subject);
         the turn is saved to the conversation store once its answer is complete."""
         events = self.desk.assistant.ask(question, conversation=conversation, mode=mode, cancel=state)
-        return self.desk.conversations.record(conversation, events, question=question)
+        return self._watch_models(self.desk.conversations.record(conversation, events, question=question))
+
+    def _watch_models(self, events: Iterator[Event]) -> Iterator[Event]:
+        """The events as they come; a model that failed meanwhile is told to the status bar."""
+        kb = self.desk.kb
+        seen = len(kb.failed_models)
+        for event in events:
+            if len(kb.failed_models) > seen:
+                seen = len(kb.failed_models)
+                self.model_failed.emit()
+            yield event
+        if len(kb.failed_models) > seen:
+            self.model_failed.emit()
+
+    def _note_model_failures(self) -> None:
+        """The failed models' entries in the status bar: none, and which model failed and why."""
+        kb = self.desk.kb if self.ready else None
+        for why in kb.model_failures() if kb is not None else []:
+            role = FAILED_ROLES.get(getattr(why, "code", ""))
+            if role:
+                self.status[role] = ComponentStatus(role, None, why)
+        self.status_changed.emit()
 
     def new_conversation(self, scope: str) -> Conversation:
         """A fresh Conversation for a scope ("shared": the library everyone sees)."""
@@ -229,7 +260,9 @@ class AppContext(QObject):
         """The identify flow's events, in the conversation (its scope; a named species becomes
         the subject of follow-up questions), saved like a question's."""
         events = self.desk.assistant.identify(image, conversation=conversation, cancel=state)
-        return self.desk.conversations.record(conversation, events, image=Path(image).resolve())
+        return self._watch_models(
+            self.desk.conversations.record(conversation, events, image=Path(image).resolve())
+        )
 
     # -- settings ------------------------------------------------------------------------------
     def save_settings(

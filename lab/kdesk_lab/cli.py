@@ -720,6 +720,9 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     else:
         for mode in report["modes"]:
             print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+        print(f"reranker {report['reranker'] or 'none'}")
+        for why in report["skipped"]:
+            print(f"skipped: {why}")
     return 0
 
 

@@ -56,4 +56,10 @@ def run_latency_bench(
                 summary[key + "_p50"] = round(statistics.median(values), 1)
         summary["answers_by"] = sorted({str(r["answer_by"]) for r in rows})
         report[mode] = summary
+    # Which reranker the figures include, and any model that failed and was skipped (search went
+    # on without it, so its figures are those of the fused ranking alone).
+    kb = assistant.kb
+    reranker = getattr(getattr(kb, "retriever", None), "reranker", None)  # tests' fakes have none
+    report["reranker"] = getattr(reranker, "name", None)
+    report["skipped"] = [str(why) for why in getattr(kb, "model_failures", list)()]
     return report

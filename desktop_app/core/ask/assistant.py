@@ -369,8 +369,11 @@ class Assistant:
         try:
             hits = list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=scope))
             # Chunks that failed their integrity check (a store without seals, as tests' fakes, has none).
-            left_out = getattr(self.kb, "search_warnings", list)()
-            return hits, Warning(" ".join(left_out)) if left_out else None
+            left_out = getattr(self.kb, "search_notes", None) or getattr(self.kb, "search_warnings", list)
+            told = left_out()
+            if len(told) == 1:  # one message (a model that failed) stays one, to be translated
+                return hits, Warning(told[0])
+            return hits, Warning(" ".join(str(n) for n in told)) if told else None
         except Exception as exc:  # the index may be missing, locked or mid-rebuild
             log.warning("search failed: %s", exc)
             return [], Warning(message(notes.SEARCH_FAILED, error=exc))

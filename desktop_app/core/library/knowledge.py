@@ -35,7 +35,7 @@ from desktop_app.core.library.manifest import INDEXED, PENDING, Manifest, adopt_
 from desktop_app.core.library.names import display_name
 from desktop_app.core.library.store import UPSERT_SLICE, UPSERT_SLICE_INTERACTIVE, ChromaStore
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message
 from desktop_app.core.models.embeddings import Embedder, make_embedder
 from desktop_app.core.models.embeddings.base import collection_name
 from desktop_app.core.tasks import Cancelled, NullTask, TaskState
@@ -101,6 +101,7 @@ class KnowledgeBase:
         self._pointer_seen: tuple[int, int, int] | None = None
         self._pointer_path: Path | None = None
         self._search_notes = threading.local()  # warnings of each thread's last search
+        self.failed_models: list[Text] = []  # models that failed at search time this session
         self._parse_worker: ParseWorker | None = None  # the file reader process, kept across syncs
 
     # ------------------------------------------------------------------ lazily built parts
@@ -242,7 +243,12 @@ class KnowledgeBase:
             warnings.append(note)
 
     def search_warnings(self) -> list[str]:
-        """What this thread's last search left out and why (tampered chunks), for the user to see."""
+        """What this thread's last search left out and why (tampered chunks, a model that failed),
+        for the user to see."""
+        return [str(w) for w in self.search_notes()]
+
+    def search_notes(self) -> list[Text]:
+        """``search_warnings`` as they were told: catalogue messages stay messages."""
         return list(getattr(self._search_notes, "warnings", None) or [])
 
     @property
@@ -357,8 +363,22 @@ class KnowledgeBase:
                 reranker=reranker,
                 stored_scopes=self.manifest.scopes,
                 dense=self.dense,
+                data_dir=self.data_dir,
+                on_failure=self._model_failed,
             )
         return self._retriever
+
+    def _model_failed(self, why: Text) -> None:
+        """A model failed during this search (retrieval went on without it): the search's warning,
+        told once, and listed in ``model_failures`` for the rest of the session."""
+        self.failed_models.append(why)
+        warnings = getattr(self._search_notes, "warnings", None)
+        if warnings is not None:
+            warnings.append(why)  # a message: the answer's note shows it in the reader's language
+
+    def model_failures(self) -> list[Text]:
+        """The models that failed at search time in this session, each with the reason."""
+        return list(self.failed_models)
 
     def apply_config(self, config: Config) -> None:
         """New settings for the same collection (the Desk reopens the knowledge base when the

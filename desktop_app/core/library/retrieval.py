@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +36,9 @@ from desktop_app.core.config import RetrievalConfig
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.languages import is_multilingual, reads, text_lang
 from desktop_app.core.library.scopes import chroma_where, visible_scopes
+from desktop_app.core.messages import Text
+from desktop_app.core.models import failures
+from desktop_app.core.tasks import Cancelled
 
 if TYPE_CHECKING:
     from desktop_app.core.library.bm25 import KeywordIndex
@@ -89,8 +93,15 @@ class Retriever:
         use_keyword: bool = True,
         stored_scopes: Callable[[], set[str]] | None = None,
         dense: DenseIndex | None = None,
+        data_dir: Path | None = None,
+        on_failure: Callable[[Text], None] | None = None,
     ) -> None:
         self.store = store
+        # A model failing at search time is recorded there (models/failures.py) and told to
+        # ``on_failure`` once; search goes on without it.
+        self.data_dir = data_dir
+        self.on_failure = on_failure
+        self._rerank_worked = False
         # Which scopes the store holds: a Chroma query with a metadata filter is ~50x slower
         # (pre-filtered HNSW), so the filter is sent only when some stored chunk must be hidden.
         self.stored_scopes = stored_scopes
@@ -148,7 +159,8 @@ class Retriever:
         exact: DenseScores | None = None  # every chunk's cosine, when the dense index is in memory
         dense: list[list[tuple[str, float]]] = [[] for _ in queries]
         if self.use_dense:
-            vectors = np.asarray(self.embedder.embed_queries(list(queries)), dtype=np.float32)
+            vectors = self._embed_queries(queries)
+        if vectors is not None:
             hidden = self.stored_scopes is None or not self.stored_scopes() <= scopes
             if self.dense is not None:
                 exact = self.dense.scores(vectors, scopes if hidden else None)
@@ -235,6 +247,25 @@ class Retriever:
             for rows in ranked
         ]
 
+    def _embed_queries(self, queries: Sequence[str]) -> np.ndarray | None:
+        """The queries' vectors; None when the embedder fails and keyword search can answer alone
+        (dense search is then off for this retriever's life: the session, until settings change)."""
+        try:
+            return np.asarray(self.embedder.embed_queries(list(queries)), dtype=np.float32)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            if not self.use_keyword:
+                raise
+            self.use_dense = False
+            name = str(getattr(self.embedder, "name", "") or type(self.embedder).__name__)
+            self._failed(failures.record("embedder", name, None, exc, None))
+            return None
+
+    def _failed(self, why: Text) -> None:
+        if self.on_failure is not None:
+            self.on_failure(why)
+
     def _reads(self, chunk_id: str) -> bool:
         """Whether the encoder can read the chunk's language: if not, its cosine gets no vote."""
         lang = self.keyword.lang_of(chunk_id) if self.keyword is not None else ""
@@ -283,9 +314,24 @@ class Retriever:
 
     # ----------------------------------------------------------------------------- internals
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
-        if not hits:
+        if not hits or getattr(self.reranker, "failure", None) is not None:
+            return hits  # a reranker that failed this session: the fused ranking
+        try:
+            scores = self.reranker.score(query, [h.text for h in hits])
+        except Cancelled:
+            raise
+        except Exception as exc:  # e.g. a tokenizer whose ids the model's embedding table lacks
+            name, path = self.reranker.name, getattr(self.reranker, "path", None)
+            why = failures.record("reranker", name, path, exc, self.data_dir)
+            # On the shared (cached) reranker: skipped for the rest of the session.
+            self.reranker.failure = why
+            self._failed(why)
             return hits
-        scores = self.reranker.score(query, [h.text for h in hits])
+        if not self._rerank_worked:  # it works now: forget a failure an earlier session recorded
+            self._rerank_worked = True
+            failures.cleared(
+                "reranker", self.reranker.name, getattr(self.reranker, "path", None), self.data_dir
+            )
         reranked = [replace(h, rerank_score=float(s), score=float(s)) for h, s in zip(hits, scores)]
         reranked.sort(key=lambda h: h.score, reverse=True)
         return reranked

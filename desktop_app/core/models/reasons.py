@@ -125,3 +125,13 @@ GGUF_NOT_READY = define("llm.gguf_not_ready", "the local model server for {name}
 
 # messages as data (issue 35): a role's reason with the command that fixes it on a line of its own
 REASON_THEN_COMMAND = define("models.reason_then_command", "{reason}\n{command}")
+
+# A model that failed when search called it (models.failures): search goes on without it.
+RERANKER_FAILED = define(
+    "model.reranker_failed",
+    "the reranker {model} failed ({error}); results are in the fused order, not reranked",
+)
+EMBEDDER_FAILED = define(
+    "model.embedder_failed",
+    "the embedding model {model} failed on the question ({error}); results are ranked by keywords alone",
+)

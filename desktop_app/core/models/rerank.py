@@ -59,6 +59,8 @@ class CrossEncoderReranker:
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
+        # Why scoring failed in this session (retrieval then keeps the fused ranking), None if not.
+        self.failure: Text | None = None
 
     @property
     def model(self):

@@ -9,7 +9,7 @@ from typing import Any
 
 from desktop_app.core.config import Config
 from desktop_app.core.messages import Text, english, message
-from desktop_app.core.models import reasons
+from desktop_app.core.models import failures, reasons
 from desktop_app.core.models.image_model import choose_image_model
 from desktop_app.core.models.registry import (
     ROLES,
@@ -173,6 +173,9 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     if path is None:
         cmd = first.install_command if first and not first.installed else None
         return RoleStatus("reranker", None, None, None, why, cmd, "", avails)
+    failed = failures.failure("reranker", path.name, path, data_dir)
+    if failed is not None:  # it failed at search time (this session, or the last with these files)
+        return RoleStatus("reranker", None, None, str(path), failed, None, "", avails)
     spec = spec_by_folder_or_id(specs, path.name)
     if spec is None:
         return RoleStatus(

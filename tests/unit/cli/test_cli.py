@@ -173,3 +173,40 @@ def test_add_says_per_file_what_became_of_it(capsys):
         "3 added, 0 updated, 0 removed, 0 unchanged, 1 failed",
     ]
     assert err.strip() == "failed    broken.pdf: corrupt PDF: Stream has ended unexpectedly"
+
+
+def test_search_goes_on_when_the_reranker_fails_and_says_so_once(tmp_path, mismatched_reranker):
+    """A reranker whose tokenizer and model disagree: `kdesk search` answers with the fused ranking
+    and one warning line naming the model and the reason; `kdesk models` shows it failed."""
+    data = tmp_path / "data"
+    (data / "knowledge").mkdir(parents=True)
+    for name, text in (
+        ("kea.md", "The kea is an alpine parrot."),
+        ("owl.md", "The owl hunts mice at night."),
+    ):
+        (data / "knowledge" / name).write_text(text + "\n", encoding="utf-8")
+    (data / "config.toml").write_text(f'[retrieval]\nreranker = "{mismatched_reranker}"\n', encoding="utf-8")
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+
+    def kdesk(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "desktop_app.cli.main", "--data-dir", str(data), *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+
+    assert kdesk("sync").returncode == 0
+    found = kdesk("search", "alpine parrot")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("[1] kea.md")
+    warnings = [line for line in found.stderr.splitlines() if line.strip()]
+    assert warnings == [
+        "warning: the reranker broken-reranker failed (IndexError: index out of range in self); "
+        "results are in the fused order, not reranked"
+    ]
+    models = kdesk("models")
+    assert models.returncode == 0
+    row = models.stdout.split("reranker", 1)[1].split("\nchat", 1)[0]
+    assert row.startswith("    none") and "broken-reranker failed (IndexError" in row
