@@ -351,6 +351,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--texts", type=positive_int, default=8, help="documents / pairs in the check (default 8)"
     )
     fs.add_argument("--words", type=positive_int, default=200, help="words a document (default 200)")
+    fs.add_argument(
+        "--long-words",
+        type=positive_int,
+        default=None,
+        help="make the last text this many words (truncation)",
+    )
     fs.set_defaults(func=cmd_bench_fullsize)
 
     lat = bench.add_parser(
@@ -754,7 +760,7 @@ def cmd_bench_fullsize(args: argparse.Namespace) -> int:
                 "tokenizer of a smaller vocabulary (not the model's; see its README.md)"
             )
         if args.check:
-            reports.append(check(folder, n=args.texts, words=args.words))
+            reports.append(check(folder, n=args.texts, words=args.words, long_words=args.long_words))
     if args.json:
         emit_json({"reports": reports})
     else:

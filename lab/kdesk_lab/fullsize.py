@@ -59,7 +59,6 @@ ARCHS: dict[str, dict] = {
             "intermediate_size": 64,
             "max_position_embeddings": 512,
         },
-        "max_seq_length": 8192,
     },
     "bge-reranker-base": {
         "folder": "bge-reranker-base",
@@ -233,8 +232,8 @@ def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None
         # vocabulary occupies its first rows.
         if tiny:  # the tiny table has no row 151643
             cfg["bos_token_id"] = cfg["eos_token_id"] = tok.token_to_id("<|endoftext|>")
-        model = Qwen3Model(Qwen3Config(**cfg))
-        max_seq = 256 if tiny else arch["max_seq_length"]
+        # Saved in bfloat16 as the download is (model.safetensors 1,191,586,416 bytes).
+        model = Qwen3Model(Qwen3Config(**cfg)).to(torch.bfloat16)
         _write_json(
             folder / "modules.json",
             [
@@ -256,7 +255,8 @@ def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None
                 "similarity_fn_name": "cosine",
             },
         )
-        _write_json(folder / "sentence_bert_config.json", {"max_seq_length": max_seq, "do_lower_case": False})
+        # No sentence_bert_config.json and no 2_Normalize folder, as in the download (its manifest):
+        # the length is then max_position_embeddings (32768).
         _write_json(
             folder / "1_Pooling" / "config.json",
             {
@@ -270,7 +270,6 @@ def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None
                 "include_prompt": True,
             },
         )
-        (folder / "2_Normalize").mkdir(exist_ok=True)
     else:
         from transformers import XLMRobertaConfig, XLMRobertaForSequenceClassification
 
@@ -279,6 +278,12 @@ def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None
         model = XLMRobertaForSequenceClassification(XLMRobertaConfig(**cfg))
     model.eval()
     model.save_pretrained(folder, safe_serialization=True)
+    if arch["kind"] == "embedder":
+        # The download's config.json names the causal LM (its weights are the bare Qwen3Model's, with
+        # no "model." prefix); sentence-transformers loads AutoModel either way.
+        config_file = folder / "config.json"
+        saved = json.loads(config_file.read_text(encoding="utf-8"))
+        _write_json(config_file, {**saved, "architectures": ["Qwen3ForCausalLM"]})
     tok.save(str(folder / "tokenizer.json"))
     specials = {
         t: tok.token_to_id(t) for t in (QWEN_SPECIALS if arch["kind"] == "embedder" else XLMR_SPECIALS)
@@ -364,6 +369,8 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
             )
         ref = np.asarray(ref_model.predict([(q, d) for d in docs], show_progress_bar=False), dtype=np.float32)
         ref = ref.reshape(len(docs), -1)[:, 0]
+        enc = ref_model.tokenizer([q] * len(docs), docs, truncation=True, max_length=product.max_length)
+        report["tokens_per_pair"] = round(float(np.mean([len(i) for i in enc["input_ids"]])))
         report["max_abs_diff"] = float(np.max(np.abs(mine - ref)))
         # Random weights give scores close together: the difference is also judged against their spread.
         report["rel_diff"] = report["max_abs_diff"] / max(float(np.ptp(ref)), 1e-12)
@@ -382,13 +389,30 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         t0 = time.perf_counter()
         mine_q = np.vstack([product.embed_queries([q]) for q in queries])
         report["ms_per_query"] = round((time.perf_counter() - t0) * 1000 / len(queries), 1)
+        # The reference as loaded by default (Qwen3: bfloat16, its saved dtype), then in float32 as
+        # the product loads it on a CPU: the 1e-5 check is against the float32 one.
         ref_model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+        torch.set_num_threads(2)
+        report["ref_default_dtype"] = str(next(ref_model.parameters()).dtype)
+        report["product_dtype"] = str(next(product.model.parameters()).dtype)
+        t0 = time.perf_counter()
+        default_q = np.vstack(
+            [ref_model.encode([q], prompt_name="query", show_progress_bar=False) for q in queries]
+        )
+        report["ms_per_query_default_dtype"] = round((time.perf_counter() - t0) * 1000 / len(queries), 1)
+        report["max_abs_diff_queries_vs_default_dtype"] = float(np.max(np.abs(mine_q - default_q)))
+        del ref_model
+        ref_model = SentenceTransformer(
+            str(folder), device="cpu", local_files_only=True, model_kwargs={"dtype": torch.float32}
+        )
         torch.set_num_threads(2)
         ref_d = ref_model.encode(docs, show_progress_bar=False)
         ref_q = ref_model.encode(queries, prompt_name="query", show_progress_bar=False)
         report["max_abs_diff_documents"] = float(np.max(np.abs(mine_d - ref_d)))
         report["max_abs_diff_queries"] = float(np.max(np.abs(mine_q - ref_q)))
         report["max_abs_diff"] = max(report["max_abs_diff_documents"], report["max_abs_diff_queries"])
+        counts = product.count_tokens(docs)
+        report["tokens_per_document"] = round(float(np.mean([min(c, product.max_tokens) for c in counts])))
         report["ref_max_seq_length"] = ref_model.max_seq_length
         report["product_max_tokens"] = product.max_tokens
         report["padding_side"] = ref_model.tokenizer.padding_side

@@ -27,7 +27,7 @@ def test_tiny_qwen3_folder_is_laid_out_like_the_download_and_matches_sentence_tr
     models_dir, monkeypatch
 ):
     folder = models_dir / "Qwen3-Embedding-0.6B"
-    for f in ("config.json", "model.safetensors", "modules.json", "tokenizer.json", "2_Normalize"):
+    for f in ("config.json", "model.safetensors", "modules.json", "tokenizer.json", "1_Pooling"):
         assert (folder / f).exists(), f
     assert json.loads((folder / "1_Pooling" / "config.json").read_text())["pooling_mode_lasttoken"]
     st_cfg = json.loads((folder / "config_sentence_transformers.json").read_text())
@@ -40,6 +40,8 @@ def test_tiny_qwen3_folder_is_laid_out_like_the_download_and_matches_sentence_tr
     assert make_embedder(cfg).embed_documents(["a document"]).shape == (1, 32)
     report = check(folder, n=4, words=60)
     assert report["padding_side"] == "left" and report["product_query_prompt"] == QWEN3_QUERY_PROMPT
+    # Saved in bfloat16 like the download; the product runs it in float32 on a CPU.
+    assert report["ref_default_dtype"] == "torch.bfloat16" and report["product_dtype"] == "torch.float32"
     assert report["ok"], report
 
 
