@@ -357,6 +357,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="make the last text this many words (truncation)",
     )
+    fs.add_argument(
+        "--qwen-gguf",
+        type=Path,
+        default=None,
+        help="a Qwen2.5 GGUF (../shared/tools/bench-llm.sh prints its path) whose BPE vocabulary Qwen3's "
+        "tokenizer takes; without it one of 8,000 tokens is trained on the shared data",
+    )
     fs.set_defaults(func=cmd_bench_fullsize)
 
     lat = bench.add_parser(
@@ -754,10 +761,15 @@ def cmd_bench_fullsize(args: argparse.Namespace) -> int:
         folder = args.out / ARCHS[name]["folder"]
         if not args.no_build and not (folder / "config.json").is_file():
             t0 = time.perf_counter()
-            build(name, args.out, tiny=args.tiny)
+            build(name, args.out, tiny=args.tiny, qwen_gguf=args.qwen_gguf)
             eprint(
-                f"built {folder} in {time.perf_counter() - t0:.0f} s: RANDOM weights, and a locally trained "
-                "tokenizer of a smaller vocabulary (not the model's; see its README.md)"
+                f"built {folder} in {time.perf_counter() - t0:.0f} s: RANDOM weights; "
+                + (
+                    "Qwen2.5's BPE vocabulary from the GGUF"
+                    if args.qwen_gguf and not args.tiny and ARCHS[name]["kind"] == "embedder"
+                    else "a locally trained tokenizer of a smaller vocabulary, not the model's"
+                )
+                + " (see its README.md)"
             )
         if args.check:
             reports.append(check(folder, n=args.texts, words=args.words, long_words=args.long_words))

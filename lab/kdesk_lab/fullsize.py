@@ -138,19 +138,22 @@ def training_texts(limit: int, chinese: bool = True) -> Iterator[str]:
             h.close()
 
 
-def _qwen_tokenizer(vocab: int, texts: int):
+def _qwen_tokenizer(vocab: int, texts: int, gguf: Path | None = None):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab,
-        special_tokens=QWEN_SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(training_texts(texts, chinese=texts > 300), trainer)
+    if gguf is not None:
+        tok = _qwen_tokenizer_from_gguf(gguf)
+    else:
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab,
+            special_tokens=QWEN_SPECIALS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        tok.train_from_iterator(training_texts(texts, chinese=texts > 300), trainer)
     eot = tok.token_to_id("<|endoftext|>")
     # Qwen3-Embedding's tokenizer appends <|endoftext|> to every text: last-token pooling reads it.
     tok.post_processor = processors.TemplateProcessing(
@@ -170,6 +173,88 @@ def _qwen_tokenizer(vocab: int, texts: int):
         "add_prefix_space": False,
     }
     return tok, config
+
+
+QWEN2_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+    r"|\s+(?!\S)|\s+"
+)
+
+
+def gguf_vocabulary(path: Path) -> tuple[list[str], list[int], list[str]]:
+    """(tokens, token types, merges) from a GGUF file's metadata (tokenizer.ggml.*): Qwen's real
+    BPE vocabulary, which the Qwen2.5 GGUF of ../shared/tools/bench-llm.sh carries."""
+    import struct
+
+    scalar = {
+        0: "<B",
+        1: "<b",
+        2: "<H",
+        3: "<h",
+        4: "<I",
+        5: "<i",
+        6: "<f",
+        7: "<?",
+        10: "<Q",
+        11: "<q",
+        12: "<d",
+    }
+    wanted = {"tokenizer.ggml.tokens": None, "tokenizer.ggml.token_type": None, "tokenizer.ggml.merges": None}
+    with open(path, "rb") as f:
+
+        def read(fmt):
+            return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
+
+        def string():
+            return f.read(read("<Q")).decode("utf-8", errors="replace")
+
+        def value(kind):
+            if kind == 8:
+                return string()
+            if kind == 9:
+                item, count = read("<I"), read("<Q")
+                return [value(item) for _ in range(count)]
+            return read(scalar[kind])
+
+        if f.read(4) != b"GGUF":
+            raise ValueError(f"{path} is not a GGUF file")
+        read("<I")  # version
+        read("<Q")  # tensor count
+        for _ in range(read("<Q")):
+            key = string()
+            val = value(read("<I"))
+            if key in wanted:
+                wanted[key] = val
+            if all(v is not None for v in wanted.values()):
+                break
+    tokens, types, merges = wanted.values()
+    if not tokens or not merges:
+        raise ValueError(f"{path} holds no BPE vocabulary")
+    return tokens, types or [1] * len(tokens), merges
+
+
+def _qwen_tokenizer_from_gguf(path: Path):
+    """Qwen2's tokenizer (151,643 BPE tokens, then its special tokens at their ids) from a GGUF."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+    tokens, types, merges = gguf_vocabulary(path)
+    normal = [t for t, k in zip(tokens, types, strict=False) if k == 1]
+    tok = Tokenizer(
+        models.BPE(
+            vocab={t: i for i, t in enumerate(normal)}, merges=[tuple(m.split(" ", 1)) for m in merges]
+        )
+    )
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    specials = [t for t, k in zip(tokens, types, strict=False) if k in (3, 4)]
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
+    return tok
 
 
 def _xlmr_tokenizer(vocab: int, texts: int, max_length: int):
@@ -210,9 +295,12 @@ def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None) -> Path:
+def build(
+    name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None, qwen_gguf: Path | None = None
+) -> Path:
     """Build `name` (a key of ARCHS) with random weights into out/<its download folder name>;
-    returns the folder. tiny: the same code path with the config scaled down (tests)."""
+    returns the folder. tiny: the same code path with the config scaled down (tests). qwen_gguf: a
+    Qwen2.5 GGUF whose BPE vocabulary Qwen3's tokenizer takes (else one is trained here)."""
     import torch
 
     arch = ARCHS[name]
@@ -227,7 +315,7 @@ def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None
     if arch["kind"] == "embedder":
         from transformers import Qwen3Config, Qwen3Model
 
-        tok, tok_cfg = _qwen_tokenizer(tok_vocab, texts)
+        tok, tok_cfg = _qwen_tokenizer(tok_vocab, texts, None if tiny else qwen_gguf)
         # The specials keep their real ids (151643..): the table is full size, the trained
         # vocabulary occupies its first rows.
         if tiny:  # the tiny table has no row 151643
@@ -293,16 +381,26 @@ def build(name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None
         folder / "special_tokens_map.json", {k: v for k, v in tok_cfg.items() if k.endswith("_token") and v}
     )
     n_params = sum(p.numel() for p in model.parameters())
+    if arch["kind"] == "embedder" and qwen_gguf is not None and not tiny:
+        tokenizer_note = (
+            f"The tokenizer is Qwen2.5's BPE vocabulary ({tok.get_vocab_size()} tokens, from "
+            f"{Path(qwen_gguf).name}), which Qwen3 shares; Qwen3's 4 added tokens (<think> ...) "
+            f"are absent. The embedding table has the full {cfg['vocab_size']} rows.\n"
+        )
+    else:
+        tokenizer_note = (
+            f"The tokenizer is NOT the model's: no copy of its vocabulary is "
+            f"reachable here, so a {tok.get_vocab_size()}-token "
+            f"{'byte-level BPE' if arch['kind'] == 'embedder' else 'Unigram'} vocabulary was trained on "
+            f"SciFact and CMRC passages; the embedding table keeps the full {cfg['vocab_size']} rows "
+            f"(specials: {specials}). Token counts per text differ from the real tokenizer's.\n"
+        )
     (folder / "README.md").write_text(
         f"# {arch['folder']}: RANDOM WEIGHTS (kdesk bench fullsize, seed {SEED})\n\n"
         f"The real architecture{' scaled down (tiny)' if tiny else ''} ({n_params:,} parameters, "
         f"vocab_size {cfg['vocab_size']}) with random weights, laid out like the download. "
         f"For timing and for checking the product against its reference library only: its "
-        f"outputs mean nothing.\n\nThe tokenizer is NOT the model's: no copy of its vocabulary is "
-        f"reachable here, so a {tok.get_vocab_size()}-token "
-        f"{'byte-level BPE' if arch['kind'] == 'embedder' else 'Unigram'} vocabulary was trained on "
-        f"SciFact and CMRC passages; the embedding table keeps the full {cfg['vocab_size']} rows "
-        f"(specials: {specials}). Token counts per text differ from the real tokenizer's.\n",
+        f"outputs mean nothing.\n\n" + tokenizer_note,
         encoding="utf-8",
     )
     return folder

