@@ -763,13 +763,8 @@ def cmd_bench_fullsize(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             build(name, args.out, tiny=args.tiny, qwen_gguf=args.qwen_gguf)
             eprint(
-                f"built {folder} in {time.perf_counter() - t0:.0f} s: RANDOM weights; "
-                + (
-                    "Qwen2.5's BPE vocabulary from the GGUF"
-                    if args.qwen_gguf and not args.tiny and ARCHS[name]["kind"] == "embedder"
-                    else "a locally trained tokenizer of a smaller vocabulary, not the model's"
-                )
-                + " (see its README.md)"
+                f"built {folder} in {time.perf_counter() - t0:.0f} s: RANDOM weights. "
+                + (folder / "README.md").read_text(encoding="utf-8").split("\n\n")[-1].strip()
             )
         if args.check:
             reports.append(check(folder, n=args.texts, words=args.words, long_words=args.long_words))
