@@ -95,12 +95,7 @@ class SentenceTransformerEmbedder:
                 from sentence_transformers import SentenceTransformer
 
                 torch.set_num_threads(max(1, os.cpu_count() or 1))
-                # transformers 5 loads a checkpoint in its saved dtype: Qwen3-Embedding's is bfloat16,
-                # which a CPU without bf16 units runs slower and less precisely than float32.
-                kwargs = {"model_kwargs": {"dtype": torch.float32}} if self.device == "cpu" else {}
-                model = SentenceTransformer(
-                    str(self.path), device=self.device, local_files_only=True, **kwargs
-                )
+                model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
                 prompts = getattr(model, "prompts", None) or {}
                 self._query_prefix, self._doc_prefix = _folder_prompts(
                     prompts, (self._query_prefix, self._doc_prefix)
