@@ -322,6 +322,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_flags(b)
     b.set_defaults(func=cmd_bench_router)
 
+    fs = bench.add_parser(
+        "fullsize",
+        parents=[common],
+        help="build a full-size model folder with random weights (no hub) and/or check the product against "
+        "sentence-transformers on it",
+        description="Builds the real architecture of --model from its published config with random weights "
+        "(seed 36), laid out like the download, in OUT/<the download's folder name> (a locally trained tokenizer "
+        "of a smaller vocabulary; the embedding table keeps its full size). --check compares the product's "
+        "query/document vectors or rerank scores on the folder with SentenceTransformer.encode / "
+        "CrossEncoder.predict (within 1e-5) and times the product's path at 2 threads.",
+    )
+    fs.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        choices=("qwen3-embedding-0.6b", "bge-reranker-base", "bge-reranker-v2-m3"),
+    )
+    fs.add_argument(
+        "--out", type=Path, default=Path("/tmp/fullsize"), help="parent folder (default /tmp/fullsize)"
+    )
+    fs.add_argument(
+        "--check", action="store_true", help="check (and time) the folder; build it first if absent"
+    )
+    fs.add_argument("--no-build", action="store_true", help="only check an existing folder")
+    fs.add_argument("--tiny", action="store_true", help="the config scaled down (what the tests build)")
+    fs.add_argument(
+        "--texts", type=positive_int, default=8, help="documents / pairs in the check (default 8)"
+    )
+    fs.add_argument("--words", type=positive_int, default=200, help="words a document (default 200)")
+    fs.add_argument(
+        "--long-words",
+        type=positive_int,
+        default=None,
+        help="make the last text this many words (truncation)",
+    )
+    fs.add_argument(
+        "--qwen-gguf",
+        type=Path,
+        default=None,
+        help="a Qwen2.5 GGUF (../shared/tools/bench-llm.sh prints its path) whose BPE vocabulary Qwen3's "
+        "tokenizer takes; without it one of 8,000 tokens is trained on the shared data",
+    )
+    fs.set_defaults(func=cmd_bench_fullsize)
+
     lat = bench.add_parser(
         "latency", parents=[common], help="first-token latency of answers (KB and model warm)"
     )
@@ -705,6 +749,31 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
     else:
         print(format_report(report))
     return 0
+
+
+def cmd_bench_fullsize(args: argparse.Namespace) -> int:
+    import json
+
+    from kdesk_lab.fullsize import ARCHS, build, check
+
+    reports = []
+    for name in args.model:
+        folder = args.out / ARCHS[name]["folder"]
+        if not args.no_build and not (folder / "config.json").is_file():
+            t0 = time.perf_counter()
+            build(name, args.out, tiny=args.tiny, qwen_gguf=args.qwen_gguf)
+            eprint(
+                f"built {folder} in {time.perf_counter() - t0:.0f} s: RANDOM weights. "
+                + (folder / "README.md").read_text(encoding="utf-8").split("\n\n")[-1].strip()
+            )
+        if args.check:
+            reports.append(check(folder, n=args.texts, words=args.words, long_words=args.long_words))
+    if args.json:
+        emit_json({"reports": reports})
+    else:
+        for r in reports:
+            print(json.dumps(r, ensure_ascii=False))
+    return 0 if all(r["ok"] for r in reports) else 1
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:

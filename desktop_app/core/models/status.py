@@ -61,6 +61,11 @@ def _named_status(
         a = next(x for x in avails if x.id == spec.id)
         if a.installed:
             return RoleStatus(role, spec.id, spec.id, a.path, f'{setting} = "{chosen}"', None, "", avails)
+        problem = check_folder(Path(a.path), spec) if a.path else ""
+        if problem and all(module_installed(m) for m in spec.requires):
+            # The loader uses the folder whatever its files' sizes (as the reranker's does): say so.
+            reason = message(reasons.WITH_WARNING, reason=f'{setting} = "{chosen}"', problem=problem)
+            return RoleStatus(role, spec.id, spec.id, a.path, reason, a.install_command, "", avails)
         return RoleStatus(role, None, None, None, missing(a.reason), a.install_command, "", avails)
     found = find_model(chosen, data_dir)
     if found is not None:

@@ -204,6 +204,21 @@ def test_missing_python_package_makes_a_downloaded_model_unusable(isolated):
     assert "kdesk-no-such-module-for-tests" in str(st.reason)  # the package to install, not the module
 
 
+def test_a_chosen_embedder_folder_of_another_revision_is_reported_in_use_with_a_warning(
+    isolated, monkeypatch
+):
+    # make_embedder loads the folder whatever its files' sizes (a random-weight full-size folder,
+    # another revision): `kdesk models` says so, as it does for the reranker, instead of "none".
+    tmp, manifest = isolated
+    make_model(tmp / "data" / "models", "Tiny-Embedder", {"model.safetensors": 5})
+    monkeypatch.setattr(status, "module_installed", lambda module: True)
+    cfg = Config()
+    cfg.embedding.model = "Tiny-Embedder"
+    st = by_role(model_status(tmp / "data", cfg, manifest))["embedding"]
+    assert st.active_id == "tiny-embedder"
+    assert "warning: model.safetensors is 5 bytes, expected 3" in str(st.reason)
+
+
 def test_config_choices_are_reported_truthfully(isolated):
     tmp, manifest = isolated
     cfg = Config()
