@@ -239,21 +239,19 @@ TINY_RERANKER_WORDS = (
 )
 
 
-@pytest.fixture(scope="module")
-def tiny_cross_encoder(tmp_path_factory) -> Path:
-    """A cross-encoder of the reranker's architecture with random weights, built here (never a hub
-    id): ``<tmp>/models/tiny-reranker``."""
+def _build_cross_encoder(folder: Path, vocab_size: int | None = None) -> Path:
+    """A BERT cross-encoder with random weights and a word-list tokenizer in ``folder``; its
+    embedding table holds ``vocab_size`` ids (default: the whole vocabulary)."""
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-    folder = tmp_path_factory.mktemp("models") / "tiny-reranker"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_RERANKER_WORDS]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(7)
     config = BertConfig(
-        vocab_size=len(vocab),
+        vocab_size=vocab_size or len(vocab),
         hidden_size=32,
         num_hidden_layers=1,
         num_attention_heads=2,
@@ -267,29 +265,17 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    """A cross-encoder of the reranker's architecture with random weights, built here (never a hub
+    id): ``<tmp>/models/tiny-reranker``."""
+    return _build_cross_encoder(tmp_path_factory.mktemp("models") / "tiny-reranker")
+
+
 @pytest.fixture
 def mismatched_reranker(tmp_path) -> Path:
     """A cross-encoder folder whose tokenizer gives ids the model's embedding table lacks (the
     tokenizer's vocabulary is larger than ``vocab_size``): scoring raises ``IndexError: index out of
     range in self``, as a folder with a mismatched tokenizer did. ``<tmp>/models/broken-reranker``."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    folder = tmp_path / "models" / "broken-reranker"
-    folder.mkdir(parents=True)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_RERANKER_WORDS]
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(7)
-    config = BertConfig(
-        vocab_size=2,  # [PAD] and [UNK] only: [CLS] (id 2) is already out of range
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        max_position_embeddings=64,
-        num_labels=1,
-    )
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    # [PAD] and [UNK] only: [CLS] (id 2) is already out of range.
+    return _build_cross_encoder(tmp_path / "models" / "broken-reranker", vocab_size=2)
