@@ -275,13 +275,13 @@ def english_titles(labels: Sequence[str], notes: Sequence[Hit]) -> dict[str, str
     for label in labels:
         title = next((t for names, t in titled if link_level(label, names) == EXACT), "")
         if not title and not any(link_level(label, _hit_names(h)) == EXACT for h in notes):
-            title = _only_note_containing(label, notes)
+            title = _only_note_beginning_with(label, notes)
         if title and norm_name(title) != norm_name(label):
             out[label] = title
     return out
 
 
-def _only_note_containing(label: str, notes: Sequence[Hit]) -> str:
+def _only_note_beginning_with(label: str, notes: Sequence[Hit]) -> str:
     """The English name of the one species note with a name that is ``label`` and a trailing
     word ("african grey" -> "african grey parrot"); "" when no note or several notes have one.
     A qualifier in front names another species: "macaw" is not the note "Scarlet Macaw"."""
