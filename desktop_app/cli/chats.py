@@ -68,6 +68,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         emit_json(chat.to_dict())
         return 0
     print(f"# {chat.title}" + (f"  @{chat.scope}" if chat.scope else ""))
+    if chat.system_prompt:
+        print(f"system prompt: {chat.system_prompt}")
+    if chat.temperature is not None:
+        print(f"temperature: {chat.temperature:g}")
     for m in chat.messages:
         print()
         asked = m.question or ""
