@@ -221,6 +221,10 @@ class GGUFChatModel:
     def count_tokens(self, text: str) -> int | None:
         return self.client().count_tokens(text) if self.server.running else None
 
+    def start(self) -> None:
+        """Start the server now (a model switched to in the window loads before it is asked)."""
+        self.client()
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
