@@ -153,6 +153,7 @@ def test_test_connection_says_what_the_server_has_or_why_it_cannot_be_reached(ma
     window = make_window()
     dialog = window.open_settings()
     qtbot.waitExposed(dialog)
+    dialog.tabs.setCurrentIndex(1)  # Assistant
     dialog.backend.setCurrentIndex(dialog.backend.findData("openai"))
     assert dialog.test_box.isVisible() and dialog.test_button.text() == "Test connection"
     server = _ModelsServer()
