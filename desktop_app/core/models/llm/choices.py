@@ -10,6 +10,7 @@ the model that answers the next question is the one ``resolve_chat_model`` repor
 from __future__ import annotations
 
 import copy
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,8 +49,6 @@ def local_ggufs(data_dir: Path | None = None) -> list[Path]:
 
 def chat_model_options(config: Config, data_dir: Path | None = None) -> list[ChatOption]:
     """No model, the configured server (when a URL is set) and the local GGUF files."""
-    from desktop_app.core.models.llm.gguf import xllamacpp_available
-
     options = [ChatOption(NONE, message(reasons.OPTION_NO_MODEL))]
     url = config.llm.url.strip().rstrip("/")
     if url:
@@ -59,7 +58,7 @@ def chat_model_options(config: Config, data_dir: Path | None = None) -> list[Cha
     current = resolve_chat_model(config, data_dir)
     if current.backend == "gguf" and Path(current.where).resolve() not in {p.resolve() for p in ggufs}:
         ggufs.append(Path(current.where))  # configured by an absolute path outside the folders
-    runs = xllamacpp_available()
+    runs = importlib.util.find_spec("xllamacpp") is not None  # not imported: the window is opening
     for path in ggufs:
         why = "" if runs else message(reasons.LLM_NO_XLLAMACPP)
         label = message(reasons.OPTION_LOCAL, name=path.stem)
