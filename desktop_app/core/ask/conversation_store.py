@@ -124,8 +124,7 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 def _conversation_options(db: sqlite3.Connection) -> None:
     """Schema 5: a system prompt, a temperature and the title's source per conversation; an old
-    conversation titled by its first photo's file name ("2.jpg") is marked so, and is named by the
-    species once a photo of it is identified."""
+    conversation titled by its first photo's file name ("2.jpg") is marked 'file', not 'auto'."""
     columns = {r[1] for r in db.execute("PRAGMA table_info(conversations)")}
     if "system_prompt" not in columns:
         db.execute("ALTER TABLE conversations ADD COLUMN system_prompt TEXT NOT NULL DEFAULT ''")
