@@ -628,4 +628,5 @@ class SettingsDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.models.cancel_fetch()  # a download stops with the dialog; Fetch again resumes it
+        self.ctx.runner.cancel(JobKind.TEST_SERVER)
         super().done(result)
