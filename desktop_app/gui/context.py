@@ -38,6 +38,7 @@ OPENING = N_("Opening the knowledge base")
 LOADING_EMBEDDER = N_("Loading the embedding model")
 LOADING_ASSISTANT = N_("Loading the assistant")
 LOAD_STEPS = (OPENING, LOADING_EMBEDDER, LOADING_ASSISTANT)
+LOADING_CHAT_MODEL = N_("Loading the chat model")  # the chat's model switcher
 
 
 # The status-bar entry of a model that failed at search time (core/models/failures.py), by message.
@@ -308,6 +309,43 @@ class AppContext(QObject):
             on_success=saved,
             on_failure=failed,
             exclusive=False,
+        )
+
+    def switch_chat_model(
+        self, config: Config, *, on_loaded: Callable[[], None], on_failure: Callable[[Failure], None]
+    ) -> Job:
+        """The chat's model switcher: save ``config`` (another ``[llm]``), apply it and load that
+        model now, off the UI thread and between operations on the knowledge base; the status
+        bar says the step and, after, which model answers."""
+        path = self.data_dir / "config.toml"
+        to_disk = copy.deepcopy(config)
+
+        def work(_state: QtTaskState) -> dict[str, ComponentStatus]:
+            self._step(LOADING_CHAT_MODEL)
+            save_config(to_disk, path)
+            self.desk.apply_config(config)
+            self.desk.load_chat_model()
+            return role_statuses(self.desk)
+
+        def loaded(status: dict[str, ComponentStatus]) -> None:
+            self.status.update(status)
+            self.status_changed.emit()
+            self.config_changed.emit()
+            on_loaded()
+
+        def failed(failure: Failure) -> None:
+            self.status["llm"] = ComponentStatus("llm", None, failure.reason())
+            self.status_changed.emit()
+            on_failure(failure)
+
+        return self.runner.run(
+            JobKind.CHAT_MODEL,
+            work,
+            operation=Operation.SWITCH_CHAT_MODEL,
+            on_success=loaded,
+            on_failure=failed,
+            on_finished=self._loading_done,
+            lock=KB_LOCK,
         )
 
     def _apply_settings(self, config: Config) -> None:

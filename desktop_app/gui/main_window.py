@@ -3,11 +3,12 @@ status bar."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
 
 from desktop_app.core.ask.conversation_store import StoredChat
 from desktop_app.core.messages import N_
@@ -19,7 +20,7 @@ from desktop_app.gui.knowledge.panel import KnowledgePanel
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.settings.dialog import SettingsDialog
-from desktop_app.gui.tasks import Failure
+from desktop_app.gui.tasks import Failure, Job
 from desktop_app.gui.viewer.viewer import SourceViewer
 
 NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
@@ -77,6 +78,8 @@ class MainWindow(QMainWindow):
         self.conversations.open_requested.connect(self.open_conversation)
         self.conversations.new_requested.connect(self.new_conversation)
         self.conversations.deleted.connect(self._conversation_deleted)
+        self.conversations.export_requested.connect(self.export_conversation)
+        self.chat.retitled.connect(self.conversations.refresh)
 
         self.chat.placeholder.manage_models.connect(self.open_model_manager)
 
@@ -108,7 +111,11 @@ class MainWindow(QMainWindow):
         self.quit_action = QAction(self)
         self.quit_action.setShortcut(QKeySequence.Quit)
         self.quit_action.triggered.connect(self.close)
+        self.export_action = QAction(self)
+        self.export_action.triggered.connect(lambda: self.export_conversation(self.conversations.current_id))
         self.file_menu = self.menuBar().addMenu("")
+        self.file_menu.aboutToShow.connect(self._update_export_action)
+        self.file_menu.addAction(self.export_action)
         self.file_menu.addAction(self.settings_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
@@ -122,6 +129,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(tr("Knowledge Desk"))
         self.file_menu.setTitle(tr("&File"))
         self.settings_action.setText(tr("Settings…"))
+        self.export_action.setText(tr("Export conversation as Markdown…"))
         self.quit_action.setText(tr("Quit"))
         self.update_loading()
         if self._failure is not None and self.statusBar().currentMessage() == self._failure[1]:
@@ -230,6 +238,44 @@ class MainWindow(QMainWindow):
     def _conversation_deleted(self, chat_id: str) -> None:
         if self.chat.conversation is not None and self.chat.conversation.id == chat_id:
             self.chat.new_chat()
+
+    def _update_export_action(self) -> None:
+        self.export_action.setEnabled(self.conversations.current_id is not None)  # saved ones only
+
+    def export_conversation(self, chat_id: str | None, path: Path | None = None) -> Job | None:
+        """Write a saved conversation as the Markdown `kdesk chats export` writes (to ``path``, else
+        where the user chooses); the status bar says where it went."""
+        if not chat_id:
+            return None
+        store, knowledge = self.ctx.desk.conversations, self.ctx.knowledge_dir
+        if path is None:
+            found = next((c for c in self.conversations.chats if c.id == chat_id), None)
+            name = "".join(ch for ch in (found.title if found else "conversation") if ch not in '\\/:*?"<>|')
+            chosen, _ = QFileDialog.getSaveFileName(
+                self, tr("Export conversation"), str(Path.home() / f"{name.strip() or 'conversation'}.md"),
+                tr("Markdown") + " (*.md)",
+            )  # fmt: skip
+            if not chosen:
+                return None
+            path = Path(chosen)
+
+        def write(_state: object) -> Path:
+            from desktop_app.core.ask.chat_export import write_markdown
+
+            chat = store.load(chat_id)
+            if chat is None:
+                raise FileNotFoundError(chat_id)
+            return write_markdown(chat, knowledge, path)
+
+        return self.ctx.runner.run(
+            JobKind.CHATS,
+            write,
+            operation=Operation.EXPORT_CONVERSATION,
+            on_success=lambda out: self.statusBar().showMessage(tr("Exported to {path}").format(path=out), 10_000),
+            on_failure=self.show_failure,
+            exclusive=False,
+            lock=CHATS_LOCK,
+        )
 
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.ctx, self)

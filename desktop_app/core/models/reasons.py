@@ -135,3 +135,16 @@ EMBEDDER_FAILED = define(
     "model.embedder_failed",
     "the embedding model {model} failed on the question ({error}); results are ranked by keywords alone",
 )
+
+# The chat window's model switcher and Settings' "Test connection" (issue 38).
+OPTION_NO_MODEL = define("chat_option.none", "No model: answers from the documents")
+OPTION_LOCAL = define("chat_option.local", "{name} (local)")
+OPTION_SERVER = define("chat_option.server", "{model} on {url}")
+OPTION_SERVER_DEFAULT = define("chat_option.server_default", "the server's model")
+SERVER_FOUND = define("server_check.found", "Connected to {url}: {count} model(s): {models}")
+SERVER_FOUND_NONE = define("server_check.found_none", "Connected to {url}, but it lists no models")
+SERVER_MODEL_MISSING = define(
+    "server_check.model_missing", "{found}; the model set here ({model}) is not among them"
+)
+SERVER_FAILED = define("server_check.failed", "Could not connect: {reason}")
+SERVER_UNREADABLE = define("server_check.unreadable", "{url} answered, but not with a list of models: {error}")

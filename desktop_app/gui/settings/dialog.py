@@ -37,7 +37,8 @@ from desktop_app.core.messages import N_
 from desktop_app.core.models.embeddings import EmbeddingChoice, embedding_choices
 from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
+from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr, tr_core
+from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.settings.models_page import ModelsPage, human_size
 from desktop_app.gui.tasks import Failure
 from desktop_app.gui.theme import apply_theme
@@ -160,6 +161,18 @@ class SettingsDialog(QDialog):
         self.llm_form.addRow(QLabel(), gguf_row)
         self.llm_form.addRow(QLabel(), self.router_mode)
         self.llm_form.addRow(QLabel(), self.suggestion_box)
+        # "Test connection": asks the server above for its models (core/models/llm/choices.py).
+        self.test_button = QPushButton(objectName="testConnection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.test_result = QLabel(objectName="testResult")
+        self.test_result.setTextFormat(Qt.PlainText)
+        self.test_result.setWordWrap(True)
+        self.test_box = QWidget()
+        test_row = QHBoxLayout(self.test_box)
+        test_row.setContentsMargins(0, 0, 0, 0)
+        test_row.addWidget(self.test_button, 0, Qt.AlignTop)
+        test_row.addWidget(self.test_result, 1)
+        self.llm_form.addRow(QLabel(), self.test_box)
 
         # Retrieval: the embedding model first (it decides which languages search understands)
         self._saved_embedding = cfg.embedding.model.strip() or "default"
@@ -258,6 +271,7 @@ class SettingsDialog(QDialog):
             ],
         )
         self.gguf_browse.setText(tr("Browse…"))
+        self.test_button.setText(tr("Test connection"))
         self.use_suggested.setText(tr("Use it"))
         self.to_models.setText(tr("Models…"))
         self._update_suggestion()
@@ -428,7 +442,36 @@ class SettingsDialog(QDialog):
         for widget in (self.url, self.model, self.api_key):
             self.llm_form.setRowVisible(widget, backend == "openai")
         self.llm_form.setRowVisible(4, backend == "gguf")  # the GGUF file row
+        self.llm_form.setRowVisible(self.test_box, backend == "openai")
         self._update_suggestion()
+
+    def test_connection(self) -> None:
+        """Ask the server in the fields above (saved or not) for its models, off the UI thread,
+        and say what it found or why it could not."""
+        from desktop_app.core.models.llm.choices import check_server
+
+        url, key, model = self.url.text().strip(), self.api_key.text().strip(), self.model.text().strip()
+        self.test_button.setEnabled(False)
+        self.test_result.setProperty("failed", False)
+        self.test_result.setText(tr("Connecting to {url}…").format(url=url))
+
+        def shown(found) -> None:
+            self.test_button.setEnabled(True)
+            self.test_result.setText(tr_core(found.summary))
+            self.test_result.setProperty("failed", not found.ok)
+
+        def failed(failure: Failure) -> None:
+            self.test_button.setEnabled(True)
+            self.test_result.setText(failure.text())
+            self.test_result.setProperty("failed", True)
+
+        self.ctx.runner.run(
+            JobKind.TEST_SERVER,
+            lambda _state: check_server(url, key, model, timeout=self.ctx.config.llm.connect_timeout + 5),
+            operation=Operation.TEST_SERVER,
+            on_success=shown,
+            on_failure=failed,
+        )
 
     def suggested_chat_model(self) -> tuple[str, int, str | None] | None:
         """The manifest's local chat model: (id, size, folder when installed), once the Models
@@ -585,4 +628,5 @@ class SettingsDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.models.cancel_fetch()  # a download stops with the dialog; Fetch again resumes it
+        self.ctx.runner.cancel(JobKind.TEST_SERVER)
         super().done(result)
