@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -34,6 +32,7 @@ from desktop_app.core.messages import Message, Text
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
+from desktop_app.gui.knowledge.scope_dialog import ScopeNameDialog
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import (
@@ -45,9 +44,6 @@ from desktop_app.gui.operations import (
     run_batch,
 )
 from desktop_app.gui.tasks import Failure, QtTaskState
-
-_SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
-
 
 FAILED_COLOUR = "#c62828"
 SKIPPED_COLOUR = "#b26a00"
@@ -264,14 +260,21 @@ class KnowledgePanel(QWidget):
             self._fill_scopes()
         self.scope_combo.setCurrentIndex(self.scope_combo.findData(scope))
 
-    def _new_scope(self) -> None:
-        name, ok = QInputDialog.getText(self, tr("New collection"), tr("Name (letters, digits, - and _):"))
-        name = name.strip().lstrip("@")
-        if ok and _SCOPE_NAME.match(name):
-            if name not in self._scopes:
-                self._scopes.append(name)
-            self._fill_scopes()
-            self.scope_combo.setCurrentIndex(self.scope_combo.findData(name))
+    def _new_scope(self) -> ScopeNameDialog:
+        """Ask for a collection's name (the dialog checks it); the accepted one becomes current."""
+        dialog = ScopeNameDialog(self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self.add_scope(dialog.name()))
+        dialog.open()
+        self.scope_dialog = dialog  # tests fill it in
+        return dialog
+
+    def add_scope(self, name: str) -> None:
+        """Make a (valid) collection name known and current."""
+        if name not in self._scopes:
+            self._scopes.append(name)
+        self._fill_scopes()
+        self.scope_combo.setCurrentIndex(self.scope_combo.findData(name))
 
     # -- drag and drop -----------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802

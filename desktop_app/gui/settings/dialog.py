@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
@@ -41,6 +41,7 @@ from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_change
 from desktop_app.gui.settings.models_page import ModelsPage, human_size
 from desktop_app.gui.tasks import Failure
 from desktop_app.gui.theme import apply_theme
+from desktop_app.gui.window_state import restore_size, save_size
 
 BACKENDS = (
     ("none", N_("None (extractive answers)")),
@@ -53,6 +54,7 @@ ROUTER_MODES = (
     ("always", N_("Always search")),
     ("never", N_("Never search")),
 )
+DEFAULT_SIZE = QSize(820, 600)  # px: every tab fits, the Models tab without sideways scrolling
 CUSTOM_EMBEDDING = "custom"  # the combo's data for "type a model name" (no embedder has this name)
 
 
@@ -197,8 +199,18 @@ class SettingsDialog(QDialog):
         self.unknown_below = _dspin(0.0, 1.0, i.unknown_retrieve_below)
         identify = QWidget()
         self.identify_form = QFormLayout(identify)
+        self.identify_intro = QLabel(objectName="muted")
+        self.identify_intro.setWordWrap(True)
+        self.identify_form.addRow(self.identify_intro)
+        # Each setting: a label in the user's terms, then a line saying what it changes.
+        self.identify_help: dict[QWidget, QLabel] = {}
         for w in (self.high, self.medium, self.medium_below, self.unknown_below):
+            w.setMaximumWidth(120)  # a number: the label gets the room (a wrapped form label is cut)
             self.identify_form.addRow(QLabel(), w)
+            help_line = QLabel(objectName="muted")
+            help_line.setWordWrap(True)
+            self.identify_form.addRow(help_line)
+            self.identify_help[w] = help_line
 
         self.tabs = QTabWidget()
         self.tabs.addTab(general, "")
@@ -226,6 +238,7 @@ class SettingsDialog(QDialog):
 
         on_language_changed(self.retranslate)
         self.retranslate()
+        restore_size(self, ctx.data_dir, "settings", DEFAULT_SIZE)  # the size the user left it at
         self.backend.setCurrentIndex(max(self.backend.findData(cfg.llm.backend), 0))
         self.router_mode.setCurrentIndex(max(self.router_mode.findData(cfg.router.mode), 0))
         self.theme.setCurrentIndex(max(self.theme.findData(cfg.ui.theme), 0))
@@ -279,19 +292,57 @@ class SettingsDialog(QDialog):
                 tr("Vector score threshold"),
             ],
         )
-        self._set_labels(
-            self.identify_form,
-            [
-                tr("High confidence at"),
-                tr("Medium confidence at"),
-                tr("Medium: search below"),
-                tr("No level: search below"),
-            ],
-        )
+        self._retranslate_identify()
         self.buttons.button(QDialogButtonBox.Save).setText(tr("Save"))
         if self._save_failure is not None:
             self.save_error.setText(self._save_failure.text())
         self.buttons.button(QDialogButtonBox.Cancel).setText(tr("Cancel"))
+
+    def _retranslate_identify(self) -> None:
+        """The Identification tab: what each threshold changes, in the user's terms."""
+        self.identify_intro.setText(
+            tr(
+                "When you send a photo, the photo model gives each species a score from 0 to 1 (1: sure). "
+                "These settings decide how sure the answer says it is, and when it checks the photo "
+                "against your notes (colours, markings) before naming the species."
+            )
+        )
+        texts = {
+            self.high: (
+                tr("Call a species certain from a score of:"),
+                tr(
+                    "At or above this, the answer says “high confidence” and names the species without "
+                    "checking your notes."
+                ),
+            ),
+            self.medium: (
+                tr("Call a species likely from a score of:"),
+                tr(
+                    "From this up to the score above, the answer says “medium confidence”; below it, "
+                    "“low confidence”, and your notes are always checked."
+                ),
+            ),
+            self.medium_below: (
+                tr("Check my notes when a likely species scores less than:"),
+                tr(
+                    "A “medium confidence” species scoring under this is checked against your notes; "
+                    "at or above it, the photo model’s answer stands."
+                ),
+            ),
+            self.unknown_below: (
+                tr("Check my notes when the photo model gives no confidence and scores less than:"),
+                tr(
+                    "Only for a photo model that gives a score without a confidence level; the bundled "
+                    "models always give one."
+                ),
+            ),
+        }
+        for widget, (label, help_text) in texts.items():
+            field_label = self.identify_form.labelForField(widget)
+            if field_label is not None:
+                field_label.setText(label)
+            self.identify_help[widget].setText(help_text)
+            widget.setToolTip(help_text)
 
     @staticmethod
     def _set_labels(form: QFormLayout, labels: list[str]) -> None:
@@ -585,4 +636,5 @@ class SettingsDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.models.cancel_fetch()  # a download stops with the dialog; Fetch again resumes it
+        save_size(self, self.ctx.data_dir, "settings")
         super().done(result)

@@ -41,6 +41,7 @@ from desktop_app.gui.i18n import catalogue, on_language_changed, tr
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.tasks import Failure, Job, QtTaskState
+from desktop_app.gui.widgets import plain_label
 
 ROLE_TITLES = {
     "embedding": N_("Embedding model (search)"),
@@ -50,7 +51,6 @@ ROLE_TITLES = {
     "image": N_("Image-text model (photos and names)"),
 }
 REACH_TIMEOUT = 3.0  # seconds: the page says "offline" quickly rather than waiting on a dead link
-PATH_WIDTH = 460  # pixels a model's folder may take before it is elided in the middle
 
 
 def endpoint_reachable(endpoint: str, timeout: float = REACH_TIMEOUT) -> bool:
@@ -147,6 +147,8 @@ class ModelsPage(QWidget):
         self.roles_layout.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # Never sideways: long folders wrap (PlainLabel), so every column stays in sight.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setFrameShape(QFrame.NoFrame)
         scroll.setWidget(self.roles)
 
@@ -298,13 +300,10 @@ class ModelsPage(QWidget):
         licence = QLabel(a.license.split(" (")[0])  # the SPDX name; the provenance note on hover
         licence.setToolTip(plain_tooltip(tr(a.license)))
         where = a.path or (str(self.dest / spec.folder) if spec is not None and spec.downloadable else "")
-        path_label = QLabel()
-        path_label.setObjectName("muted")
-        path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        path_label = plain_label(object_name="muted")  # wraps a long folder instead of widening the page
         if where:
             prefix = tr("In {path}") if a.path else tr("Goes to {path}")
-            elided = path_label.fontMetrics().elidedText(where, Qt.ElideMiddle, PATH_WIDTH)
-            path_label.setText(prefix.format(path=elided))
+            path_label.setText(prefix.format(path=where))
             path_label.setToolTip(where)
         fetch: QPushButton | None = None
         command: QLabel | None = None
