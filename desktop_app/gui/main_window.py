@@ -11,9 +11,10 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QS
 
 from desktop_app.core.ask.conversation_store import StoredChat
 from desktop_app.core.messages import N_
+from desktop_app.gui.about import AboutDialog
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.panel import ChatPanel
-from desktop_app.gui.context import AppContext
+from desktop_app.gui.context import AppContext, model_tooltip
 from desktop_app.gui.i18n import on_language_changed, set_language, tr, tr_core
 from desktop_app.gui.knowledge.panel import KnowledgePanel
 from desktop_app.gui.markdown import plain_tooltip
@@ -112,6 +113,10 @@ class MainWindow(QMainWindow):
         self.file_menu.addAction(self.settings_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
+        self.about_action = QAction(self)
+        self.about_action.triggered.connect(self.open_about)
+        self.help_menu = self.menuBar().addMenu("")
+        self.help_menu.addAction(self.about_action)
 
         self._failure: tuple[Failure, str] | None = None  # the failure the status bar shows, as shown
         on_language_changed(self.retranslate)
@@ -123,6 +128,8 @@ class MainWindow(QMainWindow):
         self.file_menu.setTitle(tr("&File"))
         self.settings_action.setText(tr("Settings…"))
         self.quit_action.setText(tr("Quit"))
+        self.help_menu.setTitle(tr("&Help"))
+        self.about_action.setText(tr("About Knowledge Desk…"))
         self.update_loading()
         if self._failure is not None and self.statusBar().currentMessage() == self._failure[1]:
             self.show_failure(self._failure[0])  # still shown: say it in the new language
@@ -147,7 +154,7 @@ class MainWindow(QMainWindow):
             title = tr(ROLE_TITLES[role])
             if status.name:
                 label.setText(f"● {title}: {tr_core(status.name)}")
-                label.setToolTip(plain_tooltip(tr_core(status.name)))
+                label.setToolTip(plain_tooltip(model_tooltip(status)))
                 label.setProperty("missing", False)
             elif loading:
                 label.setText(f"◌ {title}: " + tr("loading…"))
@@ -233,6 +240,13 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.ctx, self)
+        dialog.open()
+        return dialog
+
+    def open_about(self) -> AboutDialog:
+        """Help › About: version, data folder, log file, the models' licences."""
+        dialog = AboutDialog(self.ctx, self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.open()
         return dialog
 

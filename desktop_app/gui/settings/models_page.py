@@ -285,10 +285,10 @@ class ModelsPage(QWidget):
         spec = self.specs.get(a.id)
         state = model_state(status, a)
         row = grid.rowCount()
-        name = QLabel(f"<b>{html.escape(a.id)}</b>")
+        name = QLabel(f"<b>{html.escape(a.display_name)}</b>")  # the registry's name, as everywhere
         name.setTextFormat(Qt.RichText)
-        if spec is not None and spec.description:
-            name.setToolTip(plain_tooltip(tr(spec.description)))  # the manifest's text, translated
+        about = tr(spec.description) if spec is not None and spec.description else ""  # translated
+        name.setToolTip(plain_tooltip("\n".join(filter(None, (about, tr("Technical id: {id}").format(id=a.id))))))
         state_label = QLabel(
             {"active": tr("Active"), "installed": tr("Installed"), "missing": tr("Missing")}[state]
         )
@@ -374,16 +374,21 @@ class ModelsPage(QWidget):
             self.progress.setValue(min(1000, done * 1000 // total))
         self.progress_label.setText(
             tr("Downloading {model}: {done} of {total}").format(
-                model=self._fetching, done=human_size(done), total=human_size(total)
+                model=self.shown_name(self._fetching), done=human_size(done), total=human_size(total)
             )
         )
 
     def _fetch_failed(self, failure: Failure) -> None:
         # Names the model, which "Could not download the model" would not.
         self._outcome = tr("The download of {model} failed: {error}").format(
-            model=self._fetching, error=failure.reason()
+            model=self.shown_name(self._fetching), error=failure.reason()
         )
         self._fetch_done("failed")
+
+    def shown_name(self, model_id: str) -> str:
+        """A manifest model's display name (its id when unknown)."""
+        spec = self.specs.get(model_id)
+        return spec.display_name if spec is not None else model_id
 
     def _fetch_done(self, outcome: str) -> None:
         model = self._fetching
@@ -392,7 +397,7 @@ class ModelsPage(QWidget):
         elif outcome == "cancelled":
             self._outcome = tr(
                 "The download of {model} was stopped; Fetch again resumes it where it stopped."
-            ).format(model=model)
+            ).format(model=self.shown_name(model))
         self._fetching = ""
         self._show_progress(False)
         self._update_buttons()
@@ -417,7 +422,7 @@ class ModelsPage(QWidget):
             if in_use:
                 self._outcome = tr(
                     "{model} is installed and reranks the results from the next question."
-                ).format(model=model)
+                ).format(model=self.shown_name(model))
                 self.progress_label.setText(self._outcome)
             self.ctx.status_changed.emit()
 
@@ -440,7 +445,7 @@ class ModelsPage(QWidget):
             text = tr("{model} is installed; loading it…")
         else:
             text = tr("{model} is installed; Knowledge Desk uses it from the next start.")
-        return text.format(model=model)
+        return text.format(model=self.shown_name(model))
 
     def _show_progress(self, shown: bool) -> None:
         self.progress.setVisible(shown)
