@@ -58,9 +58,9 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.chat)
         self.splitter.addWidget(self.viewer)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 1)
+        self.splitter.setStretchFactor(0, 1)  # a wider window widens the document list too (a third)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([420, 860, 0])
         self.splitter.setChildrenCollapsible(False)
         # Below NARROW_WIDTH the viewer takes the knowledge column's place while it is open (three

@@ -32,6 +32,7 @@ from desktop_app.core.messages import Message, Text
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
+from desktop_app.gui.knowledge.path_delegate import PathDelegate
 from desktop_app.gui.knowledge.scope_dialog import ScopeNameDialog
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.markdown import plain_tooltip
@@ -46,6 +47,8 @@ from desktop_app.gui.operations import (
 from desktop_app.gui.tasks import Failure, QtTaskState
 
 FAILED_COLOUR = "#c62828"
+MIN_TABLE_ROWS = 7  # document rows always in sight, indexing or not
+OUTCOME_LINES = 5  # lines of a batch's outcome list shown before it scrolls
 SKIPPED_COLOUR = "#b26a00"
 
 
@@ -113,15 +116,21 @@ class KnowledgePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setShowGrid(False)
         self.table.setWordWrap(False)
-        # "parrots/african-grey-pa…" could not tell similar files apart: keep both ends.
-        self.table.setTextElideMode(Qt.ElideMiddle)
+        # Names are cut from the folder first, so the file name stays readable (path_delegate.py).
+        self.name_delegate = PathDelegate(self.table)
+        self.table.setItemDelegateForColumn(0, self.name_delegate)
         header = self.table.horizontalHeader()
         # Fixed widths, not ResizeToContents: that re-measures every row on each refresh, which
-        # stalls the UI once the library has thousands of documents.
-        for col, width in ((0, 160), (1, 72), (2, 56), (3, 68), (4, 60)):
+        # stalls the UI once the library has thousands of documents. The name takes what is left.
+        for col, width in ((1, 72), (2, 56), (3, 68), (4, 90)):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
             header.resizeSection(col, width)
-        header.setStretchLastSection(True)  # the error column takes what is left
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        header.setStretchLastSection(False)
+        # The list keeps MIN_TABLE_ROWS rows in sight whatever the progress area below needs.
+        self.table.setMinimumHeight(
+            MIN_TABLE_ROWS * 24 + header.sizeHint().height() + 2 * self.table.frameWidth()
+        )
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
@@ -133,6 +142,7 @@ class KnowledgePanel(QWidget):
         QVBoxLayout(self.table.viewport()).addWidget(self.empty_hint)
         for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             changed.connect(self._update_empty_hint)
+            changed.connect(self._update_error_column)
 
         self.add_button = QPushButton()
         self.add_folder_button = QPushButton()
@@ -158,7 +168,8 @@ class KnowledgePanel(QWidget):
         self.errors.setWordWrap(True)
         self.errors.setResizeMode(QListWidget.ResizeMode.Adjust)
         self.errors.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.errors.setMaximumHeight(150)
+        # At most a few lines (it scrolls): the document list above keeps its height.
+        self.errors.setMaximumHeight(OUTCOME_LINES * self.errors.fontMetrics().lineSpacing() + 8)
         # Failed files are retried only once they change; this tries them again now.
         self.retry_button = QPushButton()
         self.retry_button.clicked.connect(self.retry_failed)
@@ -393,6 +404,9 @@ class KnowledgePanel(QWidget):
         operation: Operation,
     ) -> None:
         self._set_busy(True)
+        # The last batch's outcome gives the progress its room (this batch's replaces it at the end).
+        self.result_label.hide()
+        self.errors.hide()
         self.progress.setRange(0, 0)
         self.progress_label.setText(message)
         run_batch(
@@ -427,6 +441,9 @@ class KnowledgePanel(QWidget):
         if kind is not JobKind.SYNC or self._is_news(report):
             self.last_report = report
             self._show_report(report)
+        else:  # the outcome hidden while it ran comes back as it was
+            self.result_label.setVisible(bool(self.result_label.text()))
+            self.errors.setVisible(self.errors.count() > 0)
         self._known_failures.update(report.failed)
         self.ctx.knowledge_changed.emit(change)
         self.batch_finished.emit(report)
@@ -553,6 +570,10 @@ class KnowledgePanel(QWidget):
         self.remove_button.setToolTip(
             why or ("" if selected else tr("Select documents in the list to remove them"))
         )
+
+    def _update_error_column(self, *_: object) -> None:
+        """The Error column only while a document has failed: otherwise its room goes to the names."""
+        self.table.setColumnHidden(4, not any(doc.error for doc in self.model.rows))
 
     def _update_empty_hint(self, *_: object) -> None:
         self.empty_hint.setText(
