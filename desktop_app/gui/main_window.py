@@ -21,7 +21,7 @@ from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.settings.dialog import SettingsDialog
 from desktop_app.gui.tasks import Failure
-from desktop_app.gui.viewer.viewer import SourceViewer
+from desktop_app.gui.viewer.viewer import SourceViewer, answer_claim
 
 NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
 
@@ -176,7 +176,7 @@ class MainWindow(QMainWindow):
 
     def open_citation(self, citation: Any) -> None:
         was_hidden = self.viewer.isHidden()
-        self.viewer.open_citation(citation)
+        self.viewer.open_citation(citation, answer_claim(self.chat.messages, citation))
         if was_hidden:
             total = sum(self.splitter.sizes())
             if self.width() < NARROW_WIDTH:

@@ -404,9 +404,6 @@ class KnowledgePanel(QWidget):
         operation: Operation,
     ) -> None:
         self._set_busy(True)
-        # The last batch's outcome gives the progress its room (this batch's replaces it at the end).
-        self.result_label.hide()
-        self.errors.hide()
         self.progress.setRange(0, 0)
         self.progress_label.setText(message)
         run_batch(
@@ -441,9 +438,6 @@ class KnowledgePanel(QWidget):
         if kind is not JobKind.SYNC or self._is_news(report):
             self.last_report = report
             self._show_report(report)
-        else:  # the outcome hidden while it ran comes back as it was
-            self.result_label.setVisible(bool(self.result_label.text()))
-            self.errors.setVisible(self.errors.count() > 0)
         self._known_failures.update(report.failed)
         self.ctx.knowledge_changed.emit(change)
         self.batch_finished.emit(report)
