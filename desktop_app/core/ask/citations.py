@@ -113,11 +113,16 @@ def claim_for(answer_text: str, n: int) -> str:
     """The sentences of an answer that carry citation ``n`` ("[n]", "[1, n]", "【n】"), markers removed."""
     from desktop_app.core.ask.sentences import split_sentences
 
-    claims = []
+    claims: list[str] = []
+    previous = ""
     for sentence in split_sentences(answer_text):
         numbers = {int(x) for m in CITATION_MARK.finditer(sentence) for x in _SEP.split(m.group(1))}
-        if n in numbers:
-            claims.append(CITATION_MARK.sub("", sentence).strip())
+        # "rimu fruit. [1]": a marker after the full stop is a sentence of its own; it cites the one before.
+        words = CITATION_MARK.sub("", sentence).strip().lstrip("-*• ").strip()
+        claim = words if any(ch.isalnum() for ch in words) else previous
+        if n in numbers and claim and claim not in claims:
+            claims.append(claim)
+        previous = claim
     return " ".join(claims)
 
 

@@ -17,6 +17,12 @@ def test_the_claim_is_the_answer_sentences_that_cite_the_number():
     assert claim_for(answer, 3) == ""
 
 
+def test_a_marker_after_the_full_stop_cites_the_sentence_before_it():
+    answer = "Passages:\n\nThe kakapo feeds on rimu fruit. [1]\n\n- Weather filler. [2]"
+    assert claim_for(answer, 1) == "The kakapo feeds on rimu fruit."
+    assert claim_for(answer, 2) == "Weather filler."
+
+
 def test_the_cited_sentence_is_the_one_the_claim_repeats():
     start, end = cited_sentence(PASSAGE, "It lives in the swamps and forests of South America [1].")
     assert PASSAGE[start:end] == "It lives in the swamps and forests of South America."
