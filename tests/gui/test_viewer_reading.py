@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
+from desktop_app.core.ask.citations import sentence_spans
 from desktop_app.core.events import Citation
 from desktop_app.gui.i18n import set_language
 from desktop_app.gui.viewer.page_view import MARGIN, READABLE_SCALE, ZOOM_STEP
@@ -107,6 +108,16 @@ def test_a_pdf_page_opens_readable_and_zooms(make_window, qtbot, drop, shared_da
     viewer.fit_button.click()
     assert view.canvas.width() == view.viewport().width() - 2 * MARGIN
     qtbot.waitUntil(lambda: not view.horizontalScrollBar().isVisible(), timeout=2_000)
+
+    # An answer's claim: its sentence is marked apart from the rest of the passage on the page.
+    cite = _citation(window, source, "Cannister shot is a tin cylinder")
+    spans = sentence_spans(cite.text)
+    start, end = max(spans, key=lambda span: span[1] - span[0])
+    claim = cite.text[start:end]
+    viewer.open_citation(cite, claim)
+    qtbot.waitUntil(lambda: bool(viewer.sentence_rects), timeout=10_000)
+    assert len(viewer.sentence_rects) < len(viewer.highlight_rects)
+    assert set(claim.split()[:3]) & set(viewer.highlighted_sentence.split())
 
     set_language("zh_CN")
     try:

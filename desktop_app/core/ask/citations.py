@@ -126,8 +126,14 @@ def claim_for(answer_text: str, n: int) -> str:
     return " ".join(claims)
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """[start, end) of each sentence of ``text`` (a line without an end mark is one sentence)."""
+_LINE_WRAP = re.compile(r"(?<!\n)\n(?!\n)")
+
+
+def sentence_spans(text: str, wrapped: bool = False) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of ``text`` (a line without an end mark is one sentence;
+    ``wrapped``: lines are hard-wrapped, as on a PDF page, and only a blank line ends a paragraph)."""
+    if wrapped:
+        text = _LINE_WRAP.sub(" ", text)  # same length: the spans stay valid in the original
     spans: list[tuple[int, int]] = []
     pos = 0
     for line in text.split("\n"):
@@ -157,14 +163,15 @@ def _claim_words(text: str) -> set[str]:
     return {w for w in words if "\u3400" <= w[0] <= "\u9fff" or (len(w) >= 3 and w not in _COMMON)}
 
 
-def cited_sentence(passage: str, claim: str) -> tuple[int, int] | None:
+def cited_sentence(passage: str, claim: str, wrapped: bool = False) -> tuple[int, int] | None:
     """The [start, end) of the sentence of ``passage`` the claim rests on: the one whose words the
-    claim holds most of; None without a claim or when no sentence shares enough with it."""
+    claim holds most of; None without a claim or when no sentence shares enough with it.
+    ``wrapped``: the passage's lines are hard-wrapped (a PDF page's text)."""
     wanted = _claim_words(claim)
     if not wanted:
         return None
     best: tuple[float, int, tuple[int, int]] | None = None
-    for start, end in sentence_spans(passage):
+    for start, end in sentence_spans(passage, wrapped):
         words = _claim_words(passage[start:end])
         shared = len(words & wanted)
         if not words or shared < min(3, len(words)):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from PySide6.QtPdf import QPdfDocument
 
 HIGHLIGHT = QColor(255, 196, 0, 90)  # translucent: the text stays readable under it
+SENTENCE = QColor(255, 150, 0, 110)  # the cited sentence, over the passage's wash, underlined
 MARGIN = 8  # pixels on each side of the page
 RERENDER_MS = 80  # a small resize re-renders the page once it settles (the old image is scaled meanwhile)
 POINT_PX = 96 / 72  # pixels per PDF point at "100 %" (a 96 dpi screen)
@@ -74,6 +75,11 @@ class _Canvas(QWidget):
             painter.drawRoundedRect(
                 QRectF(r.x() * scale, r.y() * scale, r.width() * scale, r.height() * scale), 2, 2
             )
+        painter.setBrush(SENTENCE)
+        for r in self.view.sentence_of(self.view.page()):
+            box = QRectF(r.x() * scale, r.y() * scale, r.width() * scale, r.height() * scale)
+            painter.drawRoundedRect(box, 2, 2)
+            painter.fillRect(QRectF(box.left(), box.bottom() - 1.5, box.width(), 1.5), QColor(160, 80, 0))
         painter.end()
 
 
@@ -88,6 +94,7 @@ class PdfPageView(QScrollArea):
         self.document = document
         self._page = 0
         self._highlights: dict[int, list[QRectF]] = {}
+        self._sentences: dict[int, list[QRectF]] = {}  # the cited sentence's lines, per page
         self._zoom: float | str = AUTO  # AUTO, FIT, or pixels per point
         self.canvas = _Canvas(self)
         self.setWidget(self.canvas)
@@ -104,6 +111,9 @@ class PdfPageView(QScrollArea):
     def highlights_of(self, page: int) -> list[QRectF]:
         return self._highlights.get(page, [])
 
+    def sentence_of(self, page: int) -> list[QRectF]:
+        return self._sentences.get(page, [])
+
     def clear(self) -> None:
         """Forget the page image and the highlights (another document is loading)."""
         self.clear_highlights()
@@ -111,6 +121,7 @@ class PdfPageView(QScrollArea):
 
     def clear_highlights(self) -> None:
         self._highlights.clear()
+        self._sentences.clear()
         self.canvas.update()
 
     def show_page(self, page: int) -> None:
@@ -121,8 +132,10 @@ class PdfPageView(QScrollArea):
         self._reveal()
         self.page_changed.emit(self._page)
 
-    def set_highlights(self, page: int, rects: list[QRectF]) -> None:
+    def set_highlights(self, page: int, rects: list[QRectF], sentence: list[QRectF] | None = None) -> None:
+        """Wash ``rects`` (the passage's lines) on ``page``; mark ``sentence``'s lines stronger."""
         self._highlights[page] = rects
+        self._sentences[page] = sentence or []
         if page == self._page:
             self.canvas.update()
             self._reveal()
@@ -195,7 +208,7 @@ class PdfPageView(QScrollArea):
         self.canvas.update()
 
     def _reveal(self) -> None:
-        rects = self.highlights_of(self._page)
+        rects = self.sentence_of(self._page) or self.highlights_of(self._page)
         if not rects:
             self.verticalScrollBar().setValue(0)
             return

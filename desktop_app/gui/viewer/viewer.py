@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QTextEdit,
     QVBoxLayout,
@@ -84,6 +85,7 @@ class SourceViewer(QWidget):
         self.claim = ""  # what the answer says with this citation ("" when not known)
         self.rendered = False  # a Markdown note shown rendered
         self.highlight_rects: list[Any] = []  # PDF: one QRectF per highlighted line, in points
+        self.sentence_rects: list[Any] = []  # PDF: the cited sentence's lines, in points
         self.changed: bool | None = None  # None until the check ran
         self._generation = 0  # the latest open_citation; results of earlier ones are dropped
         self._loaded_pdf: tuple[Path, int, int] | None = None  # path, size, mtime of the open PDF
@@ -123,6 +125,10 @@ class SourceViewer(QWidget):
         self.zoom_label = QLabel()
         self.zoom_in_button = QPushButton("+")
         self.fit_button = QPushButton()
+        # Compact: the bar must not widen the viewer (the chat beside it keeps its room).
+        for button in (self.prev_button, self.next_button, self.zoom_out_button, self.zoom_in_button):
+            button.setFixedWidth(32)
+        self.fit_button.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)
         nav = QHBoxLayout()
         nav.addStretch(1)
         nav.addWidget(self.prev_button)
@@ -202,6 +208,7 @@ class SourceViewer(QWidget):
         self.highlighted = False
         self.highlighted_text = ""
         self.highlight_rects = []
+        self.sentence_rects = []
         self.changed = None
         self.banner.hide()
         self.show()
@@ -313,7 +320,15 @@ class SourceViewer(QWidget):
         self.highlight_rects = line_rects(list(selection.bounds())) if selection.isValid() else []
         self.highlighted = bool(self.highlight_rects)
         self.highlighted_text = text[span[0] : span[1]]
-        self.pdf_view.set_highlights(page, self.highlight_rects)
+        self.sentence_rects = []
+        sentence = cited_sentence(self.highlighted_text, self.claim, wrapped=True)  # a page's lines
+        if sentence is not None:  # the sentence the answer rests on, marked apart
+            s_start, s_end = span[0] + sentence[0], span[0] + sentence[1]
+            a, b = utf16_index(text, s_start), utf16_index(text, s_end)
+            marked = self.pdf.getSelectionAtIndex(page, a, b - a)
+            self.sentence_rects = line_rects(list(marked.bounds())) if marked.isValid() else []
+            self.highlighted_sentence = text[s_start:s_end] if self.sentence_rects else ""
+        self.pdf_view.set_highlights(page, self.highlight_rects, self.sentence_rects)
 
     def _show_text(self, text: str, start: int, end: int) -> None:
         """The passage in context: a Markdown note rendered, other text as it is; the passage

@@ -41,3 +41,11 @@ def test_chinese_sentences_end_at_the_full_stop():
     assert [text[a:b] for a, b in spans] == ["金刚鹦鹉生活在南美洲。", "它吃坚果和水果。"]
     start, end = cited_sentence(text, "金刚鹦鹉吃坚果和水果")
     assert text[start:end] == "它吃坚果和水果。"
+
+
+def test_a_pdf_page_s_hard_wrapped_lines_are_one_sentence():
+    page = "The balls are made of\nsuch a size that seven of them can\nlie in a bed. Grape shot."
+    start, end = cited_sentence(
+        page, "The balls are made of such a size that seven can lie in a bed", wrapped=True
+    )
+    assert page[start:end] == "The balls are made of\nsuch a size that seven of them can\nlie in a bed."
