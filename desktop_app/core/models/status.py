@@ -263,7 +263,8 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
     if choice.active:
         active_id = f"server:{choice.where}" if choice.backend == "openai" else Path(choice.where).name
         path = choice.where if choice.backend == "gguf" else None
-        return RoleStatus("chat", choice.name, active_id, path, choice.reason, None, "", avails)
+        name = display_name(choice.name, specs) if isinstance(choice.name, str) else choice.name  # a GGUF's file
+        return RoleStatus("chat", name, active_id, path, choice.reason, None, "", avails)
     backend = cfg.llm.backend.strip().lower()
     if backend == "gguf" and cfg.llm.gguf.strip() and not module_installed("xllamacpp"):
         fetch = pip_command("xllamacpp")
