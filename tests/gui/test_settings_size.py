@@ -18,6 +18,10 @@ def test_settings_opens_at_a_size_where_the_models_tab_needs_no_sideways_scroll(
     dialog = window.open_settings()
     qtbot.waitExposed(dialog)
     assert dialog.width() >= 760 and dialog.height() >= 560  # not 520x317
+    room = dialog.tabs.currentWidget().size()
+    for index in range(dialog.tabs.count()):  # every tab fits without being squeezed
+        need = dialog.tabs.widget(index).minimumSizeHint()
+        assert need.width() <= room.width() and need.height() <= room.height(), dialog.tabs.tabText(index)
     page = dialog.show_models()
     _models_ready(qtbot, page)
     qtbot.wait(50)  # the rebuilt rows are laid out
