@@ -12,16 +12,17 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QPr
 
 from desktop_app.core.ask.conversation_store import StoredChat
 from desktop_app.core.messages import N_
+from desktop_app.gui.about import AboutDialog
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.panel import ChatPanel
-from desktop_app.gui.context import AppContext
+from desktop_app.gui.context import AppContext, model_tooltip
 from desktop_app.gui.i18n import on_language_changed, set_language, tr, tr_core
 from desktop_app.gui.knowledge.panel import KnowledgePanel
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.settings.dialog import SettingsDialog
 from desktop_app.gui.tasks import Failure, Job
-from desktop_app.gui.viewer.viewer import SourceViewer
+from desktop_app.gui.viewer.viewer import SourceViewer, answer_claim
 
 NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
 
@@ -58,9 +59,9 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.chat)
         self.splitter.addWidget(self.viewer)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 1)
+        self.splitter.setStretchFactor(0, 1)  # a wider window widens the document list too (a third)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([420, 860, 0])
         self.splitter.setChildrenCollapsible(False)
         # Below NARROW_WIDTH the viewer takes the knowledge column's place while it is open (three
@@ -119,6 +120,10 @@ class MainWindow(QMainWindow):
         self.file_menu.addAction(self.settings_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
+        self.about_action = QAction(self)
+        self.about_action.triggered.connect(self.open_about)
+        self.help_menu = self.menuBar().addMenu("")
+        self.help_menu.addAction(self.about_action)
 
         self._failure: tuple[Failure, str] | None = None  # the failure the status bar shows, as shown
         on_language_changed(self.retranslate)
@@ -131,6 +136,8 @@ class MainWindow(QMainWindow):
         self.settings_action.setText(tr("Settings…"))
         self.export_action.setText(tr("Export conversation as Markdown…"))
         self.quit_action.setText(tr("Quit"))
+        self.help_menu.setTitle(tr("&Help"))
+        self.about_action.setText(tr("About Knowledge Desk…"))
         self.update_loading()
         if self._failure is not None and self.statusBar().currentMessage() == self._failure[1]:
             self.show_failure(self._failure[0])  # still shown: say it in the new language
@@ -155,7 +162,7 @@ class MainWindow(QMainWindow):
             title = tr(ROLE_TITLES[role])
             if status.name:
                 label.setText(f"● {title}: {tr_core(status.name)}")
-                label.setToolTip(plain_tooltip(tr_core(status.name)))
+                label.setToolTip(plain_tooltip(model_tooltip(status)))
                 label.setProperty("missing", False)
             elif loading:
                 label.setText(f"◌ {title}: " + tr("loading…"))
@@ -177,7 +184,7 @@ class MainWindow(QMainWindow):
 
     def open_citation(self, citation: Any) -> None:
         was_hidden = self.viewer.isHidden()
-        self.viewer.open_citation(citation)
+        self.viewer.open_citation(citation, answer_claim(self.chat.messages, citation))
         if was_hidden:
             total = sum(self.splitter.sizes())
             if self.width() < NARROW_WIDTH:
@@ -279,6 +286,13 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.ctx, self)
+        dialog.open()
+        return dialog
+
+    def open_about(self) -> AboutDialog:
+        """Help › About: version, data folder, log file, the models' licences."""
+        dialog = AboutDialog(self.ctx, self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.open()
         return dialog
 

@@ -17,6 +17,7 @@ from desktop_app.core.models.registry import (
     ModelSpec,
     availability,
     check_folder,
+    display_name,
     load_manifest,
     module_installed,
     spec_by_folder_or_id,
@@ -60,12 +61,13 @@ def _named_status(
     if spec is not None:
         a = next(x for x in avails if x.id == spec.id)
         if a.installed:
-            return RoleStatus(role, spec.id, spec.id, a.path, f'{setting} = "{chosen}"', None, "", avails)
+            name = spec.display_name
+            return RoleStatus(role, name, spec.id, a.path, f'{setting} = "{chosen}"', None, "", avails)
         problem = check_folder(Path(a.path), spec) if a.path else ""
         if problem and all(module_installed(m) for m in spec.requires):
             # The loader uses the folder whatever its files' sizes (as the reranker's does): say so.
             reason = message(reasons.WITH_WARNING, reason=f'{setting} = "{chosen}"', problem=problem)
-            return RoleStatus(role, spec.id, spec.id, a.path, reason, a.install_command, "", avails)
+            return RoleStatus(role, spec.display_name, spec.id, a.path, reason, a.install_command, "", avails)
         return RoleStatus(role, None, None, None, missing(a.reason), a.install_command, "", avails)
     found = find_model(chosen, data_dir)
     if found is not None:
@@ -126,7 +128,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
                 path = None
             return RoleStatus(
                 "embedding",
-                message(reasons.BUNDLED_ENGLISH, name=variant.lower()),
+                message(reasons.BUNDLED_ENGLISH, name=bundled.display_name),  # int8 or not: one model
                 bundled.id,
                 path,
                 'embedding.model = "default"',
@@ -197,7 +199,7 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     if problem:  # the loader will try it, but it is not the published model
         return RoleStatus(
             "reranker",
-            spec.id,
+            spec.display_name,
             spec.id,
             str(path),
             message(reasons.WITH_WARNING, reason=why, problem=problem),
@@ -206,7 +208,7 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
             avails,
         )
     return RoleStatus(
-        "reranker", spec.id, spec.id, str(path), f'retrieval.reranker = "{chosen}"', None, "", avails
+        "reranker", spec.display_name, spec.id, str(path), f'retrieval.reranker = "{chosen}"', None, "", avails
     )
 
 
@@ -223,7 +225,7 @@ def _reranker_from_manifest(
         for a in avails:
             if a.installed:
                 return RoleStatus(
-                    "reranker", a.id, a.id, a.path, 'retrieval.reranker = "auto"', None, "", avails
+                    "reranker", a.display_name, a.id, a.path, 'retrieval.reranker = "auto"', None, "", avails
                 )
         why = first.reason if first else message(reasons.NO_RERANKER_IN_MANIFEST)
         return RoleStatus(
@@ -261,7 +263,8 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
     if choice.active:
         active_id = f"server:{choice.where}" if choice.backend == "openai" else Path(choice.where).name
         path = choice.where if choice.backend == "gguf" else None
-        return RoleStatus("chat", choice.name, active_id, path, choice.reason, None, "", avails)
+        name = display_name(choice.name, specs) if isinstance(choice.name, str) else choice.name  # a GGUF's file
+        return RoleStatus("chat", name, active_id, path, choice.reason, None, "", avails)
     backend = cfg.llm.backend.strip().lower()
     if backend == "gguf" and cfg.llm.gguf.strip() and not module_installed("xllamacpp"):
         fetch = pip_command("xllamacpp")
@@ -296,7 +299,7 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
         if a.installed:
             return RoleStatus(
                 "classifier",
-                message(reasons.BUNDLED, name=a.id),
+                message(reasons.BUNDLED, name=a.display_name),
                 a.id,
                 a.path,
                 message(reasons.BUNDLED_WITH_APP),
@@ -326,7 +329,7 @@ def _image(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data
     c = choose_image_model(cfg.identify.image_model, specs, avails, data_dir)
     if c.path is None:
         return RoleStatus("image", None, None, None, c.reason, c.install_command, "", avails)
-    active = c.model_id or message(reasons.LOCAL_FOLDER, name=c.path.name)
+    active = display_name(c.model_id, specs) if c.model_id else message(reasons.LOCAL_FOLDER, name=c.path.name)
     return RoleStatus("image", active, c.model_id or c.path.name, str(c.path), c.reason, None, "", avails)
 
 
@@ -366,7 +369,7 @@ def _packaged_embedding(row: RoleStatus, config: Config) -> RoleStatus:
     if choice.installed:
         return replace(
             row,
-            active=f"{choice.value} (packaged, {'multilingual' if choice.multilingual else 'English'})",
+            active=f"{display_name(choice.value)} (packaged, {'multilingual' if choice.multilingual else 'English'})",
             active_id=choice.value,
             path=None,
             reason=f'embedding.model = "{choice.value}"',
@@ -394,7 +397,7 @@ def format_status(statuses: list[RoleStatus]) -> str:
             if a.id == st.active_id:
                 continue
             state = "installed" if a.installed else f"missing: {a.reason}"
-            lines.append(f"{'':<11} - {a.id} ({_human_size(a.size)}, {a.license}): {state}")
+            lines.append(f"{'':<11} - {a.display_name} ({_human_size(a.size)}, {a.license}): {state}")
         if st.install_command:
             lines.append(f"{'':<11} install: {st.install_command}")
     return "\n".join(lines)

@@ -41,6 +41,7 @@ from desktop_app.gui.i18n import catalogue, on_language_changed, tr
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.tasks import Failure, Job, QtTaskState
+from desktop_app.gui.widgets import plain_label
 
 ROLE_TITLES = {
     "embedding": N_("Embedding model (search)"),
@@ -50,7 +51,6 @@ ROLE_TITLES = {
     "image": N_("Image-text model (photos and names)"),
 }
 REACH_TIMEOUT = 3.0  # seconds: the page says "offline" quickly rather than waiting on a dead link
-PATH_WIDTH = 460  # pixels a model's folder may take before it is elided in the middle
 
 
 def endpoint_reachable(endpoint: str, timeout: float = REACH_TIMEOUT) -> bool:
@@ -147,6 +147,8 @@ class ModelsPage(QWidget):
         self.roles_layout.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # Never sideways: long folders wrap (PlainLabel), so every column stays in sight.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setFrameShape(QFrame.NoFrame)
         scroll.setWidget(self.roles)
 
@@ -283,10 +285,10 @@ class ModelsPage(QWidget):
         spec = self.specs.get(a.id)
         state = model_state(status, a)
         row = grid.rowCount()
-        name = QLabel(f"<b>{html.escape(a.id)}</b>")
+        name = QLabel(f"<b>{html.escape(a.display_name)}</b>")  # the registry's name, as everywhere
         name.setTextFormat(Qt.RichText)
-        if spec is not None and spec.description:
-            name.setToolTip(plain_tooltip(tr(spec.description)))  # the manifest's text, translated
+        about = tr(spec.description) if spec is not None and spec.description else ""  # translated
+        name.setToolTip(plain_tooltip("\n".join(filter(None, (about, tr("Technical id: {id}").format(id=a.id))))))
         state_label = QLabel(
             {"active": tr("Active"), "installed": tr("Installed"), "missing": tr("Missing")}[state]
         )
@@ -298,13 +300,10 @@ class ModelsPage(QWidget):
         licence = QLabel(a.license.split(" (")[0])  # the SPDX name; the provenance note on hover
         licence.setToolTip(plain_tooltip(tr(a.license)))
         where = a.path or (str(self.dest / spec.folder) if spec is not None and spec.downloadable else "")
-        path_label = QLabel()
-        path_label.setObjectName("muted")
-        path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        path_label = plain_label(object_name="muted")  # wraps a long folder instead of widening the page
         if where:
             prefix = tr("In {path}") if a.path else tr("Goes to {path}")
-            elided = path_label.fontMetrics().elidedText(where, Qt.ElideMiddle, PATH_WIDTH)
-            path_label.setText(prefix.format(path=elided))
+            path_label.setText(prefix.format(path=where))
             path_label.setToolTip(where)
         fetch: QPushButton | None = None
         command: QLabel | None = None
@@ -375,16 +374,21 @@ class ModelsPage(QWidget):
             self.progress.setValue(min(1000, done * 1000 // total))
         self.progress_label.setText(
             tr("Downloading {model}: {done} of {total}").format(
-                model=self._fetching, done=human_size(done), total=human_size(total)
+                model=self.shown_name(self._fetching), done=human_size(done), total=human_size(total)
             )
         )
 
     def _fetch_failed(self, failure: Failure) -> None:
         # Names the model, which "Could not download the model" would not.
         self._outcome = tr("The download of {model} failed: {error}").format(
-            model=self._fetching, error=failure.reason()
+            model=self.shown_name(self._fetching), error=failure.reason()
         )
         self._fetch_done("failed")
+
+    def shown_name(self, model_id: str) -> str:
+        """A manifest model's display name (its id when unknown)."""
+        spec = self.specs.get(model_id)
+        return spec.display_name if spec is not None else model_id
 
     def _fetch_done(self, outcome: str) -> None:
         model = self._fetching
@@ -393,7 +397,7 @@ class ModelsPage(QWidget):
         elif outcome == "cancelled":
             self._outcome = tr(
                 "The download of {model} was stopped; Fetch again resumes it where it stopped."
-            ).format(model=model)
+            ).format(model=self.shown_name(model))
         self._fetching = ""
         self._show_progress(False)
         self._update_buttons()
@@ -418,7 +422,7 @@ class ModelsPage(QWidget):
             if in_use:
                 self._outcome = tr(
                     "{model} is installed and reranks the results from the next question."
-                ).format(model=model)
+                ).format(model=self.shown_name(model))
                 self.progress_label.setText(self._outcome)
             self.ctx.status_changed.emit()
 
@@ -441,7 +445,7 @@ class ModelsPage(QWidget):
             text = tr("{model} is installed; loading it…")
         else:
             text = tr("{model} is installed; Knowledge Desk uses it from the next start.")
-        return text.format(model=model)
+        return text.format(model=self.shown_name(model))
 
     def _show_progress(self, shown: bool) -> None:
         self.progress.setVisible(shown)
