@@ -19,6 +19,7 @@ from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
 from desktop_app.core.models.llm.base import LLMError
 from desktop_app.core.models.llm.factory import OPENAI_BACKENDS, resolve_chat_model
+from desktop_app.core.models.registry import display_name
 from desktop_app.core.paths import models_dirs
 
 NONE = "none"
@@ -61,7 +62,8 @@ def chat_model_options(config: Config, data_dir: Path | None = None) -> list[Cha
     runs = importlib.util.find_spec("xllamacpp") is not None  # not imported: the window is opening
     for path in ggufs:
         why = "" if runs else message(reasons.LLM_NO_XLLAMACPP)
-        label = message(reasons.OPTION_LOCAL, name=path.stem)
+        known = display_name(path.name)  # a manifest model by its name, as the rest of the app says it
+        label = message(reasons.OPTION_LOCAL, name=path.stem if known == path.name else known)
         options.append(ChatOption(f"gguf:{path.resolve()}", label, usable=runs, why=why))
     return options
 
