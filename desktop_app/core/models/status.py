@@ -21,6 +21,7 @@ from desktop_app.core.models.registry import (
     module_installed,
     spec_by_folder_or_id,
 )
+from desktop_app.core.models.remote import is_server_url
 from desktop_app.core.models.rerank import find_reranker
 from desktop_app.core.packages import MissingPackage, pip_command
 from desktop_app.core.paths import find_model, models_dirs
@@ -105,7 +106,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
             ),
             f"server:{cfg.embedding.url}",
             None,
-            message(reasons.REMOTE_EMBEDDER),
+            _embedding_server_reason(cfg),
             None,
             models=avails,
         )
@@ -170,6 +171,8 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     chosen = cfg.retrieval.reranker.strip() or "auto"
     if chosen.lower() in ("none", "off", "false"):
         return _reranker_from_manifest(cfg, specs, avails, data_dir)
+    if is_server_url(chosen):
+        return _remote_reranker(cfg, avails, data_dir)
     try:
         path, why = find_reranker(chosen, data_dir)
     except OSError:  # a models folder that cannot be read: never let it break `kdesk models`
@@ -210,15 +213,41 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     )
 
 
+# -- roles served by another machine (issue 36 item 6): which server, and does it answer ---------
+def _embedding_server_reason(cfg: Config) -> Text:
+    from desktop_app.core.models.remote import probe
+    from desktop_app.core.secrets import get_api_key
+
+    if not cfg.embedding.url.strip():
+        return message(reasons.REMOTE_EMBEDDER)
+    key = get_api_key(cfg, "embedding.api_key")
+    return probe(cfg.embedding.url, "embedding.url", key, "embedding.api_key").reason
+
+
+def _remote_reranker(cfg: Config, avails: list[Availability], data_dir) -> RoleStatus:
+    from desktop_app.core.models.remote_rerank import RemoteReranker, remote_reranker_reason, server_name
+
+    setting = cfg.retrieval.reranker.strip()
+    reachable, why = remote_reranker_reason(cfg)
+    if not reachable:
+        return RoleStatus(
+            "reranker", None, None, None, message(reasons.RERANK_SKIPPED, reason=why), None, "", avails
+        )
+    name = RemoteReranker(setting, cfg.retrieval.reranker_model).name
+    failed = failures.failure("reranker", name, None, data_dir)
+    if failed is not None:  # it answers now, but the last search it served failed: say both
+        why = message(reasons.WITH_WARNING, reason=why, problem=failed)
+    active = server_name(setting)
+    return RoleStatus("reranker", active, f"server:{setting.rstrip('/')}", None, why, None, "", avails)
+
+
 def _reranker_from_manifest(
     cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir
 ) -> RoleStatus:
     chosen = cfg.retrieval.reranker.strip() or "auto"
     first = _first(avails)
     if chosen == "none":
-        return RoleStatus(
-            "reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails
-        )
+        return RoleStatus("reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails)
     if chosen == "auto":
         for a in avails:
             if a.installed:
