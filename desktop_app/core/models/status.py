@@ -21,7 +21,7 @@ from desktop_app.core.models.registry import (
     module_installed,
     spec_by_folder_or_id,
 )
-from desktop_app.core.models.remote import is_server_url
+from desktop_app.core.models.remote import Reach, is_server_url, probe
 from desktop_app.core.models.rerank import find_reranker
 from desktop_app.core.packages import MissingPackage, pip_command
 from desktop_app.core.paths import find_model, models_dirs
@@ -38,6 +38,8 @@ class RoleStatus:
     install_command: str | None  # what fetches the better/missing model, None if nothing to do
     hint: Text = ""  # how to switch to an installed but unselected model
     models: list[Availability] = field(default_factory=list)
+    server: str = ""  # the server on another machine that serves the role, "" for a local model
+    reachable: bool | None = None  # whether that server answered just now (None: not asked)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`kdesk models --json`): its texts in English."""
@@ -95,20 +97,20 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
     downloadable = _first(avails, "huggingface")
     fetch_cmd = downloadable.install_command if downloadable and not downloadable.installed else None
     if chosen.startswith("openai:"):
+        reach = _embedding_server_reach(cfg)
+        active = message(
+            reasons.ON_SERVER, name=chosen[7:], url=cfg.embedding.url or message(reasons.NO_URL_SET)
+        )
         return RoleStatus(
             "embedding",
-            str(
-                message(
-                    reasons.ON_SERVER,
-                    name=chosen[7:],
-                    url=cfg.embedding.url or message(reasons.NO_URL_SET),
-                )
-            ),
+            str(active),
             f"server:{cfg.embedding.url}",
             None,
-            _embedding_server_reason(cfg),
+            reach.reason,
             None,
             models=avails,
+            server=cfg.embedding.url,
+            reachable=reach.reachable,
         )
     if chosen == "default":
         bundled = _first(avails, "pypi")
@@ -214,31 +216,32 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
 
 
 # -- roles served by another machine (issue 36 item 6): which server, and does it answer ---------
-def _embedding_server_reason(cfg: Config) -> Text:
-    from desktop_app.core.models.remote import probe
+def _embedding_server_reach(cfg: Config) -> Reach:
     from desktop_app.core.secrets import get_api_key
 
     if not cfg.embedding.url.strip():
-        return message(reasons.REMOTE_EMBEDDER)
+        return Reach(False, message(reasons.REMOTE_EMBEDDER))
     key = get_api_key(cfg, "embedding.api_key")
-    return probe(cfg.embedding.url, "embedding.url", key, "embedding.api_key").reason
+    return probe(cfg.embedding.url, "embedding.url", key, "embedding.api_key")
 
 
 def _remote_reranker(cfg: Config, avails: list[Availability], data_dir) -> RoleStatus:
     from desktop_app.core.models.remote_rerank import RemoteReranker, remote_reranker_reason, server_name
 
     setting = cfg.retrieval.reranker.strip()
+    url = setting.rstrip("/")
     reachable, why = remote_reranker_reason(cfg)
     if not reachable:
-        return RoleStatus(
-            "reranker", None, None, None, message(reasons.RERANK_SKIPPED, reason=why), None, "", avails
-        )
+        why = message(reasons.RERANK_SKIPPED, reason=why)
+        return RoleStatus("reranker", None, None, None, why, None, "", avails, server=url, reachable=False)
     name = RemoteReranker(setting, cfg.retrieval.reranker_model).name
     failed = failures.failure("reranker", name, None, data_dir)
     if failed is not None:  # it answers now, but the last search it served failed: say both
         why = message(reasons.WITH_WARNING, reason=why, problem=failed)
     active = server_name(setting)
-    return RoleStatus("reranker", active, f"server:{setting.rstrip('/')}", None, why, None, "", avails)
+    return RoleStatus(
+        "reranker", active, f"server:{url}", None, why, None, "", avails, server=url, reachable=True
+    )
 
 
 def _reranker_from_manifest(
@@ -417,6 +420,8 @@ def format_status(statuses: list[RoleStatus]) -> str:
         lines.append(f"{'':<11} why: {st.reason}")
         if st.path:
             lines.append(f"{'':<11} from: {st.path}")
+        if st.server:  # a role served by another machine: which, and whether it answered just now
+            lines.append(f"{'':<11} server: {st.server} ({'reachable' if st.reachable else 'not reachable'})")
         if st.hint:
             lines.append(f"{'':<11} note: {st.hint}")
         for a in st.models:
