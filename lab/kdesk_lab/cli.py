@@ -394,6 +394,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rr.add_argument("--outtype", default="f16", choices=("f32", "f16", "bf16", "q8_0"))
     rr.add_argument("--texts", type=positive_int, default=8, help="documents / pairs (default 8)")
     rr.add_argument("--words", type=positive_int, default=200, help="words a document (default 200)")
+    rr.add_argument(
+        "--threads",
+        type=positive_int,
+        default=2,
+        help="the server's threads (default 2; torch always uses 2)",
+    )
     rr.set_defaults(func=cmd_bench_remote)
 
     lat = bench.add_parser(
@@ -819,18 +825,22 @@ def cmd_bench_remote(args: argparse.Namespace) -> int:
         folder = args.out / ARCHS[name]["folder"]
         gguf = args.gguf_dir / f"{name}-{args.outtype}.gguf"
         report: dict = {"model": name}
+        reference = folder
         if not gguf.is_file():
             if args.converter is None:
                 eprint(f"error: {gguf} is absent: give --converter (llama.cpp's convert_hf_to_gguf.py)")
                 return 2
             args.gguf_dir.mkdir(parents=True, exist_ok=True)
             report["convert"] = convert(folder, gguf, args.converter, args.outtype)
+            reference = Path(report["convert"].get("reference", folder))
+        elif (args.gguf_dir / (folder.name + "-charsmap")).is_dir():  # converted before from that copy
+            reference = args.gguf_dir / (folder.name + "-charsmap")
         if gguf.is_file():
             kind = ARCHS[name]["kind"]
             report |= (
-                bench_embedder(folder, gguf, args.texts, args.words)
+                bench_embedder(folder, gguf, args.texts, args.words, args.threads)
                 if kind == "embedder"
-                else bench_reranker(gguf, args.texts, args.words)
+                else bench_reranker(reference, gguf, args.texts, args.words, args.threads)
             )
         reports.append(report)
     if args.json:

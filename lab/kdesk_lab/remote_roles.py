@@ -23,7 +23,54 @@ THREADS = 2
 
 
 def convert(folder: Path, out: Path, converter: Path, outtype: str = "f16", timeout: float = 1800) -> dict:
-    """Run llama.cpp's converter on ``folder``; {"gguf", "seconds"} or {"error": its last lines}."""
+    """Run llama.cpp's converter on ``folder``; {"gguf", "seconds", "reference"} or {"error": its last
+    lines}. The rerankers' stand-in tokenizer.json (kdesk bench fullsize) normalises with NFKC where
+    XLM-R's has sentencepiece's precompiled nmt_nfkc map, which the converter reads: it fails on the
+    folder as built, and converts a copy whose tokenizer.json carries that map (``with_charsmap``),
+    the copy then being the reference the served scores are compared with."""
+    report = _convert(folder, out, converter, outtype, timeout)
+    if "precompiled_charsmap" in report.get("error", ""):
+        copy = with_charsmap(folder, out.parent / (folder.name + "-charsmap"))
+        report = {"as_built": report["error"], **_convert(copy, out, converter, outtype, timeout)}
+        report["reference"] = str(copy)
+    return report
+
+
+def with_charsmap(folder: Path, copy: Path) -> Path:
+    """``folder``'s files linked into ``copy``, with a tokenizer.json normalising by sentencepiece's
+    nmt_nfkc precompiled map (XLM-R's rule), taken from a sentencepiece model trained here on a few
+    lines: the map is the rule's, whatever the training text."""
+    import base64
+    import io
+    import json
+
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2
+
+    copy.mkdir(parents=True, exist_ok=True)
+    for f in folder.iterdir():
+        if f.is_file() and f.name != "tokenizer.json" and not (copy / f.name).exists():
+            (copy / f.name).symlink_to(f)
+    model = io.BytesIO()
+    lines = ["The grey parrot can talk.", "Ｆｕｌｌ width ① text", "鹦鹉会说话。"] * 50
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        vocab_size=40,
+        normalization_rule_name="nmt_nfkc",
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.getvalue())
+    charsmap = base64.b64encode(proto.normalizer_spec.precompiled_charsmap).decode()
+    tok = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    tok["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": charsmap}
+    (copy / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
+    return copy
+
+
+def _convert(folder: Path, out: Path, converter: Path, outtype: str, timeout: float) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, str(converter), str(folder), "--outfile", str(out), "--outtype", outtype],
@@ -35,7 +82,8 @@ def convert(folder: Path, out: Path, converter: Path, outtype: str = "f16", time
     if proc.returncode != 0:
         lines = [line for line in proc.stderr.splitlines() if line and not line.startswith(" ")]
         return {"error": " | ".join(lines[-3:])}
-    return {"gguf": str(out), "seconds": round(time.perf_counter() - t0, 1), "bytes": out.stat().st_size}
+    seconds = round(time.perf_counter() - t0, 1)
+    return {"gguf": str(out), "seconds": seconds, "bytes": out.stat().st_size, "reference": str(folder)}
 
 
 class Served:
@@ -78,7 +126,7 @@ def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
-def bench_embedder(folder: Path, gguf: Path, n: int = 8, words: int = 200) -> dict:
+def bench_embedder(folder: Path, gguf: Path, n: int = 8, words: int = 200, threads: int = THREADS) -> dict:
     """The product's remote embedder on the served GGUF against its local sentence-transformers path
     (float32) on the same folder: cosine of every document and query vector, and the time of each."""
     import numpy as np
@@ -93,7 +141,8 @@ def bench_embedder(folder: Path, gguf: Path, n: int = 8, words: int = 200) -> di
     queries = [" ".join(d.split()[:12]) + "?" for d in docs[: max(2, n // 2)]]
     report: dict = {"folder": str(folder), "gguf": str(gguf), "gguf_bytes": gguf.stat().st_size, "n": n}
     report["words"] = words
-    served = Served(gguf, reranker=False)
+    served = Served(gguf, reranker=False, threads=threads)
+    report["server_threads"] = threads
     report["server_load_s"] = served.load_s
     report["rss_after_server_mb"] = _rss_mb()
     try:
@@ -133,24 +182,46 @@ def bench_embedder(folder: Path, gguf: Path, n: int = 8, words: int = 200) -> di
     return report
 
 
-def bench_reranker(gguf: Path, n: int = 8, words: int = 200) -> dict:
-    """The product's RemoteReranker on the served GGUF: the time of one question's pairs."""
+def bench_reranker(reference: Path, gguf: Path, n: int = 8, words: int = 200, threads: int = THREADS) -> dict:
+    """The product's RemoteReranker on the served GGUF against CrossEncoder.predict (raw logits,
+    float32, the same tokenizer.json) on ``reference``: the scores' difference and rank order, and
+    the time of one question's pairs on each."""
+    import numpy as np
+    import torch
+    from scipy.stats import spearmanr
+    from sentence_transformers import CrossEncoder
+
     from desktop_app.core.models.remote_rerank import RemoteReranker
     from kdesk_lab.fullsize import _texts
 
+    torch.set_num_threads(THREADS)
     docs = _texts(n, words)
-    served = Served(gguf, reranker=True)
-    report: dict = {"gguf": str(gguf), "server_load_s": served.load_s, "n": n, "words": words}
+    query = " ".join(docs[0].split()[:12]) + "?"
+    served = Served(gguf, reranker=True, threads=threads)
+    report: dict = {"reference": str(reference), "gguf": str(gguf), "gguf_bytes": gguf.stat().st_size}
+    report["server_threads"] = threads
+    report |= {"server_load_s": served.load_s, "n": n, "words": words}
     try:
         reranker = RemoteReranker(served.url, timeout=600)
         reranker.score("warm up", docs[:1])
         t0 = time.perf_counter()
-        scores = reranker.score(" ".join(docs[0].split()[:12]) + "?", docs)
+        remote = reranker.score(query, docs)
         report["server_ms_per_pair"] = round((time.perf_counter() - t0) * 1000 / len(docs), 1)
-        report["scores"] = [round(float(s), 4) for s in scores]
-        report["ok"] = len(scores) == len(docs)
+        reranker.close()
     finally:
         served.stop()
+    ce = CrossEncoder(str(reference), device="cpu", max_length=512, activation_fn=torch.nn.Identity())
+    ce.predict([(query, docs[0])], show_progress_bar=False)
+    t0 = time.perf_counter()
+    ref = np.asarray(ce.predict([(query, d) for d in docs], show_progress_bar=False), dtype=np.float32)
+    report["torch_fp32_ms_per_pair"] = round((time.perf_counter() - t0) * 1000 / len(docs), 1)
+    enc = ce.tokenizer([query] * len(docs), docs, truncation=True, max_length=512)
+    report["tokens_per_pair"] = round(float(np.mean([len(i) for i in enc["input_ids"]])))
+    report["max_abs_diff"] = round(float(np.max(np.abs(remote - ref))), 5)
+    report["score_spread"] = round(float(np.ptp(ref)), 5)
+    report["spearman"] = round(float(spearmanr(remote, ref).statistic), 4)
+    report["server_speedup"] = round(report["torch_fp32_ms_per_pair"] / report["server_ms_per_pair"], 2)
+    report["ok"] = report["spearman"] >= 0.99
     report["peak_rss_mb"] = _rss_mb()
     report["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     return report
