@@ -55,6 +55,19 @@ class _Server:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def answer(self, path: str, body: dict) -> tuple[int, object]:
+        if self.kind == "chat-only":  # llama-server started without --embeddings or --reranking
+            what = (
+                "reranking. Start it with `--reranking`"
+                if "rerank" in path
+                else "embeddings. Start it with `--embeddings`"
+            )
+            return 501, {
+                "error": {
+                    "code": 501,
+                    "message": f"This server does not support {what}",
+                    "type": "not_supported_error",
+                }
+            }
         if self.kind == "tei":
             if path != "/rerank":
                 return 404, {"error": "not found"}
@@ -162,3 +175,13 @@ def test_config_reads_the_rerank_server_settings_strictly(tmp_path):
     with pytest.raises(ConfigError, match="retrieval.reranker_model must be text"):
         load_config(path)
     assert Config().retrieval.reranker_model == ""
+
+
+@pytest.mark.parametrize("server", ["chat-only"], indirect=True)
+def test_a_server_without_the_role_says_which_flag_starts_it(server):
+    from desktop_app.core.models.embeddings.openai_compat import EmbeddingError, OpenAICompatEmbedder
+
+    with pytest.raises(RerankError, match="does not rerank .*start llama.cpp's server with --reranking"):
+        RemoteReranker(server.url).score(QUERY, TEXTS)
+    with pytest.raises(EmbeddingError, match="does not serve embeddings .*with --embeddings"):
+        OpenAICompatEmbedder("m", server.url, retries=0).embed_queries(["parrot"])
