@@ -22,6 +22,7 @@ from desktop_app.core.models.registry import (
     module_installed,
     spec_by_folder_or_id,
 )
+from desktop_app.core.models.remote import Reach, is_server_url, probe
 from desktop_app.core.models.rerank import find_reranker
 from desktop_app.core.packages import MissingPackage, pip_command
 from desktop_app.core.paths import find_model, models_dirs
@@ -38,6 +39,8 @@ class RoleStatus:
     install_command: str | None  # what fetches the better/missing model, None if nothing to do
     hint: Text = ""  # how to switch to an installed but unselected model
     models: list[Availability] = field(default_factory=list)
+    server: str = ""  # the server on another machine that serves the role, "" for a local model
+    reachable: bool | None = None  # whether that server answered just now (None: not asked)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`kdesk models --json`): its texts in English."""
@@ -96,20 +99,20 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
     downloadable = _first(avails, "huggingface")
     fetch_cmd = downloadable.install_command if downloadable and not downloadable.installed else None
     if chosen.startswith("openai:"):
+        reach = _embedding_server_reach(cfg)
+        active = message(
+            reasons.ON_SERVER, name=chosen[7:], url=cfg.embedding.url or message(reasons.NO_URL_SET)
+        )
         return RoleStatus(
             "embedding",
-            str(
-                message(
-                    reasons.ON_SERVER,
-                    name=chosen[7:],
-                    url=cfg.embedding.url or message(reasons.NO_URL_SET),
-                )
-            ),
+            str(active),
             f"server:{cfg.embedding.url}",
             None,
-            message(reasons.REMOTE_EMBEDDER),
+            reach.reason,
             None,
             models=avails,
+            server=cfg.embedding.url,
+            reachable=reach.reachable,
         )
     if chosen == "default":
         bundled = _first(avails, "pypi")
@@ -172,6 +175,8 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     chosen = cfg.retrieval.reranker.strip() or "auto"
     if chosen.lower() in ("none", "off", "false"):
         return _reranker_from_manifest(cfg, specs, avails, data_dir)
+    if is_server_url(chosen):
+        return _remote_reranker(cfg, avails, data_dir)
     try:
         path, why = find_reranker(chosen, data_dir)
     except OSError:  # a models folder that cannot be read: never let it break `kdesk models`
@@ -212,15 +217,42 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     )
 
 
+# -- roles served by another machine (issue 36 item 6): which server, and does it answer ---------
+def _embedding_server_reach(cfg: Config) -> Reach:
+    from desktop_app.core.secrets import get_api_key
+
+    if not cfg.embedding.url.strip():
+        return Reach(False, message(reasons.REMOTE_EMBEDDER))
+    key = get_api_key(cfg, "embedding.api_key")
+    return probe(cfg.embedding.url, "embedding.url", key, "embedding.api_key")
+
+
+def _remote_reranker(cfg: Config, avails: list[Availability], data_dir) -> RoleStatus:
+    from desktop_app.core.models.remote_rerank import RemoteReranker, remote_reranker_reason, server_name
+
+    setting = cfg.retrieval.reranker.strip()
+    url = setting.rstrip("/")
+    reachable, why = remote_reranker_reason(cfg)
+    if not reachable:
+        why = message(reasons.RERANK_SKIPPED, reason=why)
+        return RoleStatus("reranker", None, None, None, why, None, "", avails, server=url, reachable=False)
+    name = RemoteReranker(setting, cfg.retrieval.reranker_model).name
+    failed = failures.failure("reranker", name, None, data_dir)
+    if failed is not None:  # it answers now, but the last search it served failed: say both
+        why = message(reasons.WITH_WARNING, reason=why, problem=failed)
+    active = server_name(setting)
+    return RoleStatus(
+        "reranker", active, f"server:{url}", None, why, None, "", avails, server=url, reachable=True
+    )
+
+
 def _reranker_from_manifest(
     cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir
 ) -> RoleStatus:
     chosen = cfg.retrieval.reranker.strip() or "auto"
     first = _first(avails)
     if chosen == "none":
-        return RoleStatus(
-            "reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails
-        )
+        return RoleStatus("reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails)
     if chosen == "auto":
         for a in avails:
             if a.installed:
@@ -391,6 +423,8 @@ def format_status(statuses: list[RoleStatus]) -> str:
         lines.append(f"{'':<11} why: {st.reason}")
         if st.path:
             lines.append(f"{'':<11} from: {st.path}")
+        if st.server:  # a role served by another machine: which, and whether it answered just now
+            lines.append(f"{'':<11} server: {st.server} ({'reachable' if st.reachable else 'not reachable'})")
         if st.hint:
             lines.append(f"{'':<11} note: {st.hint}")
         for a in st.models:

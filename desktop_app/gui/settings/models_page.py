@@ -133,6 +133,7 @@ class ModelsPage(QWidget):
         self.rows: dict[str, ModelRow] = {}
         self.role_boxes: dict[str, QGroupBox] = {}
         self.active_labels: dict[str, QLabel] = {}
+        self.server_labels: dict[str, QLabel] = {}  # roles served by another machine
         self.fetch_job: Job | None = None
         self._fetching = ""  # the model id being downloaded
         self._outcome = ""  # the last fetch's result line, kept across language changes
@@ -261,6 +262,7 @@ class ModelsPage(QWidget):
         self.rows.clear()
         self.role_boxes.clear()
         self.active_labels.clear()
+        self.server_labels.clear()
         for status in self.statuses:
             box = QGroupBox(tr(ROLE_TITLES.get(status.role, status.role)))
             grid = QGridLayout(box)
@@ -273,6 +275,18 @@ class ModelsPage(QWidget):
                 active.setObjectName("muted")
             active.setToolTip(render(status.reason, catalogue()))
             grid.addWidget(active, 0, 0, 1, 5)
+            if status.server:  # served by another machine: which one, and does it answer
+                text = (
+                    tr("Server {url}: reachable") if status.reachable else tr("Server {url}: not reachable")
+                )
+                server = QLabel(
+                    text.format(url=status.server), objectName="muted" if status.reachable else "warning"
+                )
+                server.setWordWrap(True)
+                server.setTextInteractionFlags(Qt.TextSelectableByMouse)
+                server.setToolTip(render(status.reason, catalogue()))
+                grid.addWidget(server, 1, 0, 1, 5)
+                self.server_labels[status.role] = server
             for a in status.models:
                 self._add_row(grid, status, a)
             self.roles_layout.addWidget(box)
