@@ -18,7 +18,12 @@ from desktop_app.gui.i18n import set_language
 def test_about_shows_the_real_data_folder_log_file_and_model_licences(make_window, qtbot, screenshot):
     window = make_window()
     assert [a.text() for a in window.menuBar().actions()] == ["&File", "&Help"]
-    assert [a.text() for a in window.file_menu.actions() if a.text()] == ["Settings…", "Quit"]
+    # About is in Help, not File (File: export, settings, quit).
+    assert [a.text() for a in window.file_menu.actions() if a.text()] == [
+        "Export conversation as Markdown…",
+        "Settings…",
+        "Quit",
+    ]
     assert window.about_action in window.help_menu.actions()
 
     # The log the window writes goes where About says.
