@@ -193,6 +193,8 @@ def test_an_edited_question_replaces_its_turn_and_drops_the_turns_after_it(make_
     conversation_id = window.chat.conversation.id
     second = window.chat.messages[2]
     assert isinstance(second, UserMessage) and second.edit_button.text() == "Edit"
+    # Edit comes back when the answer's job has ended, a moment after answer_finished.
+    qtbot.waitUntil(second.edit_button.isEnabled, timeout=10_000)
     qtbot.mouseClick(second.edit_button, Qt.LeftButton)
     assert second.edit_box.isVisible() and second.editor.text() == "How heavy is the kakapo?"
     second.editor.setText("Can the kakapo fly?")
