@@ -88,7 +88,17 @@ class RetrievalConfig:
     # Candidates from each side (dense chunks, BM25 documents) before fusion. SciFact test nDCG@10
     # with the exact dense search: 30 -> 0.737, 50 -> 0.741, 100 -> 0.741 (retrieval-benchmarks.md).
     coarse_k: int = 50
-    rerank_k: int = 30  # the cross-encoder rescores this many fused candidates (10-50 ms a pair on CPU)
+    # The cross-encoder rescores at most this many fused candidates, within rerank_budget_ms.
+    rerank_k: int = 30
+    # The rerank stage's time limit (ms): pairs (the question and each chunk's best window of ~64-160
+    # tokens) are scored best first in small batches until the next would end past it, from the cost
+    # per token measured on this machine (rerank_cost.json in the data folder). Full-size
+    # bge-reranker-base, torch fp32, 2 cores: ~1.4-3 ms a token, ~250-600 ms a window pair, ~1 s a
+    # whole 512-token chunk (docs/fullsize-models.md): at 1000 ms it reranks the top 2-5.
+    rerank_budget_ms: int = 1000
+    # The fused ranking is decisive (the rerank stage is skipped) when its best document leads the
+    # next by this much of the fused score (SciFact: measured in docs/fullsize-models.md); 0: never.
+    rerank_decisive_margin: float = 0.3
     dense_weight: float = 0.5
     keyword_weight: float = 0.5
     # "score": document-level score fusion (min-max normalised, weighted); "rrf": chunk-level
