@@ -32,8 +32,9 @@ from pathlib import Path
 
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN, HAN_RE, answer_stemmer, terms
-from desktop_app.core.models.rerank_cost import CostBook, Plan, model_key, plan
+from desktop_app.core.models.rerank_cost import PLANNED_SHARE, CostBook, Plan, model_key, plan
 
+PROBE_EVERY = 10
 CACHE_SIZE = 4096  # (question, chunk) scores kept: ~30 candidates x ~130 questions
 BATCH_MAX = 4
 # A batch is sized to take at most this share of the budget, so the deadline check is fine-grained.
@@ -161,6 +162,8 @@ class BudgetedReranker:
         self.count = TokenCounter(reranker)
         self._cache: OrderedDict[tuple[str, str, int], float] = OrderedDict()
         self.log: deque[RerankStats] = deque(maxlen=200)  # the latest stages, newest last
+        self._warm = False
+        self._starved = 0  # stages the estimate allowed no pair
 
     def plan(self, budget_ms: float, rerank_k: int) -> Plan:
         return plan(budget_ms, self.costs.ms_per_token(self.key), rerank_k)
@@ -183,8 +186,11 @@ class BudgetedReranker:
         """``hits`` (fused, best first) with the best ``rerank_k`` rescored as far as the budget goes.
 
         Exceptions from the cross-encoder propagate (retrieval records the failure)."""
-        # A lazily loaded model loads before the clock starts: loading is not scoring.
-        getattr(self.reranker, "model", None)
+        if not self._warm:
+            # Before the clock: a lazily loaded model loads, and its first pass pays one-time costs
+            # (20 ms a token measured against ~2 in steady state) that would poison the estimate.
+            self.reranker.score("warm up", ["warm up"])
+            self._warm = True
         t0 = time.perf_counter()
         deadline = t0 + budget_ms / 1000.0
         hits = list(hits)
@@ -202,10 +208,15 @@ class BudgetedReranker:
                 scores[i] = cached
         stats.cached = len(scores)
         # Cached pairs are free; the plan bounds the pairs still to score.
-        todo = [i for i in range(len(keys)) if i not in scores][: max(0, p.pairs - stats.cached)]
+        unscored = [i for i in range(len(keys)) if i not in scores]
+        todo = unscored[: max(0, p.pairs - stats.cached)]
         if p.pairs == 0:
             stats.skipped = "budget"
-            todo = []
+            self._starved += 1
+            # An estimate that allows nothing is never corrected by scoring: the top pair measures
+            # again when it fits the budget alone, or on every PROBE_EVERY-th such search.
+            probe = p.ms_per_pair <= budget_ms * PLANNED_SHARE or self._starved % PROBE_EVERY == 0
+            todo = unscored[:1] if probe else []
         if todo:
             q_tokens = self.count([query])[0] + 3  # [CLS] q [SEP] [SEP] passage [SEP]-like
             lengths = self.count([hits[i].text for i in todo])

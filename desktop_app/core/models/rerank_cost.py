@@ -17,6 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop_app.core.messages import Text, message
+from desktop_app.core.models import reasons
+
 log = logging.getLogger(__name__)
 
 FILE = "rerank_cost.json"
@@ -96,6 +99,20 @@ class CostBook:
             tmp.replace(self.path)
         except OSError as exc:  # a read-only data folder: this session still learns
             log.info("could not save the rerank cost in %s: %s", self.path, exc)
+
+
+def budget_text(
+    budget_ms: float, rerank_k: int, path: Path | str | None, name: str, device: str, data_dir: Path | None
+) -> Text:
+    """What the budget allows with this reranker on this machine, for `kdesk models` and Settings."""
+    ms_per_token = CostBook(data_dir).ms_per_token(model_key(path, name, device))
+    if ms_per_token is None:
+        return message(reasons.RERANK_BUDGET_UNMEASURED, budget=int(budget_ms))
+    p = plan(budget_ms, ms_per_token, rerank_k)
+    ms = max(1, round(p.ms_per_pair))
+    if p.pairs == 0:
+        return message(reasons.RERANK_BUDGET_NONE, ms=ms, budget=int(budget_ms))
+    return message(reasons.RERANK_BUDGET, pairs=p.pairs, ms=ms, tokens=p.window_tokens, budget=int(budget_ms))
 
 
 def plan(budget_ms: float, ms_per_token: float | None, rerank_k: int) -> Plan:
