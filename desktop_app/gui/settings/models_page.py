@@ -133,6 +133,7 @@ class ModelsPage(QWidget):
         self.rows: dict[str, ModelRow] = {}
         self.role_boxes: dict[str, QGroupBox] = {}
         self.active_labels: dict[str, QLabel] = {}
+        self.budget_label: QLabel | None = None  # the reranker's budget line, when one is in use
         self.fetch_job: Job | None = None
         self._fetching = ""  # the model id being downloaded
         self._outcome = ""  # the last fetch's result line, kept across language changes
@@ -259,6 +260,7 @@ class ModelsPage(QWidget):
         self.rows.clear()
         self.role_boxes.clear()
         self.active_labels.clear()
+        self.budget_label = None
         for status in self.statuses:
             box = QGroupBox(tr(ROLE_TITLES.get(status.role, status.role)))
             grid = QGridLayout(box)
@@ -271,6 +273,12 @@ class ModelsPage(QWidget):
                 active.setObjectName("muted")
             active.setToolTip(render(status.reason, catalogue()))
             grid.addWidget(active, 0, 0, 1, 5)
+            if status.budget:  # the reranker: what retrieval.rerank_budget_ms allows on this machine
+                budget = QLabel(render(status.budget, catalogue()))
+                budget.setWordWrap(True)
+                budget.setObjectName("muted")
+                grid.addWidget(budget, 1, 0, 1, 5)
+                self.budget_label = budget
             for a in status.models:
                 self._add_row(grid, status, a)
             self.roles_layout.addWidget(box)
