@@ -189,7 +189,7 @@ class BudgetedReranker:
         if not self._warm:
             # Before the clock: a lazily loaded model loads, and its first pass pays one-time costs
             # (20 ms a token measured against ~2 in steady state) that would poison the estimate.
-            self.reranker.score("warm up", ["warm up"])
+            self.reranker.score(query, [hits[0].text[:800]] if hits else ["warm up"])
             self._warm = True
         t0 = time.perf_counter()
         deadline = t0 + budget_ms / 1000.0

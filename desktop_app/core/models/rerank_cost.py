@@ -23,8 +23,11 @@ from desktop_app.core.models import reasons
 log = logging.getLogger(__name__)
 
 FILE = "rerank_cost.json"
-# Weight of the newest measurement: a load change shows within ~3 searches, one outlier moves it by a third.
-ALPHA = 0.3
+# Weight of the newest measurement: quick to fall, slower to rise. An estimate too low costs
+# nothing (the deadline stops scoring), one too high skips reranking, so one slow outlier (a
+# first pass, a burst of load) must not shut the stage off.
+ALPHA_DOWN = 0.5
+ALPHA_UP = 0.2
 # Passage lengths a pair may take (model tokens), longest first: the longest that lets MIN_PAIRS fit.
 WINDOWS = (160, 128, 96, 64)
 MIN_PAIRS = 5
@@ -79,7 +82,12 @@ class CostBook:
         sample = ms / tokens
         with _lock:
             rec = self._costs.get(key)
-            value = sample if rec is None else (1 - ALPHA) * float(rec["ms_per_token"]) + ALPHA * sample
+            if rec is None:
+                value = sample
+            else:
+                old = float(rec["ms_per_token"])
+                alpha = ALPHA_DOWN if sample < old else ALPHA_UP
+                value = (1 - alpha) * old + alpha * sample
             self._costs[key] = {
                 "ms_per_token": round(value, 5),
                 "samples": (rec or {}).get("samples", 0) + 1,
