@@ -34,7 +34,8 @@ def _library(tmp_path: Path, minilm, reranker: Path) -> tuple[Path, Path, Config
     (beir / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n")
     cfg = Config()
     cfg.retrieval.reranker = str(reranker)
-    cfg.retrieval.rerank_decisive_margin = 0.0  # every question reranked
+    cfg.retrieval.rerank_decisive_margin = 0.0  # every question reranked...
+    cfg.retrieval.rerank_budget_ms = 60_000  # ...every candidate, even on a loaded machine
     data = tmp_path / "data"
     with Desk(data, cfg, embedder=minilm) as desk:
         for d, text in CORPUS.items():
@@ -55,5 +56,5 @@ def test_rerank_bench_and_latency_report_the_budgeted_stage(tmp_path, minilm, ti
     # The long African grey note is cut to its best window: fewer tokens than the whole chunk.
     assert cost["window"]["tokens_per_pair_mean"] < cost["whole"]["tokens_per_pair_mean"]
     rerank = latency["always"]["rerank"]
-    assert rerank["stages"] >= 2 and rerank["budget_ms"] == 1000 and rerank["over_budget_20pct"] == 0.0
+    assert rerank["stages"] >= 2 and rerank["budget_ms"] == 60_000 and rerank["over_budget_20pct"] == 0.0
     assert all(n >= 2 for n in rerank["scored_per_stage"])

@@ -82,9 +82,9 @@ def test_rerank_stage_changes_the_order_and_sets_scores(tiny_cross_encoder: Path
     ]
     rr = load_reranker(str(tiny_cross_encoder))
     assert rr is not None
-    retriever = Retriever(
-        FixedStore(hits), None, OneHotEmbedder(), RetrievalConfig(coarse_k=6), reranker=rr, use_keyword=False
-    )
+    # Every pair scored even on a loaded machine: the budget is tested in test_rerank_budget.py.
+    config = RetrievalConfig(coarse_k=6, rerank_budget_ms=60_000)
+    retriever = Retriever(FixedStore(hits), None, OneHotEmbedder(), config, reranker=rr, use_keyword=False)
     coarse = retriever.candidates(["red parrot"], scope=None, coarse_k=6)[0]
     fine = retriever.search("red parrot", top_k=6)
     expected = dict(zip([h.chunk_id for h in coarse], rr.score("red parrot", [h.text for h in coarse])))
