@@ -34,7 +34,7 @@ from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN, HAN_RE, answer_stemmer, terms
 from desktop_app.core.models.rerank_cost import PLANNED_SHARE, CostBook, Plan, model_key, plan
 
-PROBE_EVERY = 10
+PROBE_AFTER_S = 300
 CACHE_SIZE = 4096  # (question, chunk) scores kept: ~30 candidates x ~130 questions
 BATCH_MAX = 4
 # A batch is sized to take at most this share of the budget, so the deadline check is fine-grained.
@@ -163,7 +163,6 @@ class BudgetedReranker:
         self._cache: OrderedDict[tuple[str, str, int], float] = OrderedDict()
         self.log: deque[RerankStats] = deque(maxlen=200)  # the latest stages, newest last
         self._warm = False
-        self._starved = 0  # stages the estimate allowed no pair
 
     def plan(self, budget_ms: float, rerank_k: int) -> Plan:
         return plan(budget_ms, self.costs.ms_per_token(self.key), rerank_k)
@@ -212,10 +211,11 @@ class BudgetedReranker:
         todo = unscored[: max(0, p.pairs - stats.cached)]
         if p.pairs == 0:
             stats.skipped = "budget"
-            self._starved += 1
             # An estimate that allows nothing is never corrected by scoring: the top pair measures
-            # again when it fits the budget alone, or on every PROBE_EVERY-th such search.
-            probe = p.ms_per_pair <= budget_ms * PLANNED_SHARE or self._starved % PROBE_EVERY == 0
+            # again when it fits the budget alone, or when the estimate is PROBE_AFTER_S old (one
+            # late stage at most that often, on a machine too busy for any pair).
+            age = self.costs.age_s(self.key)
+            probe = p.ms_per_pair <= budget_ms * PLANNED_SHARE or age is None or age > PROBE_AFTER_S
             todo = unscored[:1] if probe else []
         if todo:
             q_tokens = self.count([query])[0] + 3  # [CLS] q [SEP] [SEP] passage [SEP]-like

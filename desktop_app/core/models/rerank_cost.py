@@ -75,6 +75,12 @@ class CostBook:
             rec = self._costs.get(key)
         return float(rec["ms_per_token"]) if rec else None
 
+    def age_s(self, key: str) -> float | None:
+        """Seconds since ``key`` was last measured, None before its first measurement."""
+        with _lock:
+            rec = self._costs.get(key)
+        return time.time() - float(rec.get("updated", 0)) if rec else None
+
     def observe(self, key: str, ms: float, tokens: int) -> float:
         """Fold one measured batch (``ms`` to score ``tokens`` tokens) into the average; returns it."""
         if tokens <= 0 or ms <= 0:
@@ -91,7 +97,7 @@ class CostBook:
             self._costs[key] = {
                 "ms_per_token": round(value, 5),
                 "samples": (rec or {}).get("samples", 0) + 1,
-                "updated": round(time.time()),
+                "updated": round(time.time(), 1),
             }
         return value
 

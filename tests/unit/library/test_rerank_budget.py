@@ -133,3 +133,22 @@ def test_kdesk_models_says_what_the_budget_allows(tiny_cross_encoder: Path, tmp_
     line = next(x for x in format_status([row()]).splitlines() if "budget:" in x)
     p = plan(1000, 1.5, 30)
     assert f"reranks the top {p.pairs} at ~{round(p.ms_per_pair)} ms a pair" in line
+
+
+def test_a_machine_too_busy_for_two_pairs_keeps_the_fused_ranking_and_measures_again_later(tmp_path: Path):
+    rr = CountingReranker()
+    key = model_key(None, "counting")
+    book = CostBook(tmp_path)
+    book.observe(key, ms=50_000.0, tokens=100)  # 500 ms a token: a pair would take over a minute
+    book.save()
+    budgeted = BudgetedReranker(rr, tmp_path)
+    hits = _hits(6)
+    out, stats = budgeted.rerank("parrots 1", hits, budget_ms=1000, rerank_k=6, margin=0.0)
+    assert stats.skipped == "budget" and rr.scored == 0 and out == hits and stats.ms < 1000
+    # Measured long ago: one pair measures the machine again, and the estimate falls.
+    data = json.loads((tmp_path / FILE).read_text(encoding="utf-8"))
+    data[key]["updated"] -= 3600
+    (tmp_path / FILE).write_text(json.dumps(data), encoding="utf-8")
+    again = CountingReranker()
+    BudgetedReranker(again, tmp_path).rerank("parrots 2", hits, budget_ms=1000, rerank_k=6, margin=0.0)
+    assert again.scored == 1 and CostBook(tmp_path).ms_per_token(key) < 500
