@@ -217,6 +217,7 @@ class BudgetedReranker:
             age = self.costs.age_s(self.key)
             probe = p.ms_per_pair <= budget_ms * PLANNED_SHARE or age is None or age > PROBE_AFTER_S
             todo = unscored[:1] if probe else []
+        probing = stats.skipped == "budget" and bool(todo)  # past the estimate's deadline check
         if todo:
             q_tokens = self.count([query])[0] + 3  # [CLS] q [SEP] [SEP] passage [SEP]-like
             lengths = self.count([hits[i].text for i in todo])
@@ -235,7 +236,7 @@ class BudgetedReranker:
                 batch = range(pos, min(pos + size, len(todo)))
                 expected = (cost or 0.0) * sum(pair_tokens[j] for j in batch) / 1000.0
                 start = time.perf_counter()
-                if start + expected > deadline:
+                if start + expected > deadline and not probing:
                     break
                 out = self.reranker.score(query, [windows[j] for j in batch])
                 ms = (time.perf_counter() - start) * 1000
