@@ -185,18 +185,19 @@ class BudgetedReranker:
         """``hits`` (fused, best first) with the best ``rerank_k`` rescored as far as the budget goes.
 
         Exceptions from the cross-encoder propagate (retrieval records the failure)."""
-        if not self._warm:
-            # Before the clock: a lazily loaded model loads, and its first pass pays one-time costs
-            # (20 ms a token measured against ~2 in steady state) that would poison the estimate.
-            self.reranker.score(query, [hits[0].text[:800]] if hits else ["warm up"])
-            self._warm = True
         t0 = time.perf_counter()
-        deadline = t0 + budget_ms / 1000.0
         hits = list(hits)
         stats = RerankStats(candidates=len(hits), budget_ms=budget_ms)
         if decisive(hits, margin):
             stats.skipped = "decisive"
             return self._done(hits, {}, stats, t0)
+        if not self._warm and hits:
+            # Before the clock: a lazily loaded model loads, and its first pass pays one-time costs
+            # (20 ms a token measured against ~2 in steady state) that would poison the estimate.
+            self.reranker.score(query, [hits[0].text[:800]])
+            self._warm = True
+            t0 = time.perf_counter()
+        deadline = t0 + budget_ms / 1000.0
         p = self.plan(budget_ms, rerank_k)
         stats.window_tokens = p.window_tokens
         keys = [(query, h.chunk_id, hash(h.text)) for h in hits[:rerank_k]]
