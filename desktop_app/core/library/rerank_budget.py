@@ -24,6 +24,7 @@ stays None, ``fused_score`` is kept) so that merging several queries' hits by sc
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
@@ -163,21 +164,24 @@ class BudgetedReranker:
         self._cache: OrderedDict[tuple[str, str, int], float] = OrderedDict()
         self.log: deque[RerankStats] = deque(maxlen=200)  # the latest stages, newest last
         self._warm = False
+        self._lock = threading.Lock()
 
     def plan(self, budget_ms: float, rerank_k: int) -> Plan:
         return plan(budget_ms, self.costs.ms_per_token(self.key), rerank_k)
 
     def _cached(self, key: tuple[str, str, int]) -> float | None:
-        score = self._cache.get(key)
-        if score is not None:
-            self._cache.move_to_end(key)
+        with self._lock:  # searches may run on several worker threads
+            score = self._cache.get(key)
+            if score is not None:
+                self._cache.move_to_end(key)
         return score
 
     def _remember(self, key: tuple[str, str, int], score: float) -> None:
-        self._cache[key] = score
-        self._cache.move_to_end(key)
-        while len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = score
+            self._cache.move_to_end(key)
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
 
     def rerank(
         self, query: str, hits: list[Hit], budget_ms: float, rerank_k: int, margin: float
