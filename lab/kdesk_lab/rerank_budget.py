@@ -15,6 +15,7 @@ Both read a data folder already indexed with the BEIR corpus as ``<corpus id>.md
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,8 @@ def run_cost(
                 n = len(texts[i : i + batch])
                 sides[side]["ms"] += [ms / n] * n
             sides[side]["tokens"] += tokens
+        done = {k: round(statistics.fmean(v["ms"]), 1) for k, v in sides.items()}
+        print(f"question {qi + 1}/{len(questions)}: ms a pair so far {done}", file=sys.stderr, flush=True)
     out: dict[str, Any] = {
         "reranker": str(reranker),
         "questions": len(questions),
