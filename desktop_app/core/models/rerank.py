@@ -85,7 +85,6 @@ class CrossEncoderReranker:
         )
         return np.asarray(scores, dtype=np.float32).reshape(len(texts), -1)[:, 0]
 
-
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Each text's length in the model's tokens, special tokens left out (the rerank budget's)."""
         ids = self.model.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
