@@ -248,7 +248,8 @@ def _build_cross_encoder(folder: Path, vocab_size: int | None = None) -> Path:
     folder.mkdir(parents=True)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_RERANKER_WORDS]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    # vocab as a dict: transformers 5 ignores vocab_file here and would read every word as [UNK]
+    tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
     torch.manual_seed(7)
     config = BertConfig(
         vocab_size=vocab_size or len(vocab),

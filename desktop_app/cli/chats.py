@@ -68,6 +68,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         emit_json(chat.to_dict())
         return 0
     print(f"# {chat.title}" + (f"  @{chat.scope}" if chat.scope else ""))
+    if chat.system_prompt:
+        print(f"system prompt: {chat.system_prompt}")
+    if chat.temperature is not None:
+        print(f"temperature: {chat.temperature:g}")
     for m in chat.messages:
         print()
         asked = m.question or ""
@@ -87,7 +91,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from desktop_app.core.ask.chat_export import to_markdown
+    from desktop_app.core.ask.chat_export import to_markdown, write_markdown
 
     with open_desk(args) as desk:
         store = desk.conversations
@@ -97,11 +101,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     if chat is None:
         return _not_found(args.name)
     out = Path(args.out).expanduser() if args.out else None
-    text = to_markdown(chat, knowledge, out.resolve().parent if out else None)
+    text = ""
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        write_markdown(chat, knowledge, out)  # the same file the window's Export writes
         eprint(f"wrote {out}")
+    else:
+        text = to_markdown(chat, knowledge, None)
     if args.json:  # one JSON object: the Markdown goes in it unless it went to a file
         emit_json({"id": chat.id, "title": chat.title, "out": str(out) if out else None,
                    "markdown": None if out else text})  # fmt: skip

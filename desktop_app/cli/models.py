@@ -14,7 +14,10 @@ from desktop_app.cli.common import common_flags, data_dir_of, open_desk
 if TYPE_CHECKING:  # imported when the command runs: every kdesk command imports this module
     from desktop_app.core.models.embeddings import EmbeddingChoice
 
-OPENAI_CHOICE = "a model on an OpenAI-compatible /v1/embeddings server at embedding.url (Ollama, vLLM, TEI)"
+OPENAI_CHOICE = (
+    "a model on an OpenAI-compatible /v1/embeddings server at embedding.url, on this machine or another "
+    "(llama.cpp's llama-server --embeddings, Ollama, vLLM, TEI, Infinity)"
+)
 
 
 def register(subparsers) -> None:

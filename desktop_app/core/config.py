@@ -110,7 +110,12 @@ class RetrievalConfig:
     # Exact dense search over an in-memory copy of the chunk vectors while they fit in this many MB
     # (13k chunks x 384-d = 20 MB); above it, or at 0, Chroma's approximate HNSW index answers.
     exact_dense_mb: float = 512.0
-    reranker: str = "auto"  # "auto" (use models/ if present) | "none" | a folder name
+    reranker: str = "auto"  # "auto" (use models/ if present) | "none" | a folder name | a server's URL
+    # A rerank server on another machine (retrieval.reranker = "http://host:8012": llama.cpp's
+    # llama-server --reranking, TEI, Infinity): the model name it knows (blank: its only one), and its
+    # key, kept in the system keyring (secrets.py, "retrieval.reranker_api_key"), blank here otherwise.
+    reranker_model: str = ""
+    reranker_api_key: str = ""
 
 
 @dataclass

@@ -175,6 +175,15 @@ class Desk:
     def chat_model(self) -> ChatModel | None:
         return self.chat.model
 
+    def load_chat_model(self) -> ChatModelChoice:
+        """Build the active chat model now, starting a local GGUF's server (call off the UI
+        thread): a model just switched to is ready when the next question comes."""
+        chat = self.chat
+        start = getattr(chat.model, "start", None)
+        if start is not None:
+            start()
+        return chat
+
     @property
     def assistant(self) -> Assistant:
         def build() -> Assistant:

@@ -72,3 +72,22 @@ def require(module: str, feature: str) -> ModuleType:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         raise MissingPackage(feature, exc.name or module) from exc
+
+
+def app_version() -> str:
+    """Knowledge Desk's version: the installed distribution's, else the checkout's pyproject.toml
+    (a bundle without the metadata); "" when neither says."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("knowledge-desk")
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+    from pathlib import Path
+
+    try:
+        data = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    return str(data.get("project", {}).get("version", ""))

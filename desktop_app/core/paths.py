@@ -50,6 +50,11 @@ def choose_data_dir(folder: Path | None) -> None:
     os.replace(tmp, pointer)
 
 
+def log_file(data_dir: Path) -> Path:
+    """Where the window writes its log (what went wrong, with tracebacks): <data-dir>/logs/kdesk.log."""
+    return Path(data_dir) / "logs" / "kdesk.log"
+
+
 def models_dirs(data_dir: Path | None = None) -> list[Path]:
     """Folders searched for models, in order: $KDESK_MODELS, <data-dir>/models, the repo's models/."""
     dirs: list[Path] = []

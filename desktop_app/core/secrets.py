@@ -4,8 +4,9 @@ with a warning.
 Keys are never logged: ``install_log_redaction()`` wraps the log-record factory so every record, from
 any logger and to any handler, has known keys and key-shaped strings masked before it is formatted.
 
-Names are config fields, ``"llm.api_key"``, ``"embedding.api_key"`` and ``"index.chroma_token"`` (a
-shared Chroma server's token, docs/shared-server.md). A key typed into config.toml by hand still works
+Names are config fields, ``"llm.api_key"``, ``"embedding.api_key"``, ``"index.chroma_token"`` (a
+shared Chroma server's token, docs/shared-server.md) and ``"retrieval.reranker_api_key"`` (a rerank
+server's). A key typed into config.toml by hand still works
 (the file wins, because it is what the user can see); ``set_api_key`` moves keys into the keyring and
 blanks the file's copy when a keyring is there.
 """
@@ -24,7 +25,7 @@ from desktop_app.core.config import Config, load_config, save_config
 log = logging.getLogger(__name__)
 
 SERVICE = "knowledge-desk"
-KEY_FIELDS = ("llm.api_key", "embedding.api_key", "index.chroma_token")
+KEY_FIELDS = ("llm.api_key", "embedding.api_key", "index.chroma_token", "retrieval.reranker_api_key")
 MASK = "***"
 
 # Shapes of keys worth masking even when we never saw the value (OpenAI/Anthropic/HF/Bearer tokens).

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.core.config import Config
 from desktop_app.core.messages import UserError
+from desktop_app.core.paths import log_file
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import set_language, tr
 from desktop_app.gui.main_window import MainWindow
@@ -83,12 +84,38 @@ def show_startup_error(error: UserError, language: str = "en") -> int:
     return 1
 
 
+LOG_BYTES, LOG_BACKUPS = 2_000_000, 2  # the log file rolls over at 2 MB, two old ones kept
+
+
+def log_to_file(data_dir: Path) -> Path | None:
+    """Also write the log to <data-dir>/logs/kdesk.log (Help › About shows it); once per process.
+    Returns the file, or None when the folder cannot be written (the log stays on stderr)."""
+    import logging.handlers
+
+    path = log_file(data_dir)
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename) == path.resolve():
+            return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+        )
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    return path
+
+
 def run(data_dir: Path, config: Config) -> int:
     """Open the desktop app; returns the process exit code."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from desktop_app.core.secrets import install_log_redaction
 
     install_log_redaction()  # also when run() is called without the CLI in front (idempotent)
+    log_to_file(Path(data_dir))
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Knowledge Desk")
     app.setOrganizationName("KnowledgeDesk")

@@ -25,7 +25,8 @@ from desktop_app.core.library.knowledge import KnowledgeBase
 from desktop_app.core.messages import N_, Message, Text, message, message_of
 from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.embeddings import Embedder
-from desktop_app.gui.i18n import tr
+from desktop_app.core.models.registry import display_name
+from desktop_app.gui.i18n import tr, tr_core
 from desktop_app.gui.operations import KB_LOCK, JobKind, Operation
 from desktop_app.gui.tasks import Failure, Job, QtTaskState, TaskRunner, english, readable_error
 
@@ -38,6 +39,7 @@ OPENING = N_("Opening the knowledge base")
 LOADING_EMBEDDER = N_("Loading the embedding model")
 LOADING_ASSISTANT = N_("Loading the assistant")
 LOAD_STEPS = (OPENING, LOADING_EMBEDDER, LOADING_ASSISTANT)
+LOADING_CHAT_MODEL = N_("Loading the chat model")  # the chat's model switcher
 
 
 # The status-bar entry of a model that failed at search time (core/models/failures.py), by message.
@@ -49,8 +51,22 @@ class ComponentStatus:
     """One status-bar entry: the active model's name, or None and why it is missing."""
 
     role: str  # "embedder" | "reranker" | "llm" | "classifier"
-    name: Text | None
+    name: Text | None  # the model's display name (the registry's)
     reason: Text = ""
+    model_id: str = ""  # the technical id behind the name, where it differs (a tooltip shows it)
+
+
+def model_tooltip(status: ComponentStatus) -> str:
+    """A model's name, and the technical id behind it where that differs (config, `kdesk models`)."""
+    name = tr_core(status.name)
+    if not status.model_id:
+        return name
+    return name + "\n" + tr("Technical id: {id}").format(id=status.model_id)
+
+
+def _other_id(model_id: object, shown: object) -> str:
+    """The technical id when it is not the name shown (a tooltip says it); "" otherwise."""
+    return model_id if isinstance(model_id, str) and model_id != shown else ""
 
 
 def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
@@ -58,7 +74,8 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
     models` prints and the assistant runs); the embedder's entry comes from loading it."""
     out: dict[str, ComponentStatus] = {}
     chat = desk.chat
-    out["llm"] = ComponentStatus("llm", chat.name if chat.active else None, chat.reason)
+    shown = display_name(chat.name) if chat.active and isinstance(chat.name, str) else chat.name
+    out["llm"] = ComponentStatus("llm", shown if chat.active else None, chat.reason, _other_id(chat.name, shown))
     try:
         for row in desk.model_status():
             role = {"reranker": "reranker", "classifier": "classifier"}.get(row.role)
@@ -69,7 +86,8 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
                     reason = message(
                         model_reasons.REASON_THEN_COMMAND, reason=reason, command=row.install_command
                     )
-                out[role] = ComponentStatus(role, row.active, "" if row.active else reason)
+                other = row.active_id if row.active and row.active_id != row.active else ""
+                out[role] = ComponentStatus(role, row.active, "" if row.active else reason, other or "")
     except Exception as exc:  # noqa: BLE001 - a broken manifest: the status bar says so
         for role in ("reranker", "classifier"):
             out[role] = ComponentStatus(role, None, readable_error(exc))
@@ -192,7 +210,8 @@ class AppContext(QObject):
         try:
             embedder = kb.embedder
             embedder.embed_queries(["warm up"])  # the weights load now, not on the first search
-            status["embedder"] = ComponentStatus("embedder", str(embedder.name))
+            shown = display_name(str(embedder.name))  # "minilm-int8" is all-MiniLM-L6-v2, as in Settings
+            status["embedder"] = ComponentStatus("embedder", shown, "", _other_id(str(embedder.name), shown))
         except Exception as exc:  # noqa: BLE001 - shown in the status bar
             status["embedder"] = ComponentStatus("embedder", None, readable_error(exc))
         try:
@@ -308,6 +327,43 @@ class AppContext(QObject):
             on_success=saved,
             on_failure=failed,
             exclusive=False,
+        )
+
+    def switch_chat_model(
+        self, config: Config, *, on_loaded: Callable[[], None], on_failure: Callable[[Failure], None]
+    ) -> Job:
+        """The chat's model switcher: save ``config`` (another ``[llm]``), apply it and load that
+        model now, off the UI thread and between operations on the knowledge base; the status
+        bar says the step and, after, which model answers."""
+        path = self.data_dir / "config.toml"
+        to_disk = copy.deepcopy(config)
+
+        def work(_state: QtTaskState) -> dict[str, ComponentStatus]:
+            self._step(LOADING_CHAT_MODEL)
+            save_config(to_disk, path)
+            self.desk.apply_config(config)
+            self.desk.load_chat_model()
+            return role_statuses(self.desk)
+
+        def loaded(status: dict[str, ComponentStatus]) -> None:
+            self.status.update(status)
+            self.status_changed.emit()
+            self.config_changed.emit()
+            on_loaded()
+
+        def failed(failure: Failure) -> None:
+            self.status["llm"] = ComponentStatus("llm", None, failure.reason())
+            self.status_changed.emit()
+            on_failure(failure)
+
+        return self.runner.run(
+            JobKind.CHAT_MODEL,
+            work,
+            operation=Operation.SWITCH_CHAT_MODEL,
+            on_success=loaded,
+            on_failure=failed,
+            on_finished=self._loading_done,
+            lock=KB_LOCK,
         )
 
     def _apply_settings(self, config: Config) -> None:

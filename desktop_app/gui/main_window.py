@@ -3,24 +3,26 @@ status bar."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
 
 from desktop_app.core.ask.conversation_store import StoredChat
 from desktop_app.core.messages import N_
+from desktop_app.gui.about import AboutDialog
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.panel import ChatPanel
-from desktop_app.gui.context import AppContext
+from desktop_app.gui.context import AppContext, model_tooltip
 from desktop_app.gui.i18n import on_language_changed, set_language, tr, tr_core
 from desktop_app.gui.knowledge.panel import KnowledgePanel
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 from desktop_app.gui.settings.dialog import SettingsDialog
-from desktop_app.gui.tasks import Failure
-from desktop_app.gui.viewer.viewer import SourceViewer
+from desktop_app.gui.tasks import Failure, Job
+from desktop_app.gui.viewer.viewer import SourceViewer, answer_claim
 
 NARROW_WIDTH = 1150  # px: narrower, an open viewer folds the knowledge column away
 
@@ -57,9 +59,9 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.chat)
         self.splitter.addWidget(self.viewer)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 1)
+        self.splitter.setStretchFactor(0, 1)  # a wider window widens the document list too (a third)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([420, 860, 0])
         self.splitter.setChildrenCollapsible(False)
         # Below NARROW_WIDTH the viewer takes the knowledge column's place while it is open (three
@@ -77,6 +79,8 @@ class MainWindow(QMainWindow):
         self.conversations.open_requested.connect(self.open_conversation)
         self.conversations.new_requested.connect(self.new_conversation)
         self.conversations.deleted.connect(self._conversation_deleted)
+        self.conversations.export_requested.connect(self.export_conversation)
+        self.chat.retitled.connect(self.conversations.refresh)
 
         self.chat.placeholder.manage_models.connect(self.open_model_manager)
 
@@ -108,10 +112,18 @@ class MainWindow(QMainWindow):
         self.quit_action = QAction(self)
         self.quit_action.setShortcut(QKeySequence.Quit)
         self.quit_action.triggered.connect(self.close)
+        self.export_action = QAction(self)
+        self.export_action.triggered.connect(lambda: self.export_conversation(self.conversations.current_id))
         self.file_menu = self.menuBar().addMenu("")
+        self.file_menu.aboutToShow.connect(self._update_export_action)
+        self.file_menu.addAction(self.export_action)
         self.file_menu.addAction(self.settings_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
+        self.about_action = QAction(self)
+        self.about_action.triggered.connect(self.open_about)
+        self.help_menu = self.menuBar().addMenu("")
+        self.help_menu.addAction(self.about_action)
 
         self._failure: tuple[Failure, str] | None = None  # the failure the status bar shows, as shown
         on_language_changed(self.retranslate)
@@ -122,7 +134,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(tr("Knowledge Desk"))
         self.file_menu.setTitle(tr("&File"))
         self.settings_action.setText(tr("Settings…"))
+        self.export_action.setText(tr("Export conversation as Markdown…"))
         self.quit_action.setText(tr("Quit"))
+        self.help_menu.setTitle(tr("&Help"))
+        self.about_action.setText(tr("About Knowledge Desk…"))
         self.update_loading()
         if self._failure is not None and self.statusBar().currentMessage() == self._failure[1]:
             self.show_failure(self._failure[0])  # still shown: say it in the new language
@@ -147,7 +162,7 @@ class MainWindow(QMainWindow):
             title = tr(ROLE_TITLES[role])
             if status.name:
                 label.setText(f"● {title}: {tr_core(status.name)}")
-                label.setToolTip(plain_tooltip(tr_core(status.name)))
+                label.setToolTip(plain_tooltip(model_tooltip(status)))
                 label.setProperty("missing", False)
             elif loading:
                 label.setText(f"◌ {title}: " + tr("loading…"))
@@ -169,7 +184,7 @@ class MainWindow(QMainWindow):
 
     def open_citation(self, citation: Any) -> None:
         was_hidden = self.viewer.isHidden()
-        self.viewer.open_citation(citation)
+        self.viewer.open_citation(citation, answer_claim(self.chat.messages, citation))
         if was_hidden:
             total = sum(self.splitter.sizes())
             if self.width() < NARROW_WIDTH:
@@ -231,8 +246,53 @@ class MainWindow(QMainWindow):
         if self.chat.conversation is not None and self.chat.conversation.id == chat_id:
             self.chat.new_chat()
 
+    def _update_export_action(self) -> None:
+        self.export_action.setEnabled(self.conversations.current_id is not None)  # saved ones only
+
+    def export_conversation(self, chat_id: str | None, path: Path | None = None) -> Job | None:
+        """Write a saved conversation as the Markdown `kdesk chats export` writes (to ``path``, else
+        where the user chooses); the status bar says where it went."""
+        if not chat_id:
+            return None
+        store, knowledge = self.ctx.desk.conversations, self.ctx.knowledge_dir
+        if path is None:
+            found = next((c for c in self.conversations.chats if c.id == chat_id), None)
+            name = "".join(ch for ch in (found.title if found else "conversation") if ch not in '\\/:*?"<>|')
+            chosen, _ = QFileDialog.getSaveFileName(
+                self, tr("Export conversation"), str(Path.home() / f"{name.strip() or 'conversation'}.md"),
+                tr("Markdown") + " (*.md)",
+            )  # fmt: skip
+            if not chosen:
+                return None
+            path = Path(chosen)
+
+        def write(_state: object) -> Path:
+            from desktop_app.core.ask.chat_export import write_markdown
+
+            chat = store.load(chat_id)
+            if chat is None:
+                raise FileNotFoundError(chat_id)
+            return write_markdown(chat, knowledge, path)
+
+        return self.ctx.runner.run(
+            JobKind.CHATS,
+            write,
+            operation=Operation.EXPORT_CONVERSATION,
+            on_success=lambda out: self.statusBar().showMessage(tr("Exported to {path}").format(path=out), 10_000),
+            on_failure=self.show_failure,
+            exclusive=False,
+            lock=CHATS_LOCK,
+        )
+
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.ctx, self)
+        dialog.open()
+        return dialog
+
+    def open_about(self) -> AboutDialog:
+        """Help › About: version, data folder, log file, the models' licences."""
+        dialog = AboutDialog(self.ctx, self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.open()
         return dialog
 

@@ -38,6 +38,8 @@ class JobKind(StrEnum):
     MODELS_NETWORK = "models-network"  # Settings > Models: can the download endpoint be reached?
     FETCH_MODEL = "fetch-model"  # Settings > Models: download one manifest model (kdesk models fetch)
     USE_MODEL = "use-model"  # Settings > Models: load a reranker just fetched
+    CHAT_MODEL = "chat-model"  # the chat's model switcher: save the choice and load that model
+    TEST_SERVER = "test-server"  # Settings: "Test connection" to an OpenAI-compatible server
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows
@@ -67,6 +69,12 @@ class Operation(StrEnum):
     CHECK_DOWNLOAD_SITE = N_("check whether the download site can be reached")
     DOWNLOAD_MODEL = N_("download the model")
     LOAD_RERANKER = N_("load the reranker")
+    # the chat window's model switcher, edit and resend, export (issue 38)
+    SWITCH_CHAT_MODEL = N_("switch the chat model")
+    TEST_SERVER = N_("test the connection to the server")
+    SAVE_CHAT_SETTINGS = N_("save the conversation's settings")
+    EDIT_QUESTION = N_("send the edited question")
+    EXPORT_CONVERSATION = N_("export the conversation")
 
 
 @dataclass(frozen=True)

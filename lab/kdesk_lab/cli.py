@@ -338,7 +338,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--model",
         action="append",
         required=True,
-        choices=("qwen3-embedding-0.6b", "bge-reranker-base", "bge-reranker-v2-m3"),
+        choices=("qwen3-embedding-0.6b", "bge-reranker-base", "bge-reranker-v2-m3", "clip-vit-base-patch32"),
     )
     fs.add_argument(
         "--out", type=Path, default=Path("/tmp/fullsize"), help="parent folder (default /tmp/fullsize)"
@@ -365,7 +365,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a Qwen2.5 GGUF (../shared/tools/bench-llm.sh prints its path) whose BPE vocabulary Qwen3's "
         "tokenizer takes; without it one of 8,000 tokens is trained on the shared data",
     )
+    fs.add_argument(
+        "--clip-bpe",
+        type=Path,
+        default=None,
+        help="OpenAI's bpe_simple_vocab_16e6.txt.gz (inside the open-clip-torch wheel): CLIP's real vocabulary",
+    )
     fs.set_defaults(func=cmd_bench_fullsize)
+
+    rr = bench.add_parser(
+        "remote",
+        parents=[common],
+        help="the embedding / rerank role served by llama.cpp's server on a full-size folder (issue 36 item 6)",
+        description="Converts OUT/<folder> of `kdesk bench fullsize` to GGUF with llama.cpp's convert_hf_to_gguf.py, "
+        "serves it with xllamacpp (llama-server --embeddings / --reranking) on 127.0.0.1 and uses it through the "
+        "product's remote clients: vectors compared with the local sentence-transformers path, both timed at 2 threads.",
+    )
+    rr.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        choices=("qwen3-embedding-0.6b", "bge-reranker-base", "bge-reranker-v2-m3"),
+    )
+    rr.add_argument("--out", type=Path, default=Path("/tmp/fullsize"), help="the full-size folders' parent")
+    rr.add_argument("--gguf-dir", type=Path, default=Path("/tmp/remote-gguf"), help="where the GGUF files go")
+    rr.add_argument(
+        "--converter", type=Path, help="llama.cpp's convert_hf_to_gguf.py (needs the gguf package)"
+    )
+    rr.add_argument("--outtype", default="f16", choices=("f32", "f16", "bf16", "q8_0"))
+    rr.add_argument("--texts", type=positive_int, default=8, help="documents / pairs (default 8)")
+    rr.add_argument("--words", type=positive_int, default=200, help="words a document (default 200)")
+    rr.add_argument(
+        "--threads",
+        type=positive_int,
+        default=2,
+        help="the server's threads (default 2; torch always uses 2)",
+    )
+    rr.set_defaults(func=cmd_bench_remote)
 
     lat = bench.add_parser(
         "latency", parents=[common], help="first-token latency of answers (KB and model warm)"
@@ -781,19 +817,21 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
 def cmd_bench_fullsize(args: argparse.Namespace) -> int:
     import json
 
-    from kdesk_lab.fullsize import ARCHS, build, check
+    from kdesk_lab.fullsize import ARCHS, build, check, time_clip
 
     reports = []
     for name in args.model:
         folder = args.out / ARCHS[name]["folder"]
         if not args.no_build and not (folder / "config.json").is_file():
             t0 = time.perf_counter()
-            build(name, args.out, tiny=args.tiny, qwen_gguf=args.qwen_gguf)
+            build(name, args.out, tiny=args.tiny, qwen_gguf=args.qwen_gguf, clip_bpe=args.clip_bpe)
             eprint(
                 f"built {folder} in {time.perf_counter() - t0:.0f} s: RANDOM weights. "
                 + (folder / "README.md").read_text(encoding="utf-8").split("\n\n")[-1].strip()
             )
-        if args.check:
+        if args.check and ARCHS[name]["kind"] == "image":  # CLIP: timed only (no reference check)
+            reports.append(time_clip(folder))
+        elif args.check:
             reports.append(check(folder, n=args.texts, words=args.words, long_words=args.long_words))
     if args.json:
         emit_json({"reports": reports})
@@ -801,6 +839,43 @@ def cmd_bench_fullsize(args: argparse.Namespace) -> int:
         for r in reports:
             print(json.dumps(r, ensure_ascii=False))
     return 0 if all(r["ok"] for r in reports) else 1
+
+
+def cmd_bench_remote(args: argparse.Namespace) -> int:
+    import json
+
+    from kdesk_lab.fullsize import ARCHS
+    from kdesk_lab.remote_roles import bench_embedder, bench_reranker, convert
+
+    reports = []
+    for name in args.model:
+        folder = args.out / ARCHS[name]["folder"]
+        gguf = args.gguf_dir / f"{name}-{args.outtype}.gguf"
+        report: dict = {"model": name}
+        reference = folder
+        if not gguf.is_file():
+            if args.converter is None:
+                eprint(f"error: {gguf} is absent: give --converter (llama.cpp's convert_hf_to_gguf.py)")
+                return 2
+            args.gguf_dir.mkdir(parents=True, exist_ok=True)
+            report["convert"] = convert(folder, gguf, args.converter, args.outtype)
+            reference = Path(report["convert"].get("reference", folder))
+        elif (args.gguf_dir / (folder.name + "-charsmap")).is_dir():  # converted before from that copy
+            reference = args.gguf_dir / (folder.name + "-charsmap")
+        if gguf.is_file():
+            kind = ARCHS[name]["kind"]
+            report |= (
+                bench_embedder(folder, gguf, args.texts, args.words, args.threads)
+                if kind == "embedder"
+                else bench_reranker(reference, gguf, args.texts, args.words, args.threads)
+            )
+        reports.append(report)
+    if args.json:
+        emit_json({"reports": reports})
+    else:
+        for r in reports:
+            print(json.dumps(r, ensure_ascii=False))
+    return 0 if all(r.get("ok") for r in reports) else 1
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:

@@ -108,6 +108,38 @@ ARCHS: dict[str, dict] = {
         },
         "max_length": 8192,
     },
+    # The image role's model (the manifest's `kdesk models fetch image`): timing only (issue 36 item 1).
+    "clip-vit-base-patch32": {
+        "folder": "clip-vit-base-patch32",
+        "kind": "image",
+        "config": {  # openai/clip-vit-base-patch32's config.json (4,186 bytes), its numbers
+            "projection_dim": 512,
+            "logit_scale_init_value": 2.6592,
+            "text_config": {
+                "vocab_size": 49408,
+                "hidden_size": 512,
+                "intermediate_size": 2048,
+                "num_hidden_layers": 12,
+                "num_attention_heads": 8,
+                "max_position_embeddings": 77,
+                "hidden_act": "quick_gelu",
+                "layer_norm_eps": 1e-5,
+                "bos_token_id": 0,
+                "eos_token_id": 2,
+                "pad_token_id": 1,
+            },
+            "vision_config": {
+                "hidden_size": 768,
+                "intermediate_size": 3072,
+                "num_hidden_layers": 12,
+                "num_attention_heads": 12,
+                "image_size": 224,
+                "patch_size": 32,
+                "hidden_act": "quick_gelu",
+                "layer_norm_eps": 1e-5,
+            },
+        },
+    },
 }
 
 QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -329,7 +361,12 @@ def _write_json(path: Path, obj) -> None:
 
 
 def build(
-    name: str, out: Path, tiny: bool = False, tok_vocab: int | None = None, qwen_gguf: Path | None = None
+    name: str,
+    out: Path,
+    tiny: bool = False,
+    tok_vocab: int | None = None,
+    qwen_gguf: Path | None = None,
+    clip_bpe: Path | None = None,
 ) -> Path:
     """Build `name` (a key of ARCHS) with random weights into out/<its download folder name>;
     returns the folder. tiny: the same code path with the config scaled down (tests). qwen_gguf: a
@@ -339,6 +376,8 @@ def build(
     arch = ARCHS[name]
     folder = Path(out) / arch["folder"]
     folder.mkdir(parents=True, exist_ok=True)
+    if arch["kind"] == "image":
+        return _build_clip(arch, folder, clip_bpe)
     tok_vocab = tok_vocab or (400 if tiny else 8000)
     texts = 300 if tiny else 3000
     torch.manual_seed(SEED)
@@ -447,6 +486,123 @@ def build(
         encoding="utf-8",
     )
     return folder
+
+
+# -- CLIP ViT-B/32 at full size, for timing (issue 36 item 1) --------------------------------------
+CLIP_PREPROCESSOR = {  # openai/clip-vit-base-patch32's preprocessor_config.json (316 bytes)
+    "crop_size": 224,
+    "do_center_crop": True,
+    "do_normalize": True,
+    "do_resize": True,
+    "feature_extractor_type": "CLIPFeatureExtractor",
+    "image_mean": [0.48145466, 0.4578275, 0.40821073],
+    "image_std": [0.26862954, 0.26130258, 0.27577711],
+    "resample": 3,
+    "size": 224,
+}
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's and CLIP's map of the 256 bytes to printable characters (OpenAI's simple_tokenizer.py)."""
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs), strict=True))
+
+
+def clip_vocabulary(bpe_gz: Path | None) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """CLIP's vocabulary (49,408 tokens) and merges, built from OpenAI's bpe_simple_vocab_16e6.txt.gz
+    (the open-clip-torch wheel ships it) as OpenAI's simple_tokenizer.py builds them; without it, the
+    512 byte tokens and the two specials, no merges (each character a token: more tokens a text)."""
+    import gzip
+
+    chars = list(_bytes_to_unicode().values())
+    merges: list[tuple[str, str]] = []
+    if bpe_gz is not None:
+        lines = gzip.open(bpe_gz).read().decode("utf-8").split("\n")
+        merges = [tuple(m.split()) for m in lines[1 : 49152 - 256 - 2 + 1] if m.strip()]
+    vocab = chars + [c + "</w>" for c in chars] + ["".join(m) for m in merges]
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    return {t: i for i, t in enumerate(vocab)}, merges
+
+
+def _build_clip(arch: dict, folder: Path, clip_bpe: Path | None) -> Path:
+    """CLIP with random weights: config.json, pytorch_model.bin (float32, as the download's revision has
+    no safetensors), preprocessor_config.json and the tokenizer files."""
+    import torch
+    from transformers import CLIPConfig, CLIPModel, CLIPTokenizer
+
+    torch.manual_seed(SEED)
+    model = CLIPModel(CLIPConfig(**arch["config"])).eval()
+    model.config.architectures = ["CLIPModel"]
+    model.config.save_pretrained(folder)
+    torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    _write_json(folder / "preprocessor_config.json", CLIP_PREPROCESSOR)
+    vocab, merges = clip_vocabulary(clip_bpe)
+    CLIPTokenizer(vocab=vocab, merges=merges).save_pretrained(folder)
+    n_params = sum(p.numel() for p in model.parameters())
+    tokenizer_note = (
+        f"The tokenizer is CLIP's own BPE ({len(vocab)} tokens, {len(merges)} merges, from {Path(clip_bpe).name})."
+        if clip_bpe
+        else "The tokenizer is NOT CLIP's: bytes only, no merges (no copy of its vocabulary was given: "
+        "--clip-bpe). The text tower's embedding table keeps its 49,408 rows; texts cost more tokens."
+    )
+    (folder / "README.md").write_text(
+        f"# {arch['folder']}: RANDOM WEIGHTS (kdesk bench fullsize, seed {SEED})\n\n"
+        f"The real architecture ({n_params:,} parameters) with random weights, laid out like the download. "
+        f"For timing only: its outputs mean nothing.\n\n{tokenizer_note}\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def time_clip(folder: Path, runs: int = 5) -> dict:
+    """The product's image-text model (identify/image_text.py) on ``folder``: load, one photo's
+    embedding and one text's, each the median of ``runs`` after a warm-up, at 2 threads."""
+    import statistics
+
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    from desktop_app.core.identify.image_text import ImageTextModel
+
+    torch.set_num_threads(2)
+    model = ImageTextModel(Path(folder))
+    t0 = time.perf_counter()
+    model.load()
+    report: dict = {"folder": str(folder), "kind": "image", "load_s": round(time.perf_counter() - t0, 2)}
+    photo = Image.fromarray(np.random.default_rng(SEED).integers(0, 255, (480, 640, 3), dtype=np.uint8))
+    text = "a photo of a grey parrot, a medium-sized parrot with grey feathers and a red tail"
+
+    def median_ms(run) -> float:
+        run()
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - t0) * 1000)
+        return round(statistics.median(times), 1)
+
+    report["ms_per_image"] = median_ms(lambda: model.embed_image(photo))
+    report["ms_per_text"] = median_ms(lambda: model.embed_texts([text]))
+    report["dim"] = int(model.embed_image(photo).shape[0])
+    report["tokens_per_text"] = len(model._processor.tokenizer(text)["input_ids"])
+    report["weights_bytes"] = (Path(folder) / "pytorch_model.bin").stat().st_size
+    report["ok"] = report["dim"] == 512
+    report["peak_rss_mb"] = round(_rss_peak_mb())
+    report["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    report["torch_threads"] = torch.get_num_threads()
+    return report
 
 
 # -- item 2: the product against the reference library -------------------------------------------

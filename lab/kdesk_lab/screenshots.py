@@ -2,8 +2,10 @@
 
 One fresh temporary data folder and the real window (offscreen without a display), driven like a
 user: models loading, the empty library, a batch indexing (sample PDFs and DOCX files and the parrot
-notes), an answer with the source viewer open at a highlighted PDF passage, a photo's
-identification card (after reference photos are added), Settings and its Models tab. Each state is
+notes), an answer with the source viewer open at a highlighted PDF passage, an answer from a
+Markdown note with the viewer showing the note rendered and the cited sentence marked, a photo's
+identification card (after reference photos are added), Settings and its Models tab, Help › About.
+Each state is
 written as ``<state>-<language>.png`` at the window's size (a dialog is drawn over the window, as
 the user sees it). Waits are bounded: the whole run stops with TimeoutError past ``time_limit_s``.
 """
@@ -22,11 +24,13 @@ from typing import Any
 from desktop_app.core.paths import REPO_ROOT
 from kdesk_lab.answers import shared_data_root
 
-STATES = ("loading", "empty", "indexing", "answer", "identify", "settings", "models")
+STATES = ("loading", "empty", "indexing", "answer", "note", "identify", "settings", "models", "about")
 LANGUAGES = ("en", "zh_CN")
 WINDOW_SIZE = (1380, 860)
 QUESTION = "What is a cannister shot made of?"  # answered from page 3 of the Vicksburg PDF
 CITED_PDF = "Seige_of_Vicksburg_Sample_OCR.pdf"
+NOTE_QUESTION = "What colours is the blue-and-yellow macaw?"  # answered from a parrot note (Markdown)
+CITED_NOTE = "parrots/blue-and-yellow-macaw.md"
 # Two batches (one shot while each indexes, in a language of its own); PDFs first, as they take longest.
 DOCUMENTS = (
     "docs/pypdf/resources/Seige_of_Vicksburg_Sample_OCR.pdf",
@@ -132,7 +136,7 @@ def take_screenshots(
     from PySide6.QtWidgets import QApplication
 
     from desktop_app.core.config import Config
-    from desktop_app.gui.app import create_window
+    from desktop_app.gui.app import create_window, ensure_chinese_font
     from desktop_app.gui.i18n import set_language
     from desktop_app.gui.operations import KB_LOCK
 
@@ -141,6 +145,7 @@ def take_screenshots(
     if unknown:
         raise ValueError(f"unknown states: {', '.join(sorted(unknown))} (known: {', '.join(STATES)})")
     app = QApplication.instance() or QApplication([])
+    ensure_chinese_font()  # the app's bundled Noto Sans CJK where the system has no Chinese font
     _check_fonts(languages)
     drive = _Driver(app, time_limit_s)
     out_dir = Path(out_dir)
@@ -197,7 +202,7 @@ def take_screenshots(
         if "empty" in states:
             shoot("empty")
 
-        if {"indexing", "answer"} & set(states):
+        if {"indexing", "answer", "note"} & set(states):
             # A batch's progress line is worded as each file starts (a language switch does not
             # reword it), so each language gets a batch of its own.
             first = [*(data / rel for rel in DOCUMENTS), NOTES]
@@ -238,6 +243,26 @@ def take_screenshots(
 
             per_language("answer", answer)
 
+        if "note" in states:
+
+            def note() -> None:
+                window.new_conversation()
+                finished: list[Any] = []
+                window.chat.answer_finished.connect(finished.append)
+                window.chat.ask(NOTE_QUESTION)
+                drive.until(lambda: bool(finished), "the answer from the note")
+                window.chat.answer_finished.disconnect(finished.append)
+                message = finished[0]
+                cites = [c for c in message.citations if c.source == CITED_NOTE]
+                if cites:  # as a user does: the answer's chip
+                    message.chips[message.citations.index(cites[0])].click()
+                else:  # the answer cited other notes first: open the note's best passage
+                    hit = next(h for h in ctx.kb.search(NOTE_QUESTION, top_k=20) if h.source == CITED_NOTE)
+                    window.open_citation(hit)
+                drive.until(lambda: window.viewer.highlighted, "the note's highlight")
+
+            per_language("note", note)
+
         if "identify" in states:
             done_photos: list[Any] = []
             window.knowledge.batch_finished.connect(done_photos.append)
@@ -269,6 +294,8 @@ def take_screenshots(
                 return dialog
 
             per_language("models", models)
+        if "about" in states:
+            per_language("about", window.open_about)
         return written
     finally:
         if window is not None:

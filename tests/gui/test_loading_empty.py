@@ -13,6 +13,7 @@ from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.ask.conversation_store import FILE_NAME, ConversationStore
 from desktop_app.core.events import Answer, Citation, Event, RouteDecided
 from desktop_app.core.messages import translations
+from desktop_app.core.models.registry import display_name
 from desktop_app.gui.context import LOAD_STEPS
 from desktop_app.gui.i18n import set_language
 from desktop_app.gui.settings.dialog import SettingsDialog
@@ -103,11 +104,11 @@ def test_loading_says_what_loads_buttons_say_why_they_wait_and_old_chats_stay_re
         with qtbot.waitSignal(ctx.kb_ready, timeout=60_000):
             gate.set()
         assert not window.loading_bar.isVisible() and not window.loading_label.isVisible()
-        assert window.status_text()["embedder"].startswith(f"● Embedder: {minilm.name}")
+        assert window.status_text()["embedder"].startswith(f"● Embedder: {display_name(minilm.name)}")
         for button in waiting:
             assert button.isEnabled() and button.toolTip() == ""
         assert knowledge.remove_button.toolTip() == "Select documents in the list to remove them"
-        assert empty.model_labels["embedder"].text() == f"● {minilm.name}"  # followed status_changed
+        assert empty.model_labels["embedder"].text() == f"● {display_name(minilm.name)}"  # followed status_changed
         assert empty.llm_note.isVisible()
         ctx.runner.wait_idle(30_000)
         assert knowledge.empty_hint.isVisible() and knowledge.empty_hint.text().startswith("No documents yet")
@@ -143,8 +144,8 @@ def test_the_empty_chat_shows_what_the_app_does_and_the_models_in_both_languages
     assert "Models in use" in texts
     # Config() defaults: the bundled embedder and classifier, no reranker, no language model.
     rows = {role: label.text() for role, label in empty.model_labels.items()}
-    assert rows["embedder"] == f"● {minilm.name}"
-    assert rows["classifier"].startswith("● efficientnet")
+    assert rows["embedder"] == f"● {display_name(minilm.name)}"
+    assert rows["classifier"].startswith("● EfficientNet-Lite0")
     assert rows["reranker"] == "○ none" and rows["llm"] == "○ none"
     assert empty.model_labels["llm"].toolTip()  # why: no language model configured
     assert empty.llm_note.isVisible()

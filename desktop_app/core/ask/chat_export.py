@@ -87,3 +87,13 @@ def to_markdown(chat: StoredChat, knowledge_dir: Path, out_dir: Path | None = No
     if notes:
         lines += notes + [""]
     return "\n".join(lines)
+
+
+def write_markdown(chat: StoredChat, knowledge_dir: Path, out: Path) -> Path:
+    """Write the conversation's Markdown to ``out`` (UTF-8; links relative to its folder), as
+    `kdesk chats export --out` and the window's Export do; returns the file written."""
+    out = Path(out).expanduser()
+    text = to_markdown(chat, knowledge_dir, out.resolve().parent)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out

@@ -101,3 +101,84 @@ def changed_since_answer(sha256: str, path: Path, entry: Entry | None) -> bool:
         return False
     now = current_sha256(path, entry)
     return now is not None and now != sha256
+
+
+# -- the cited sentence (the viewer tells it apart from the rest of the passage) --------------------
+_CLAIM_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]|[^\W_]+")
+# A sentence ends at . ! ? before a space or the line's end, at 。！？； or at the line's end.
+_SENTENCE_END = re.compile(r"""[.!?]+["'”’)\]]*(?=\s|$)|[。！？；]+[”’」』）)]*""")
+
+
+def claim_for(answer_text: str, n: int) -> str:
+    """The sentences of an answer that carry citation ``n`` ("[n]", "[1, n]", "【n】"), markers removed."""
+    from desktop_app.core.ask.sentences import split_sentences
+
+    claims: list[str] = []
+    previous = ""
+    for sentence in split_sentences(answer_text):
+        numbers = {int(x) for m in CITATION_MARK.finditer(sentence) for x in _SEP.split(m.group(1))}
+        # "rimu fruit. [1]": a marker after the full stop is a sentence of its own; it cites the one before.
+        words = CITATION_MARK.sub("", sentence).strip().lstrip("-*• ").strip()
+        claim = words if any(ch.isalnum() for ch in words) else previous
+        if n in numbers and claim and claim not in claims:
+            claims.append(claim)
+        previous = claim
+    return " ".join(claims)
+
+
+_LINE_WRAP = re.compile(r"(?<!\n)\n(?!\n)")
+
+
+def sentence_spans(text: str, wrapped: bool = False) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of ``text`` (a line without an end mark is one sentence;
+    ``wrapped``: lines are hard-wrapped, as on a PDF page, and only a blank line ends a paragraph)."""
+    if wrapped:
+        text = _LINE_WRAP.sub(" ", text)  # same length: the spans stay valid in the original
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.split("\n"):
+        begin = 0
+        for m in _SENTENCE_END.finditer(line):
+            spans.append((pos + begin, pos + m.end()))
+            begin = m.end()
+        spans.append((pos + begin, pos + len(line)))
+        pos += len(line) + 1
+    out = []
+    for start, end in spans:  # trimmed, empty ones dropped
+        piece = text[start:end]
+        lead = len(piece) - len(piece.lstrip())
+        trail = len(piece.rstrip())
+        if trail > lead:
+            out.append((start + lead, start + trail))
+    return out
+
+
+_COMMON = frozenset("the and has have had are was were its his her their with from that this for not but".split())
+
+
+def _claim_words(text: str) -> set[str]:
+    """The words that tell sentences apart: every Chinese character, Latin words of 3+ letters
+    that are not the commonest ones."""
+    words = (w.casefold() for w in _CLAIM_WORD.findall(text))
+    return {w for w in words if "\u3400" <= w[0] <= "\u9fff" or (len(w) >= 3 and w not in _COMMON)}
+
+
+def cited_sentence(passage: str, claim: str, wrapped: bool = False) -> tuple[int, int] | None:
+    """The [start, end) of the sentence of ``passage`` the claim rests on: the one whose words the
+    claim holds most of; None without a claim or when no sentence shares enough with it.
+    ``wrapped``: the passage's lines are hard-wrapped (a PDF page's text)."""
+    wanted = _claim_words(claim)
+    if not wanted:
+        return None
+    best: tuple[float, int, tuple[int, int]] | None = None
+    for start, end in sentence_spans(passage, wrapped):
+        words = _claim_words(passage[start:end])
+        shared = len(words & wanted)
+        if not words or shared < min(3, len(words)):
+            continue
+        score = (shared, shared / len(words))  # most words shared, then most of the sentence shared
+        if best is None or score > best[:2]:
+            best = (*score, (start, end))
+    if best is None or best[1] < 0.3:
+        return None
+    return best[2]

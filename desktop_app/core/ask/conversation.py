@@ -32,6 +32,9 @@ class Conversation:
     # A photo's class fitted several notes equally: what "it" may be, until a question names one.
     subject_options: list[str] = field(default_factory=list)
     max_turns: int = 10
+    # The user's own instructions and sampling temperature for this chat ("" / None: the app's).
+    system_prompt: str = ""
+    temperature: float | None = None
 
     def add_turn(self, question: str, answer: str) -> None:
         self.history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]

@@ -41,7 +41,8 @@ from desktop_app.core.events import (
     Warning,
 )
 from desktop_app.core.formats import STORE_CONVERSATIONS, check_readable, check_sqlite_file, user_version
-from desktop_app.core.identify.result import IdentifyResult, decision_json
+from desktop_app.core.identify.names import pretty_name
+from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, decision_json
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import fs_path
 from desktop_app.core.messages import Text, from_english, from_json, lines_from_json, to_json
@@ -50,8 +51,9 @@ log = logging.getLogger(__name__)
 
 FILE_NAME = "conversations.sqlite3"
 # 2: citations.sha256; 3: warnings (and a card's) as {code, params}, not English; 4: a card's
-# reasoning, follow-up, queries, description and answer lines as {code, params} too
-SCHEMA_VERSION = 4
+# reasoning, follow-up, queries, description and answer lines as {code, params} too; 5: a
+# conversation's system prompt, temperature and where its title came from (title_source)
+SCHEMA_VERSION = 5
 TITLE_CHARS = 60  # a title taken from the first question is cut here
 
 SCHEMA = """
@@ -62,7 +64,10 @@ CREATE TABLE IF NOT EXISTS conversations (
     last_subject TEXT,              -- what follow-ups resolve against (a named species, a topic)
     last_query   TEXT,              -- the last search's key terms, the fallback subject
     created      TEXT NOT NULL,     -- ISO 8601 UTC
-    updated      TEXT NOT NULL
+    updated      TEXT NOT NULL,
+    system_prompt TEXT NOT NULL DEFAULT '',  -- the user's instructions for this chat ('' : none)
+    temperature  REAL,              -- the sampling temperature for this chat (NULL: the settings')
+    title_source TEXT NOT NULL DEFAULT 'auto'  -- 'auto' | 'file' (a photo's file name) | 'user'
 );
 CREATE INDEX IF NOT EXISTS conversations_updated ON conversations(updated);
 CREATE TABLE IF NOT EXISTS messages (
@@ -104,6 +109,8 @@ def _migrate(db: sqlite3.Connection) -> None:
         columns = {r[1] for r in db.execute("PRAGMA table_info(citations)")}
         if "sha256" not in columns:
             db.execute("ALTER TABLE citations ADD COLUMN sha256 TEXT NOT NULL DEFAULT ''")
+        if db.execute("PRAGMA user_version").fetchone()[0] < 5:
+            _conversation_options(db)
         if db.execute("PRAGMA user_version").fetchone()[0] < 3:
             _warnings_as_messages(db)
         if db.execute("PRAGMA user_version").fetchone()[0] < 4:
@@ -113,6 +120,25 @@ def _migrate(db: sqlite3.Connection) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _conversation_options(db: sqlite3.Connection) -> None:
+    """Schema 5: a system prompt, a temperature and the title's source per conversation; an old
+    conversation titled by its first photo's file name ("2.jpg") is marked 'file', not 'auto'."""
+    columns = {r[1] for r in db.execute("PRAGMA table_info(conversations)")}
+    if "system_prompt" not in columns:
+        db.execute("ALTER TABLE conversations ADD COLUMN system_prompt TEXT NOT NULL DEFAULT ''")
+    if "temperature" not in columns:
+        db.execute("ALTER TABLE conversations ADD COLUMN temperature REAL")
+    if "title_source" not in columns:
+        db.execute("ALTER TABLE conversations ADD COLUMN title_source TEXT NOT NULL DEFAULT 'auto'")
+    rows = db.execute(
+        "SELECT c.id, c.title, m.image FROM conversations c JOIN messages m ON m.id ="
+        " (SELECT MIN(id) FROM messages WHERE conversation_id = c.id) WHERE m.kind = 'identify'"
+    ).fetchall()
+    for conv_id, title, image in rows:
+        if image and title == _title_of(Path(image).name):
+            db.execute("UPDATE conversations SET title_source = 'file' WHERE id = ?", (conv_id,))
 
 
 def _warnings_as_messages(db: sqlite3.Connection) -> None:
@@ -186,6 +212,27 @@ def _now() -> str:
 def _title_of(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def photo_title(decision: Decision | None, chinese: bool = False) -> Text:
+    """A photo conversation's title: the species the decision named (its notes' Chinese name for a
+    Chinese window, else their English title), "Uncertain: A or B" with its nearest guesses, or ""
+    when it named nothing (the file name then stays)."""
+    if decision is None:
+        return ""
+    names = decision.zh_names if chinese else decision.titles
+
+    def shown(label: str) -> str:
+        return names.get(label) or decision.titles.get(label) or pretty_name(label)
+
+    if decision.final_name and decision.final_name != UNCERTAIN:
+        return shown(decision.final_name)
+    options = list(dict.fromkeys([*decision.guesses, *decision.also_possible]))[:2]
+    if len(options) == 2:
+        return messages.message(notes.PHOTO_UNCERTAIN_TWO, a=shown(options[0]), b=shown(options[1]))
+    if options:
+        return messages.message(notes.PHOTO_UNCERTAIN_ONE, a=shown(options[0]))
+    return ""
 
 
 @dataclass
@@ -308,15 +355,21 @@ class StoredChat:
     created: str
     updated: str
     messages: list[StoredMessage] = field(default_factory=list)
+    system_prompt: str = ""
+    temperature: float | None = None
+    title_source: str = "auto"  # "auto" | "file" (a photo's file name) | "user" (renamed)
 
     def conversation(self, max_turns: int = 10) -> Conversation:
-        """The live state a follow-up continues from: same id, recent turns, subject and scope."""
+        """The live state a follow-up continues from: same id, recent turns, subject, scope and
+        the chat's own system prompt and temperature."""
         conv = Conversation(
             id=self.id,
             last_subject=self.last_subject,
             last_query=self.last_query,
             scope=self.scope,
             max_turns=max_turns,
+            system_prompt=self.system_prompt,
+            temperature=self.temperature,
         )
         for message in self.messages:
             if message.turn is not None:
@@ -337,6 +390,8 @@ class StoredChat:
             "last_query": self.last_query,
             "created": self.created,
             "updated": self.updated,
+            "system_prompt": self.system_prompt,
+            "temperature": self.temperature,
             "messages": [m.to_dict() for m in self.messages],
         }
 
@@ -510,9 +565,52 @@ class ConversationStore:
         if not title:
             raise ValueError("a conversation needs a title")
         with self._db() as db:
-            return (
-                db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conv_id)).rowcount > 0
-            )
+            sql = "UPDATE conversations SET title = ?, title_source = 'user' WHERE id = ?"
+            return db.execute(sql, (title, conv_id)).rowcount > 0
+
+    def name_by_photo(self, conv_id: str, title: str) -> bool:
+        """Title a conversation that began with a photo by what the photo was identified as (the
+        window's language); a title the user gave is kept, and so is one taken from a question."""
+        title = _title_of(title)
+        if not title:
+            return False
+        with self._db() as db:
+            first = db.execute(
+                "SELECT kind FROM messages WHERE conversation_id = ? ORDER BY id LIMIT 1", (conv_id,)
+            ).fetchone()
+            if first is None or first["kind"] != "identify":
+                return False
+            sql = "UPDATE conversations SET title = ?, title_source = 'auto' WHERE id = ? AND title_source != 'user'"
+            return db.execute(sql, (title, conv_id)).rowcount > 0
+
+    def set_options(self, conv_id: str, system_prompt: str, temperature: float | None) -> bool:
+        """Save a conversation's system prompt and temperature (False: it is not saved yet; its
+        first answer saves them)."""
+        with self._db() as db:
+            sql = "UPDATE conversations SET system_prompt = ?, temperature = ? WHERE id = ?"
+            return db.execute(sql, (system_prompt, temperature, conv_id)).rowcount > 0
+
+    def truncate(self, conv_id: str, keep: int) -> int:
+        """Keep the first ``keep`` messages of a conversation and delete the rest (a question
+        edited and sent again replaces its turn and those after it); returns how many went.
+        With none kept, follow-ups no longer refer to what the deleted turns were about."""
+        with self._db() as db:
+            ids = [
+                r["id"]
+                for r in db.execute(
+                    "SELECT id FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,)
+                ).fetchall()
+            ]
+            gone = ids[max(0, keep) :]
+            if not gone:
+                return 0
+            db.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?", (conv_id, gone[0]))
+            if keep <= 0:
+                db.execute(
+                    "UPDATE conversations SET last_subject = NULL, last_query = NULL WHERE id = ?", (conv_id,)
+                )
+            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (_now(), conv_id))
+        return len(gone)
 
     def delete(self, conv_id: str) -> bool:
         """Remove a conversation with its messages and citations (the cascade)."""
@@ -537,15 +635,20 @@ class ConversationStore:
         with self._db() as db:
             exists = db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv.id,)).fetchone()
             if exists is None:
-                name = title or message.question or Path(message.image or "photo").name
+                name, source = title or message.question, "auto"
+                if not name and message.card is not None:  # a photo: the species it named (English)
+                    name = str(photo_title(message.card.decision))
+                if not name:
+                    name, source = Path(message.image or "photo").name, "file"
                 db.execute(
-                    "INSERT INTO conversations (id, title, scope, created, updated) VALUES (?, ?, ?, ?, ?)",
-                    (conv.id, _title_of(name), conv.scope, now, now),
+                    "INSERT INTO conversations (id, title, scope, created, updated, title_source)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (conv.id, _title_of(name), conv.scope, now, now, source),
                 )
             db.execute(
-                "UPDATE conversations SET last_subject = ?, last_query = ?, scope = ?, updated = ?"
-                " WHERE id = ?",
-                (conv.last_subject, conv.last_query, conv.scope, now, conv.id),
+                "UPDATE conversations SET last_subject = ?, last_query = ?, scope = ?, updated = ?,"
+                " system_prompt = ?, temperature = ? WHERE id = ?",
+                (conv.last_subject, conv.last_query, conv.scope, now, conv.system_prompt, conv.temperature, conv.id),
             )
             cur = db.execute(
                 "INSERT INTO messages (conversation_id, kind, question, answer, answer_by, refused,"
@@ -634,6 +737,7 @@ class ConversationStore:
         return StoredChat(
             row["id"], row["title"], row["scope"], row["last_subject"], row["last_query"],
             row["created"], row["updated"], messages,
+            row["system_prompt"], row["temperature"], row["title_source"],
         )  # fmt: skip
 
     # ------------------------------------------------------------------ recording

@@ -23,3 +23,7 @@ CITATIONS_DROPPED = define_plural(
 )
 NOT_SAVED = define("ask.not_saved", "the conversation could not be saved: {error}")
 # The empty library's note is library/reasons.EMPTY_LIBRARY (the CLI says it too).
+
+# Conversation titles of a chat started with a photo (issue 38): the species it named.
+PHOTO_UNCERTAIN_ONE = define("chat.title.uncertain_one", "Uncertain: {a}")
+PHOTO_UNCERTAIN_TWO = define("chat.title.uncertain_two", "Uncertain: {a} or {b}")

@@ -353,7 +353,7 @@ class KnowledgeBase:
             from desktop_app.core.models.rerank import load_reranker
 
             reranker = load_reranker(
-                self.config.retrieval.reranker, self.data_dir, self.config.embedding.device
+                self.config.retrieval.reranker, self.data_dir, self.config.embedding.device, self.config
             )
             self._retriever = Retriever(
                 self.store,

@@ -380,3 +380,10 @@ IMAGE_EMPTY = define("identify.image.empty", "the image file is empty")
 IMAGE_NOT_IMAGE = define("identify.image.not_image", "not an image file or an unsupported image format")
 IMAGE_TRUNCATED = define("identify.image.truncated", "the image file is truncated (incomplete download?)")
 IMAGE_CORRUPT = define("identify.image.corrupt", "the image is corrupt ({error})")
+
+# Collection (scope) names: what a new collection may be called (scopes.check_scope_name).
+SCOPE_NAME_RULE = define(
+    "scope.name.rule", "letters (any language, Chinese too), digits, - and _; at most {limit} characters"
+)
+SCOPE_NAME_INVALID = define("scope.name.invalid", "“{name}” cannot name a collection: use {rule}.")
+SCOPE_NAME_EMPTY = define("scope.name.empty", "A collection needs a name: use {rule}.")

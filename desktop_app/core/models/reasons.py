@@ -152,3 +152,96 @@ EMBEDDER_FAILED = define(
     "model.embedder_failed",
     "the embedding model {model} failed on the question ({error}); results are ranked by keywords alone",
 )
+
+# The chat window's model switcher and Settings' "Test connection" (issue 38).
+OPTION_NO_MODEL = define("chat_option.none", "No model: answers from the documents")
+OPTION_LOCAL = define("chat_option.local", "{name} (local)")
+OPTION_SERVER = define("chat_option.server", "{model} on {url}")
+OPTION_SERVER_DEFAULT = define("chat_option.server_default", "the server's model")
+SERVER_FOUND = define("server_check.found", "Connected to {url}: {count} model(s): {models}")
+SERVER_FOUND_NONE = define("server_check.found_none", "Connected to {url}, but it lists no models")
+SERVER_MODEL_MISSING = define(
+    "server_check.model_missing", "{found}; the model set here ({model}) is not among them"
+)
+SERVER_FAILED = define("server_check.failed", "Could not connect: {reason}")
+SERVER_UNREADABLE = define("server_check.unreadable", "{url} answered, but not with a list of models: {error}")
+
+# Roles served by a server on another machine (issue 36 item 6): models/remote.py, remote_rerank.py,
+# embeddings/openai_compat.py.
+REMOTE_REACHABLE = define("remote.reachable", "{setting}: the server at {url} answers")
+REMOTE_UNREACHABLE = define("remote.unreachable", "{setting}: cannot reach the server at {url} ({error})")
+REMOTE_REFUSED_KEY = define(
+    "remote.refused_key", "{setting}: the server at {url} refused the key (HTTP {status}): check {key}"
+)
+RERANKER_ON_SERVER = define("remote.reranker_on_server", "a reranker on the server {url}")
+RERANKER_BAD_URL = define(
+    "remote.reranker_bad_url", 'retrieval.reranker = "{url}" is not a server address (http://host:port)'
+)
+RERANK_CANNOT_CONNECT = define(
+    "remote.rerank_cannot_connect", "cannot connect to the rerank server {host} ({error})"
+)
+RERANK_TIMED_OUT = define(
+    "remote.rerank_timed_out", "the rerank server {host} did not answer within {seconds:g} s"
+)
+RERANK_REFUSED = define(
+    "remote.rerank_refused",
+    "the rerank server {host} refused the request (HTTP {status}): check retrieval.reranker_api_key",
+)
+RERANK_NO_ENDPOINT = define(
+    "remote.rerank_no_endpoint", "the server {host} has no rerank endpoint (tried {paths})"
+)
+RERANK_NOT_RERANKER = define(
+    "remote.rerank_not_reranker",
+    "the server {host} does not rerank ({text}): start llama.cpp's server with --reranking",
+)
+RERANK_HTTP = define("remote.rerank_http", "the rerank server {host} answered HTTP {status}: {text}")
+RERANK_BAD_ANSWER = define(
+    "remote.rerank_bad_answer", "the rerank server {host} sent an answer that is not a list of scores: {text}"
+)
+EMBED_NO_URL = define("remote.embed_no_url", "no embeddings server URL configured (embedding.url)")
+EMBED_NO_MODEL = define(
+    "remote.embed_no_model", "no embedding model name given (embedding.model = 'openai:<model>')"
+)
+EMBED_TIMED_OUT = define(
+    "remote.embed_timed_out", "embeddings server {host} failed after {attempts} attempts: timed out"
+)
+EMBED_CANNOT_CONNECT = define(
+    "remote.embed_cannot_connect",
+    "embeddings server {host} failed after {attempts} attempts: cannot connect ({error})",
+)
+EMBED_REFUSED = define(
+    "remote.embed_refused",
+    "embeddings server {host} refused the request (HTTP {status}): check embedding.api_key",
+)
+EMBED_NOT_FOUND = define(
+    "remote.embed_not_found",
+    "embeddings server {host} has no {path} or no model '{model}' (HTTP 404: {text})",
+)
+EMBED_NOT_EMBEDDER = define(
+    "remote.embed_not_embedder",
+    "embeddings server {host} does not serve embeddings ({text}): start llama.cpp's server with --embeddings",
+)
+EMBED_RETRIES_FAILED = define(
+    "remote.embed_retries_failed",
+    "embeddings server {host} failed after {attempts} attempts: HTTP {status}: {text}",
+)
+EMBED_REJECTED = define(
+    "remote.embed_rejected", "embeddings server {host} rejected the request (HTTP {status}: {text})"
+)
+EMBED_BAD_ANSWER = define(
+    "remote.embed_bad_answer",
+    "embeddings server {host} sent an answer that is not an embeddings list: {text}",
+)
+EMBED_ZERO_VECTORS = define(
+    "remote.embed_zero_vectors",
+    "embeddings server {host} sent vectors of zeros or non-numbers: it serves no embedding model "
+    "(llama-server started with --reranking?)",
+)
+EMBED_COUNT = define(
+    "remote.embed_count", "embeddings server {host} returned {got} vectors for {expected} inputs"
+)
+EMBED_DIM_CHANGED = define(
+    "remote.embed_dim_changed",
+    "embeddings server {host} changed dimension from {old} to {new}: was the model swapped? "
+    "Re-index with `kdesk reindex`.",
+)

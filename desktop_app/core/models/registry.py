@@ -43,6 +43,8 @@ class ModelSpec:
     source: str  # "huggingface" | "pypi"
     folder: str
     license: str
+    name: str = ""  # what users read (the id is for commands and config)
+    aliases: tuple[str, ...] = ()  # other ids of the same model (a variant the app loads)
     loader: str = ""
     requires: tuple[str, ...] = ()
     enable: str = ""
@@ -53,6 +55,11 @@ class ModelSpec:
     package: str = ""
     module: str = ""
     version: str = ""
+
+    @property
+    def display_name(self) -> str:
+        """The model's name as the app shows it everywhere; the id when the manifest gives none."""
+        return self.name or self.id
 
     @property
     def downloadable(self) -> bool:
@@ -102,6 +109,8 @@ def load_manifest(path: Path | None = None) -> list[ModelSpec]:
                 source=str(entry["source"]),
                 folder=str(entry["folder"]),
                 license=str(entry.get("license", "")),
+                name=str(entry.get("name", "")),
+                aliases=tuple(str(a) for a in entry.get("aliases", ())),
                 loader=str(entry.get("loader", "")),
                 requires=tuple(entry.get("requires", ())),
                 enable=str(entry.get("enable", "")),
@@ -178,6 +187,11 @@ class Availability:
     license: str
     size: int
     verified: bool = False  # the fetcher checked every sha256 (see .kdesk-fetch.json)
+    name: str = ""  # the manifest's display name
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.id
 
 
 def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
@@ -229,7 +243,27 @@ def availability(spec: ModelSpec, data_dir: Path | None = None) -> Availability:
         license=spec.license,
         size=spec.total_size,
         verified=verified,
+        name=spec.display_name,
     )
+
+
+def display_name(model_id: str, specs: list[ModelSpec] | None = None) -> str:
+    """The name users see for a model the app names by ``model_id`` (a manifest id, one of its
+    aliases, its folder, a file inside it); an id the manifest does not know stays as it is."""
+    if not model_id:
+        return model_id
+    if specs is None:
+        try:
+            specs = load_manifest()
+        except ManifestError:
+            return model_id
+    key = model_id.strip("/").split("/")[0].lower()
+    for s in specs:
+        # A GGUF model is also named by its file (the chat model's status names the .gguf).
+        files = (Path(f.path).name.lower() for f in s.files if f.path.endswith(".gguf"))
+        if key in (s.id.lower(), s.folder.lower(), *(a.lower() for a in s.aliases), *files):
+            return s.display_name
+    return model_id
 
 
 def spec_by_folder_or_id(specs: list[ModelSpec], name: str) -> ModelSpec | None:

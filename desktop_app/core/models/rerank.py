@@ -18,6 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
+from desktop_app.core.config import Config
 from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
 from desktop_app.core.paths import models_dirs
@@ -141,9 +142,20 @@ _cache_lock = threading.Lock()
 
 
 def load_reranker(
-    setting: str = "auto", data_dir: Path | None = None, device: str = "cpu"
+    setting: str = "auto", data_dir: Path | None = None, device: str = "cpu", config: Config | None = None
 ) -> Reranker | None:
-    """The configured reranker (shared per folder, loaded lazily), or None when there is none."""
+    """The configured reranker (shared per folder, loaded lazily), or None when there is none; a
+    server's URL gives a RemoteReranker (its model and key from ``config``)."""
+    from desktop_app.core.models.remote import is_server_url
+
+    if is_server_url(setting):
+        from desktop_app.core.models.remote_rerank import RemoteReranker, RerankError
+
+        try:
+            return RemoteReranker.from_config(config or Config(), setting)
+        except RerankError as exc:  # not a usable address: said by `kdesk models`
+            log.info("%s", exc)
+            return None
     path, reason = find_reranker(setting, data_dir)
     if path is None:
         log.info(reason)

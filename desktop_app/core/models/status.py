@@ -17,10 +17,12 @@ from desktop_app.core.models.registry import (
     ModelSpec,
     availability,
     check_folder,
+    display_name,
     load_manifest,
     module_installed,
     spec_by_folder_or_id,
 )
+from desktop_app.core.models.remote import Reach, is_server_url, probe
 from desktop_app.core.models.rerank import find_reranker
 from desktop_app.core.models.rerank_cost import budget_text
 from desktop_app.core.packages import MissingPackage, pip_command
@@ -38,6 +40,8 @@ class RoleStatus:
     install_command: str | None  # what fetches the better/missing model, None if nothing to do
     hint: Text = ""  # how to switch to an installed but unselected model
     models: list[Availability] = field(default_factory=list)
+    server: str = ""  # the server on another machine that serves the role, "" for a local model
+    reachable: bool | None = None  # whether that server answered just now (None: not asked)
     budget: Text = ""  # the reranker: what retrieval.rerank_budget_ms allows on this machine
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,12 +66,13 @@ def _named_status(
     if spec is not None:
         a = next(x for x in avails if x.id == spec.id)
         if a.installed:
-            return RoleStatus(role, spec.id, spec.id, a.path, f'{setting} = "{chosen}"', None, "", avails)
+            name = spec.display_name
+            return RoleStatus(role, name, spec.id, a.path, f'{setting} = "{chosen}"', None, "", avails)
         problem = check_folder(Path(a.path), spec) if a.path else ""
         if problem and all(module_installed(m) for m in spec.requires):
             # The loader uses the folder whatever its files' sizes (as the reranker's does): say so.
             reason = message(reasons.WITH_WARNING, reason=f'{setting} = "{chosen}"', problem=problem)
-            return RoleStatus(role, spec.id, spec.id, a.path, reason, a.install_command, "", avails)
+            return RoleStatus(role, spec.display_name, spec.id, a.path, reason, a.install_command, "", avails)
         return RoleStatus(role, None, None, None, missing(a.reason), a.install_command, "", avails)
     found = find_model(chosen, data_dir)
     if found is not None:
@@ -96,20 +101,20 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
     downloadable = _first(avails, "huggingface")
     fetch_cmd = downloadable.install_command if downloadable and not downloadable.installed else None
     if chosen.startswith("openai:"):
+        reach = _embedding_server_reach(cfg)
+        active = message(
+            reasons.ON_SERVER, name=chosen[7:], url=cfg.embedding.url or message(reasons.NO_URL_SET)
+        )
         return RoleStatus(
             "embedding",
-            str(
-                message(
-                    reasons.ON_SERVER,
-                    name=chosen[7:],
-                    url=cfg.embedding.url or message(reasons.NO_URL_SET),
-                )
-            ),
+            str(active),
             f"server:{cfg.embedding.url}",
             None,
-            message(reasons.REMOTE_EMBEDDER),
+            reach.reason,
             None,
             models=avails,
+            server=cfg.embedding.url,
+            reachable=reach.reachable,
         )
     if chosen == "default":
         bundled = _first(avails, "pypi")
@@ -128,7 +133,7 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
                 path = None
             return RoleStatus(
                 "embedding",
-                message(reasons.BUNDLED_ENGLISH, name=variant.lower()),
+                message(reasons.BUNDLED_ENGLISH, name=bundled.display_name),  # int8 or not: one model
                 bundled.id,
                 path,
                 'embedding.model = "default"',
@@ -184,6 +189,8 @@ def _reranker_row(cfg: Config, specs: list[ModelSpec], avails: list[Availability
     chosen = cfg.retrieval.reranker.strip() or "auto"
     if chosen.lower() in ("none", "off", "false"):
         return _reranker_from_manifest(cfg, specs, avails, data_dir)
+    if is_server_url(chosen):
+        return _remote_reranker(cfg, avails, data_dir)
     try:
         path, why = find_reranker(chosen, data_dir)
     except OSError:  # a models folder that cannot be read: never let it break `kdesk models`
@@ -211,7 +218,7 @@ def _reranker_row(cfg: Config, specs: list[ModelSpec], avails: list[Availability
     if problem:  # the loader will try it, but it is not the published model
         return RoleStatus(
             "reranker",
-            spec.id,
+            spec.display_name,
             spec.id,
             str(path),
             message(reasons.WITH_WARNING, reason=why, problem=problem),
@@ -220,7 +227,36 @@ def _reranker_row(cfg: Config, specs: list[ModelSpec], avails: list[Availability
             avails,
         )
     return RoleStatus(
-        "reranker", spec.id, spec.id, str(path), f'retrieval.reranker = "{chosen}"', None, "", avails
+        "reranker", spec.display_name, spec.id, str(path), f'retrieval.reranker = "{chosen}"', None, "", avails
+    )
+
+
+# -- roles served by another machine (issue 36 item 6): which server, and does it answer ---------
+def _embedding_server_reach(cfg: Config) -> Reach:
+    from desktop_app.core.secrets import get_api_key
+
+    if not cfg.embedding.url.strip():
+        return Reach(False, message(reasons.REMOTE_EMBEDDER))
+    key = get_api_key(cfg, "embedding.api_key")
+    return probe(cfg.embedding.url, "embedding.url", key, "embedding.api_key")
+
+
+def _remote_reranker(cfg: Config, avails: list[Availability], data_dir) -> RoleStatus:
+    from desktop_app.core.models.remote_rerank import RemoteReranker, remote_reranker_reason, server_name
+
+    setting = cfg.retrieval.reranker.strip()
+    url = setting.rstrip("/")
+    reachable, why = remote_reranker_reason(cfg)
+    if not reachable:
+        why = message(reasons.RERANK_SKIPPED, reason=why)
+        return RoleStatus("reranker", None, None, None, why, None, "", avails, server=url, reachable=False)
+    name = RemoteReranker(setting, cfg.retrieval.reranker_model).name
+    failed = failures.failure("reranker", name, None, data_dir)
+    if failed is not None:  # it answers now, but the last search it served failed: say both
+        why = message(reasons.WITH_WARNING, reason=why, problem=failed)
+    active = server_name(setting)
+    return RoleStatus(
+        "reranker", active, f"server:{url}", None, why, None, "", avails, server=url, reachable=True
     )
 
 
@@ -230,14 +266,12 @@ def _reranker_from_manifest(
     chosen = cfg.retrieval.reranker.strip() or "auto"
     first = _first(avails)
     if chosen == "none":
-        return RoleStatus(
-            "reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails
-        )
+        return RoleStatus("reranker", None, None, None, message(reasons.RERANKER_DISABLED), None, "", avails)
     if chosen == "auto":
         for a in avails:
             if a.installed:
                 return RoleStatus(
-                    "reranker", a.id, a.id, a.path, 'retrieval.reranker = "auto"', None, "", avails
+                    "reranker", a.display_name, a.id, a.path, 'retrieval.reranker = "auto"', None, "", avails
                 )
         why = first.reason if first else message(reasons.NO_RERANKER_IN_MANIFEST)
         return RoleStatus(
@@ -275,7 +309,8 @@ def _chat(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_
     if choice.active:
         active_id = f"server:{choice.where}" if choice.backend == "openai" else Path(choice.where).name
         path = choice.where if choice.backend == "gguf" else None
-        return RoleStatus("chat", choice.name, active_id, path, choice.reason, None, "", avails)
+        name = display_name(choice.name, specs) if isinstance(choice.name, str) else choice.name  # a GGUF's file
+        return RoleStatus("chat", name, active_id, path, choice.reason, None, "", avails)
     backend = cfg.llm.backend.strip().lower()
     if backend == "gguf" and cfg.llm.gguf.strip() and not module_installed("xllamacpp"):
         fetch = pip_command("xllamacpp")
@@ -310,7 +345,7 @@ def _classifier(cfg: Config, specs: list[ModelSpec], avails: list[Availability],
         if a.installed:
             return RoleStatus(
                 "classifier",
-                message(reasons.BUNDLED, name=a.id),
+                message(reasons.BUNDLED, name=a.display_name),
                 a.id,
                 a.path,
                 message(reasons.BUNDLED_WITH_APP),
@@ -340,7 +375,7 @@ def _image(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data
     c = choose_image_model(cfg.identify.image_model, specs, avails, data_dir)
     if c.path is None:
         return RoleStatus("image", None, None, None, c.reason, c.install_command, "", avails)
-    active = c.model_id or message(reasons.LOCAL_FOLDER, name=c.path.name)
+    active = display_name(c.model_id, specs) if c.model_id else message(reasons.LOCAL_FOLDER, name=c.path.name)
     return RoleStatus("image", active, c.model_id or c.path.name, str(c.path), c.reason, None, "", avails)
 
 
@@ -380,7 +415,7 @@ def _packaged_embedding(row: RoleStatus, config: Config) -> RoleStatus:
     if choice.installed:
         return replace(
             row,
-            active=f"{choice.value} (packaged, {'multilingual' if choice.multilingual else 'English'})",
+            active=f"{display_name(choice.value)} (packaged, {'multilingual' if choice.multilingual else 'English'})",
             active_id=choice.value,
             path=None,
             reason=f'embedding.model = "{choice.value}"',
@@ -402,6 +437,8 @@ def format_status(statuses: list[RoleStatus]) -> str:
         lines.append(f"{'':<11} why: {st.reason}")
         if st.path:
             lines.append(f"{'':<11} from: {st.path}")
+        if st.server:  # a role served by another machine: which, and whether it answered just now
+            lines.append(f"{'':<11} server: {st.server} ({'reachable' if st.reachable else 'not reachable'})")
         if st.hint:
             lines.append(f"{'':<11} note: {st.hint}")
         if st.budget:
@@ -410,7 +447,7 @@ def format_status(statuses: list[RoleStatus]) -> str:
             if a.id == st.active_id:
                 continue
             state = "installed" if a.installed else f"missing: {a.reason}"
-            lines.append(f"{'':<11} - {a.id} ({_human_size(a.size)}, {a.license}): {state}")
+            lines.append(f"{'':<11} - {a.display_name} ({_human_size(a.size)}, {a.license}): {state}")
         if st.install_command:
             lines.append(f"{'':<11} install: {st.install_command}")
     return "\n".join(lines)

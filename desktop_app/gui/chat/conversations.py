@@ -7,13 +7,14 @@ deletes write and fsync, so they run on the task runner, one after another.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QMessageBox,
     QPushButton,
     QVBoxLayout,
@@ -34,6 +35,7 @@ class ConversationList(QWidget):
     open_requested = Signal(str)  # a conversation's id
     new_requested = Signal()
     deleted = Signal(str)  # a conversation's id, once it is gone from the store
+    export_requested = Signal(str)  # a conversation's id: the window asks where and writes it
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +58,8 @@ class ConversationList(QWidget):
         self.list.currentItemChanged.connect(self._current_changed)
         self.list.itemClicked.connect(lambda item: self._current_changed(item, None))  # already current
         self.list.itemChanged.connect(self._renamed)
+        self.list.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._show_menu)
         self.new_button = QPushButton()
         self.new_button.clicked.connect(self.new_requested)
         self.rename_button = QPushButton()
@@ -140,6 +144,22 @@ class ConversationList(QWidget):
         selected = self.list.currentItem() is not None
         self.rename_button.setEnabled(selected)
         self.delete_button.setEnabled(selected)
+
+    # -- the context menu ------------------------------------------------------------------------
+    def context_menu(self, item: QListWidgetItem) -> QMenu:
+        """Rename, Export… and Delete for the conversation ``item`` names."""
+        menu = QMenu(self)
+        self.list.setCurrentItem(item)
+        menu.addAction(tr("Rename"), self.rename_selected)
+        menu.addAction(tr("Export as Markdown…"), lambda: self.export_requested.emit(item.data(ID_ROLE)))
+        menu.addSeparator()
+        menu.addAction(tr("Delete"), self.delete_selected)
+        return menu
+
+    def _show_menu(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        if item is not None:
+            self.context_menu(item).exec(self.list.viewport().mapToGlobal(pos))
 
     # -- rename and delete -----------------------------------------------------------------------
     def rename_selected(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from desktop_app.gui.context import AppContext
+from desktop_app.gui.context import AppContext, model_tooltip
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core
 from desktop_app.gui.markdown import plain_tooltip
 
@@ -142,7 +142,7 @@ class EmptyState(QWidget):
             label = self.model_labels[role]
             if status.name:
                 label.setText(f"● {tr_core(status.name)}")
-                label.setToolTip(plain_tooltip(tr_core(status.name)))
+                label.setToolTip(plain_tooltip(model_tooltip(status)))
             else:
                 label.setText("○ " + (tr("loading…") if loading else tr("none")))
                 why = tr_core(status.reason) if status.reason and not loading else ""

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
 from desktop_app.core.ask.prompts import (
@@ -61,7 +61,10 @@ def mark_gone(widget: QWidget, sources: set[str]) -> None:
 
 
 class UserMessage(QWidget):
-    """The user's question: a right-aligned bubble as wide as its text."""
+    """The user's question: a right-aligned bubble as wide as its text, with Edit beside it: the
+    question edited and sent again replaces its turn and the turns after it (``edit_sent``)."""
+
+    edit_sent = Signal(object, str)  # this message, the edited question
 
     def __init__(self, text: str, parent=None) -> None:
         super().__init__(parent)
@@ -72,10 +75,56 @@ class UserMessage(QWidget):
         inner = QHBoxLayout(self.bubble)
         inner.setContentsMargins(12, 8, 12, 8)
         inner.addWidget(label)
+        self.edit_button = QPushButton(objectName="messageAction")
+        self.edit_button.clicked.connect(self.start_edit)
+        self.editor = QLineEdit(objectName="editInput")
+        self.editor.returnPressed.connect(self.send_edit)
+        self.send_edit_button = QPushButton()
+        self.send_edit_button.clicked.connect(self.send_edit)
+        self.cancel_edit_button = QPushButton()
+        self.cancel_edit_button.clicked.connect(self.cancel_edit)
+        self.edit_box = QWidget()
+        edit_row = QHBoxLayout(self.edit_box)
+        edit_row.setContentsMargins(0, 0, 0, 0)
+        edit_row.addWidget(self.editor, 1)
+        edit_row.addWidget(self.send_edit_button)
+        edit_row.addWidget(self.cancel_edit_button)
+        self.edit_box.hide()
         lay = QHBoxLayout(self)
         lay.setContentsMargins(40, 0, 0, 0)
         lay.addStretch(1)
+        lay.addWidget(self.edit_button, 0, Qt.AlignBottom)
         lay.addWidget(self.bubble)
+        lay.addWidget(self.edit_box, 4)
+        on_language_changed(self.retranslate)
+        self.retranslate()
+
+    def retranslate(self, *_: object) -> None:
+        self.edit_button.setText(tr("Edit"))
+        self.edit_button.setToolTip(tr("Edit this question and send it again; the answers after it are removed"))
+        self.send_edit_button.setText(tr("Send"))
+        self.cancel_edit_button.setText(tr("Cancel"))
+
+    def start_edit(self) -> None:
+        """Put the question in an editor in place of the bubble."""
+        self.editor.setText(self.text)
+        self.bubble.hide()
+        self.edit_button.hide()
+        self.edit_box.show()
+        self.editor.setFocus()
+        self.editor.selectAll()
+
+    def cancel_edit(self) -> None:
+        self.edit_box.hide()
+        self.bubble.show()
+        self.edit_button.show()
+
+    def send_edit(self) -> None:
+        text = self.editor.text().strip()
+        if not text:
+            return
+        self.cancel_edit()
+        self.edit_sent.emit(self, text)
 
 
 class AnswerMessage(QFrame):

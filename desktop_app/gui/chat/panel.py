@@ -24,15 +24,16 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.ask.assistant import Conversation
-from desktop_app.core.ask.conversation_store import StoredChat, StoredMessage
+from desktop_app.core.ask.conversation_store import StoredChat, StoredMessage, photo_title
 from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.gui.chat.empty_state import EmptyState
 from desktop_app.gui.chat.messages import AnswerMessage, UserMessage, mark_gone
+from desktop_app.gui.chat.model_bar import ChatOptionsDialog, ModelBar
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.i18n import current_language, on_language_changed, tr, tr_core
 from desktop_app.gui.identify.card import IdentifyCard
 from desktop_app.gui.knowledge.panel import local_paths
-from desktop_app.gui.operations import JobKind, Operation
+from desktop_app.gui.operations import CHATS_LOCK, JobKind, Operation
 
 # A reopened conversation shows its last messages; building a message's widgets takes ~4 ms of the UI
 # thread (and as much again to lay it out), so earlier ones wait for "Show earlier messages".
@@ -49,6 +50,7 @@ class ChatPanel(QWidget):
     answer_finished = Signal(object)  # AnswerMessage
     identify_finished = Signal(object)  # IdentifyCard
     scope_wanted = Signal(str)  # an opened conversation's collection ("shared" for none)
+    retitled = Signal()  # a photo conversation was named by its species (the list reads it again)
 
     def __init__(self, ctx: AppContext, scope_getter=None, parent=None) -> None:
         super().__init__(parent)
@@ -64,6 +66,8 @@ class ChatPanel(QWidget):
         self._follow_bottom = True  # new content scrolls into view (not while reading earlier ones)
         self._queued: list[tuple[JobKind, Any]] = []  # work waiting for the KB to open
 
+        self.model_bar = ModelBar(ctx)
+        self.model_bar.options_requested.connect(self.edit_chat_options)
         self.placeholder = EmptyState(ctx)  # until the first message
         self.list_widget = QWidget(objectName="messageList")
         self.list_layout = QVBoxLayout(self.list_widget)
@@ -99,6 +103,7 @@ class ChatPanel(QWidget):
         row.addWidget(self.stop_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 8)
+        lay.addWidget(self.model_bar)
         lay.addWidget(self.scroll, 1)
         input_box = QHBoxLayout()
         input_box.setContentsMargins(10, 0, 10, 0)
@@ -127,7 +132,9 @@ class ChatPanel(QWidget):
         self.ask(question)
 
     def ask(self, question: str) -> AnswerMessage:
-        self._add(UserMessage(question))
+        user = UserMessage(question)
+        user.edit_sent.connect(self.resend)
+        self._add(user)
         answer = AnswerMessage(question=question)
         answer.citation_clicked.connect(self.citation_activated)
         answer.regenerate_requested.connect(self.ask)  # a new turn, saved like any other
@@ -182,6 +189,7 @@ class ChatPanel(QWidget):
         def done() -> None:
             card.finish()
             self._update_buttons()
+            self._name_by_photo(card, conversation)
             self.identify_finished.emit(card)
 
         ctx.runner.run(
@@ -194,6 +202,93 @@ class ChatPanel(QWidget):
             on_finished=done,
         )
         self._update_buttons()
+
+    def _name_by_photo(self, card: IdentifyCard, conversation: Conversation) -> None:
+        """A conversation that began with this photo is titled by the species it named, in the
+        window's language (the store keeps a title the user gave)."""
+        if self._earlier or not self.messages or self.messages[0] is not card:
+            return
+        title = tr_core(photo_title(card.decision, chinese=current_language() == "zh_CN"))
+        if not title:
+            return
+        store = self.ctx.desk.conversations
+        self.ctx.runner.run(
+            JobKind.CHATS,
+            lambda _state: store.name_by_photo(conversation.id, title),
+            operation=Operation.RENAME_CONVERSATION,
+            on_success=lambda _renamed: self.retitled.emit(),
+            exclusive=False,
+            lock=CHATS_LOCK,
+        )
+
+    # -- edit and send again ---------------------------------------------------------------------
+    def resend(self, user: UserMessage, text: str) -> None:
+        """An edited question replaces its turn and the turns after it, in the window and in the
+        saved conversation; then it is asked like any question (Regenerate's path)."""
+        if user not in self.messages or self._busy():
+            return
+        at = self.messages.index(user)
+        keep = len(self._earlier) + sum(isinstance(w, (AnswerMessage, IdentifyCard)) for w in self.messages[:at])
+        dropped, self.messages = self.messages[at:], self.messages[:at]
+        for widget in dropped:
+            self.list_layout.removeWidget(widget)
+            widget.hide()
+        self._retired += dropped
+        conversation = self.conversation
+        if conversation is None:
+            self.ask(text)
+            return
+        store = self.ctx.desk.conversations
+
+        def cut(_state: object) -> StoredChat | None:
+            store.truncate(conversation.id, keep)
+            return store.load(conversation.id)
+
+        def cut_done(chat: StoredChat | None) -> None:
+            if self.conversation is not conversation:  # another conversation was opened meanwhile
+                return
+            if chat is not None:
+                self.conversation = chat.conversation()
+            else:  # never saved: the turns it remembers go as in the window
+                del conversation.history[2 * keep :]
+            self.ask(text)
+
+        self.ctx.runner.run(
+            JobKind.CHATS,
+            cut,
+            operation=Operation.EDIT_QUESTION,
+            on_success=cut_done,
+            exclusive=False,
+            lock=CHATS_LOCK,
+        )
+
+    # -- this conversation's system prompt and temperature ---------------------------------------
+    def edit_chat_options(self) -> ChatOptionsDialog:
+        """The conversation's settings dialog; OK saves them with the conversation."""
+        conversation = self.conversation
+        dialog = ChatOptionsDialog(
+            conversation.system_prompt if conversation else "",
+            conversation.temperature if conversation else None,
+            self.ctx.config.llm.temperature,
+            self,
+        )
+        dialog.accepted.connect(lambda: self.set_chat_options(*dialog.values()))
+        dialog.open()
+        return dialog
+
+    def set_chat_options(self, system_prompt: str, temperature: float | None) -> None:
+        """Use ``system_prompt`` and ``temperature`` for this conversation's next answers and
+        save them with it (a conversation not saved yet saves them with its first answer)."""
+        conversation = self._conversation_for(self.scope_getter())
+        conversation.system_prompt, conversation.temperature = system_prompt, temperature
+        store = self.ctx.desk.conversations
+        self.ctx.runner.run(
+            JobKind.CHATS,
+            lambda _state: store.set_options(conversation.id, system_prompt, temperature),
+            operation=Operation.SAVE_CHAT_SETTINGS,
+            exclusive=False,
+            lock=CHATS_LOCK,
+        )
 
     # -- saved conversations ---------------------------------------------------------------------
     def open_chat(self, chat: StoredChat) -> None:
@@ -235,7 +330,9 @@ class ChatPanel(QWidget):
         if message.kind == "identify":
             widget = IdentifyCard(Path(message.image or ""))
         else:
-            shown.append(UserMessage(message.question))
+            user = UserMessage(message.question)
+            user.edit_sent.connect(self.resend)
+            shown.append(user)
             widget = AnswerMessage(question=message.question)
             widget.regenerate_requested.connect(self.ask)
         widget.citation_clicked.connect(self.citation_activated)
@@ -325,9 +422,15 @@ class ChatPanel(QWidget):
             else:
                 self._start_identify(*args)
 
+    def _busy(self) -> bool:
+        return self.ctx.runner.is_busy(JobKind.ASK) or self.ctx.runner.is_busy(JobKind.IDENTIFY)
+
     def _update_buttons(self, *_: object) -> None:
-        busy = self.ctx.runner.is_busy(JobKind.ASK) or self.ctx.runner.is_busy(JobKind.IDENTIFY)
+        busy = self._busy()
         self.stop_button.setEnabled(busy)
+        for widget in self.messages:  # an answer still coming: its question is not edited yet
+            if isinstance(widget, UserMessage):
+                widget.edit_button.setEnabled(not busy)
         if not busy:
             for widget in self._retired:
                 widget.deleteLater()

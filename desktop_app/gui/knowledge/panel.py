@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -34,6 +32,8 @@ from desktop_app.core.messages import Message, Text
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
+from desktop_app.gui.knowledge.path_delegate import PathDelegate
+from desktop_app.gui.knowledge.scope_dialog import ScopeNameDialog
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import (
@@ -46,10 +46,9 @@ from desktop_app.gui.operations import (
 )
 from desktop_app.gui.tasks import Failure, QtTaskState
 
-_SCOPE_NAME = re.compile(r"^[\w\-]{1,40}$")
-
-
 FAILED_COLOUR = "#c62828"
+MIN_TABLE_ROWS = 7  # document rows always in sight, indexing or not
+OUTCOME_LINES = 5  # lines of a batch's outcome list shown before it scrolls
 SKIPPED_COLOUR = "#b26a00"
 
 
@@ -117,15 +116,21 @@ class KnowledgePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setShowGrid(False)
         self.table.setWordWrap(False)
-        # "parrots/african-grey-pa…" could not tell similar files apart: keep both ends.
-        self.table.setTextElideMode(Qt.ElideMiddle)
+        # Names are cut from the folder first, so the file name stays readable (path_delegate.py).
+        self.name_delegate = PathDelegate(self.table)
+        self.table.setItemDelegateForColumn(0, self.name_delegate)
         header = self.table.horizontalHeader()
         # Fixed widths, not ResizeToContents: that re-measures every row on each refresh, which
-        # stalls the UI once the library has thousands of documents.
-        for col, width in ((0, 160), (1, 72), (2, 56), (3, 68), (4, 60)):
+        # stalls the UI once the library has thousands of documents. The name takes what is left.
+        for col, width in ((1, 72), (2, 56), (3, 68), (4, 90)):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
             header.resizeSection(col, width)
-        header.setStretchLastSection(True)  # the error column takes what is left
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        header.setStretchLastSection(False)
+        # The list keeps MIN_TABLE_ROWS rows in sight whatever the progress area below needs.
+        self.table.setMinimumHeight(
+            MIN_TABLE_ROWS * 24 + header.sizeHint().height() + 2 * self.table.frameWidth()
+        )
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
@@ -137,6 +142,7 @@ class KnowledgePanel(QWidget):
         QVBoxLayout(self.table.viewport()).addWidget(self.empty_hint)
         for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             changed.connect(self._update_empty_hint)
+            changed.connect(self._update_error_column)
 
         self.add_button = QPushButton()
         self.add_folder_button = QPushButton()
@@ -162,7 +168,8 @@ class KnowledgePanel(QWidget):
         self.errors.setWordWrap(True)
         self.errors.setResizeMode(QListWidget.ResizeMode.Adjust)
         self.errors.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.errors.setMaximumHeight(150)
+        # At most a few lines (it scrolls): the document list above keeps its height.
+        self.errors.setMaximumHeight(OUTCOME_LINES * self.errors.fontMetrics().lineSpacing() + 8)
         # Failed files are retried only once they change; this tries them again now.
         self.retry_button = QPushButton()
         self.retry_button.clicked.connect(self.retry_failed)
@@ -264,14 +271,21 @@ class KnowledgePanel(QWidget):
             self._fill_scopes()
         self.scope_combo.setCurrentIndex(self.scope_combo.findData(scope))
 
-    def _new_scope(self) -> None:
-        name, ok = QInputDialog.getText(self, tr("New collection"), tr("Name (letters, digits, - and _):"))
-        name = name.strip().lstrip("@")
-        if ok and _SCOPE_NAME.match(name):
-            if name not in self._scopes:
-                self._scopes.append(name)
-            self._fill_scopes()
-            self.scope_combo.setCurrentIndex(self.scope_combo.findData(name))
+    def _new_scope(self) -> ScopeNameDialog:
+        """Ask for a collection's name (the dialog checks it); the accepted one becomes current."""
+        dialog = ScopeNameDialog(self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self.add_scope(dialog.name()))
+        dialog.open()
+        self.scope_dialog = dialog  # tests fill it in
+        return dialog
+
+    def add_scope(self, name: str) -> None:
+        """Make a (valid) collection name known and current."""
+        if name not in self._scopes:
+            self._scopes.append(name)
+        self._fill_scopes()
+        self.scope_combo.setCurrentIndex(self.scope_combo.findData(name))
 
     # -- drag and drop -----------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
@@ -550,6 +564,10 @@ class KnowledgePanel(QWidget):
         self.remove_button.setToolTip(
             why or ("" if selected else tr("Select documents in the list to remove them"))
         )
+
+    def _update_error_column(self, *_: object) -> None:
+        """The Error column only while a document has failed: otherwise its room goes to the names."""
+        self.table.setColumnHidden(4, not any(doc.error for doc in self.model.rows))
 
     def _update_empty_hint(self, *_: object) -> None:
         self.empty_hint.setText(

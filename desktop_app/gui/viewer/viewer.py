@@ -10,23 +10,24 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.core.ask.citations import changed_since_answer
+from desktop_app.core.ask.citations import changed_since_answer, cited_sentence, claim_for
 from desktop_app.core.library.names import display_name, fs_path
 from desktop_app.core.messages import N_
 from desktop_app.gui.context import AppContext
 from desktop_app.gui.i18n import on_language_changed, tr
+from desktop_app.gui.markdown import SafeTextBrowser
 from desktop_app.gui.operations import JobKind, Operation
 from desktop_app.gui.tasks import Failure
 from desktop_app.gui.viewer.locate import locate, utf16_index
@@ -40,6 +41,19 @@ except ImportError:  # pragma: no cover - depends on the installed wheels
     HAVE_QTPDF = False
 
 CONTEXT_CHUNKS = 3  # neighbours shown on each side of the cited chunk
+MARKDOWN_SUFFIXES = (".md", ".markdown")  # notes shown rendered, not as their source
+PASSAGE_TINT = QColor(255, 214, 0, 60)  # the cited passage: a light wash
+SENTENCE_TINT = QColor(255, 176, 0, 150)  # the cited sentence in it: stronger, and underlined
+WHOLE_SHARE = 0.9  # a passage that is (almost) all that is shown is not washed: nothing to tell apart
+
+
+def answer_claim(messages: list[Any], citation: Any) -> str:
+    """What the answer holding ``citation`` says with it (its sentences that cite it), from the
+    chat's messages; "" for a citation no answer text carries (a search hit, a photo's evidence)."""
+    for widget in messages:
+        if any(c is citation for c in getattr(widget, "citations", ())):
+            return claim_for(getattr(widget, "text", "") or "", getattr(citation, "n", 0))
+    return ""
 CHANGED = N_("This file has changed since this answer; the passage may have moved.")
 
 
@@ -67,7 +81,11 @@ class SourceViewer(QWidget):
         self.mode = ""  # "pdf" | "text" | ""
         self.highlighted = False
         self.highlighted_text = ""  # the cited passage as found in the shown text or PDF page
+        self.highlighted_sentence = ""  # the sentence of it the answer rests on, as shown
+        self.claim = ""  # what the answer says with this citation ("" when not known)
+        self.rendered = False  # a Markdown note shown rendered
         self.highlight_rects: list[Any] = []  # PDF: one QRectF per highlighted line, in points
+        self.sentence_rects: list[Any] = []  # PDF: the cited sentence's lines, in points
         self.changed: bool | None = None  # None until the check ran
         self._generation = 0  # the latest open_citation; results of earlier ones are dropped
         self._loaded_pdf: tuple[Path, int, int] | None = None  # path, size, mtime of the open PDF
@@ -91,8 +109,9 @@ class SourceViewer(QWidget):
         self.message = QLabel(alignment=Qt.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.PlainText)
-        self.text_view = QPlainTextEdit()
-        self.text_view.setReadOnly(True)  # plain text: document content is never interpreted
+        # Plain text, or a Markdown note rendered safely (no HTML, no images, no links followed).
+        self.text_view = SafeTextBrowser()
+        self.text_view.setReadOnly(True)
         self.stack.addWidget(self.message)
         self.stack.addWidget(self.text_view)
 
@@ -101,11 +120,25 @@ class SourceViewer(QWidget):
         self.page_label = QLabel()
         self.prev_button.clicked.connect(lambda: self._step(-1))
         self.next_button.clicked.connect(lambda: self._step(1))
+        # Zoom, as in a PDF reader: out, the level, in, fit width (Ctrl+wheel and Ctrl +/- too).
+        self.zoom_out_button = QPushButton("−")
+        self.zoom_label = QLabel()
+        self.zoom_in_button = QPushButton("+")
+        self.fit_button = QPushButton()
+        # Compact: the bar must not widen the viewer (the chat beside it keeps its room).
+        for button in (self.prev_button, self.next_button, self.zoom_out_button, self.zoom_in_button):
+            button.setFixedWidth(32)
+        self.fit_button.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)
         nav = QHBoxLayout()
         nav.addStretch(1)
         nav.addWidget(self.prev_button)
         nav.addWidget(self.page_label)
         nav.addWidget(self.next_button)
+        nav.addSpacing(16)
+        nav.addWidget(self.zoom_out_button)
+        nav.addWidget(self.zoom_label)
+        nav.addWidget(self.zoom_in_button)
+        nav.addWidget(self.fit_button)
         nav.addStretch(1)
         self.nav = QWidget()
         self.nav.setLayout(nav)
@@ -115,7 +148,21 @@ class SourceViewer(QWidget):
             self.pdf = QPdfDocument(self)
             self.pdf_view = PdfPageView(self.pdf)
             self.pdf_view.page_changed.connect(self._page_changed)
+            self.pdf_view.zoom_changed.connect(self._update_zoom_label)
             self.stack.addWidget(self.pdf_view)
+            self.zoom_in_button.clicked.connect(self.pdf_view.zoom_in)
+            self.zoom_out_button.clicked.connect(self.pdf_view.zoom_out)
+            self.fit_button.clicked.connect(self.pdf_view.fit_width)
+            keys = (
+                (QKeySequence.ZoomIn, self.pdf_view.zoom_in),
+                (QKeySequence("Ctrl+="), self.pdf_view.zoom_in),  # "+" without Shift
+                (QKeySequence.ZoomOut, self.pdf_view.zoom_out),
+            )
+            self.zoom_shortcuts = []
+            for key, slot in keys:
+                shortcut = QShortcut(key, self, context=Qt.WidgetWithChildrenShortcut)
+                shortcut.activated.connect(slot)
+                self.zoom_shortcuts.append(shortcut)
 
         head = QHBoxLayout()
         head.addWidget(self.title, 1)
@@ -132,6 +179,10 @@ class SourceViewer(QWidget):
     def retranslate(self, *_: object) -> None:
         self._update_title()
         self.banner.setText(tr(CHANGED))
+        self.zoom_in_button.setToolTip(tr("Zoom in (Ctrl++ or Ctrl+wheel)"))
+        self.zoom_out_button.setToolTip(tr("Zoom out (Ctrl+- or Ctrl+wheel)"))
+        self.fit_button.setText(tr("Fit width"))
+        self.fit_button.setToolTip(tr("Show the whole width of the page"))
         self._update_page_label()
 
     def _update_title(self) -> None:
@@ -145,15 +196,19 @@ class SourceViewer(QWidget):
         self.title.setText(display_name(self.source) + where)
 
     # -- opening -------------------------------------------------------------------------------
-    def open_citation(self, citation: Any) -> None:
-        """Open a Citation (or a Hit): a PDF at its page, else the chunk in context."""
+    def open_citation(self, citation: Any, claim: str = "") -> None:
+        """Open a Citation (or a Hit): a PDF at its page, else the chunk in context. ``claim``:
+        what the answer says with it, so the sentence it rests on is told apart."""
         self._generation += 1
         self.citation = citation
+        self.claim = claim
+        self.highlighted_sentence = ""
         self.source = citation.source
         self.page = citation.page
         self.highlighted = False
         self.highlighted_text = ""
         self.highlight_rects = []
+        self.sentence_rects = []
         self.changed = None
         self.banner.hide()
         self.show()
@@ -265,25 +320,71 @@ class SourceViewer(QWidget):
         self.highlight_rects = line_rects(list(selection.bounds())) if selection.isValid() else []
         self.highlighted = bool(self.highlight_rects)
         self.highlighted_text = text[span[0] : span[1]]
-        self.pdf_view.set_highlights(page, self.highlight_rects)
+        self.sentence_rects = []
+        sentence = cited_sentence(self.highlighted_text, self.claim, wrapped=True)  # a page's lines
+        if sentence is not None:  # the sentence the answer rests on, marked apart
+            s_start, s_end = span[0] + sentence[0], span[0] + sentence[1]
+            a, b = utf16_index(text, s_start), utf16_index(text, s_end)
+            marked = self.pdf.getSelectionAtIndex(page, a, b - a)
+            self.sentence_rects = line_rects(list(marked.bounds())) if marked.isValid() else []
+            self.highlighted_sentence = text[s_start:s_end] if self.sentence_rects else ""
+        self.pdf_view.set_highlights(page, self.highlight_rects, self.sentence_rects)
 
     def _show_text(self, text: str, start: int, end: int) -> None:
-        self.text_view.setPlainText(text)
+        """The passage in context: a Markdown note rendered, other text as it is; the passage
+        washed (unless it is all there is), the cited sentence marked strongly, scrolled to."""
+        view = self.text_view
+        self.rendered = Path(self.source).suffix.lower() in MARKDOWN_SUFFIXES
+        passage = text[start:end]
+        if self.rendered:
+            view.set_markdown(text)
+            shown = view.toPlainText()
+            span = locate(passage, shown, min_words=1) if passage.strip() else None
+            start, end = span if span is not None else (0, 0)
+        else:
+            view.setPlainText(text)
+            shown = text
+            end = min(end, len(shown))
+        selections = []
+        if end > start and (end - start) < WHOLE_SHARE * len(shown.strip()):
+            selections.append(self._selection(shown, start, end, PASSAGE_TINT))
+        sentence = cited_sentence(shown[start:end], self.claim) if end > start else None
+        focus = start
+        if sentence is not None:
+            s_start, s_end = start + sentence[0], start + sentence[1]
+            selection = self._selection(shown, s_start, s_end, SENTENCE_TINT)
+            selection.format.setFontUnderline(True)
+            selections.append(selection)
+            self.highlighted_sentence = shown[s_start:s_end]
+            focus = s_start
+        elif end > start and not selections:  # the whole note: the passage itself, lightly
+            selections.append(self._selection(shown, start, end, PASSAGE_TINT))
+        view.setExtraSelections(selections)
+        self.highlighted = end > start
+        self.highlighted_text = passage if self.highlighted else ""
+        scroll = QTextCursor(view.document())
+        scroll.setPosition(utf16_index(shown, focus))
+        view.setTextCursor(scroll)
+        self._center(view)
+
+    def _selection(self, shown: str, start: int, end: int, colour: QColor) -> QTextEdit.ExtraSelection:
         cursor = QTextCursor(self.text_view.document())
-        cursor.setPosition(start)
-        cursor.setPosition(min(end, len(text)), QTextCursor.KeepAnchor)
+        cursor.setPosition(utf16_index(shown, start))
+        cursor.setPosition(utf16_index(shown, end), QTextCursor.KeepAnchor)
         selection = QTextEdit.ExtraSelection()
         fmt = QTextCharFormat()
-        fmt.setBackground(QColor(255, 214, 0, 90))
+        fmt.setBackground(colour)
         selection.format = fmt
         selection.cursor = cursor
-        self.text_view.setExtraSelections([selection])
-        self.highlighted = end > start
-        self.highlighted_text = text[start:end]
-        scroll = QTextCursor(self.text_view.document())
-        scroll.setPosition(start)
-        self.text_view.setTextCursor(scroll)
-        self.text_view.centerCursor()
+        return selection
+
+    @staticmethod
+    def _center(view: QTextEdit) -> None:
+        """Scroll the cursor's line to about a third of the view's height."""
+        view.ensureCursorVisible()
+        rect = view.cursorRect()
+        bar = view.verticalScrollBar()
+        bar.setValue(bar.value() + rect.top() - view.viewport().height() // 3)
 
     def _show_message(self, message: str) -> None:
         self.message.setText(message)
@@ -303,6 +404,11 @@ class SourceViewer(QWidget):
 
     def _page_changed(self, _page: int) -> None:
         self._update_page_label()
+        self._update_zoom_label()
+
+    def _update_zoom_label(self) -> None:
+        if self.mode == "pdf" and HAVE_QTPDF:
+            self.zoom_label.setText(f"{self.pdf_view.zoom_percent()} %")
 
     def _update_page_label(self) -> None:
         if self.mode == "pdf" and HAVE_QTPDF:

@@ -398,3 +398,22 @@ def test_a_local_model_reads_only_the_top_passages(passages, read):
     run(Assistant(kb, model, kb.config), "What do parrots eat?", mode="always")
     prompt = model.sent[0][0]["content"]
     assert [f"[{n}]" for n in range(1, 6) if f"[{n}] p" in prompt] == read
+
+
+def test_the_conversations_system_prompt_and_temperature_reach_the_language_model():
+    class Recording(Model):
+        def stream(self, messages, json_schema=None, max_tokens=None, temperature=None, **kw):
+            if json_schema is None:
+                self.temperatures.append(temperature)
+            return super().stream(messages, json_schema, max_tokens, temperature, **kw)
+
+    kb = FakeKB()
+    model = Recording()
+    model.temperatures = []
+    conv = Conversation(system_prompt="Answer like a pirate.", temperature=0.9)
+    list(Assistant(kb, model, kb.config).ask("What do African grey parrots eat?", conversation=conv))
+    system = model.sent[-1][0]
+    assert system["role"] == "system" and system["content"].startswith("Answer like a pirate.\n\n")
+    assert model.temperatures[-1] == 0.9
+    list(Assistant(kb, model, kb.config).ask("What do African grey parrots eat?"))  # a chat without its own
+    assert "pirate" not in model.sent[-1][0]["content"] and model.temperatures[-1] is None

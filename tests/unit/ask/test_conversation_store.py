@@ -332,7 +332,7 @@ def test_a_schema_3_card_has_its_english_reasoning_and_answer_turned_into_messag
     assert isinstance(replayed, Answer) and replayed.lines == [looks, observed, tied, quoted]
     assert replayed.text == answer  # the English the CLI and the model's history read
     with sqlite3.connect(store.path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         stored = json.loads(db.execute("SELECT card FROM messages").fetchone()[0])
     assert stored["decision"]["reasoning"][1] == {"code": "identify.tied", "params": tied.params}
     # migrated once: a second opening reads what the first wrote

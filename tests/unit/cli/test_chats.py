@@ -108,3 +108,21 @@ def test_a_photo_in_a_named_chat_is_the_subject_of_its_follow_ups(tmp_path, shar
     assert shown["messages"][0]["image"] == str(photo.resolve())
     assert shown["messages"][0]["card"]["decision"]["final_name"] == card["decision"]["final_name"]
     assert shown["last_subject"] == subject
+
+
+def test_chats_show_prints_a_conversations_system_prompt_and_temperature(tmp_path, capsys):
+    from desktop_app.core.ask.conversation import Conversation
+    from desktop_app.core.ask.conversation_store import ConversationStore
+    from desktop_app.core.events import Answer
+
+    data = tmp_path / "data"
+    store = ConversationStore(data / "conversations.sqlite3", data / "knowledge")
+    conv = Conversation(system_prompt="Answer in one sentence.", temperature=0.3)
+    conv.add_turn("Hi?", "Hello.")
+    list(store.record(conv, iter([Answer("Hello.", by="llm")]), question="Hi?"))
+    assert main(["--data-dir", str(data), "chats", "show", conv.id]) == 0
+    out = capsys.readouterr().out
+    assert "system prompt: Answer in one sentence.\ntemperature: 0.3\n" in out
+    assert main(["--data-dir", str(data), "chats", "show", "--json", conv.id]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["system_prompt"], shown["temperature"]) == ("Answer in one sentence.", 0.3)

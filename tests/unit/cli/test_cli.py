@@ -97,7 +97,7 @@ def test_models_shows_the_embedder_in_use_and_explains_the_choices(tmp_path, cap
     data = tmp_path / "data"
 
     out = _models(data, capsys)  # no config.toml: the default
-    assert out.startswith("embedding   minilm-int8 (bundled, English)")
+    assert out.startswith("embedding   all-MiniLM-L6-v2 (bundled, English)")
     choices = out[out.index('embedding.model = "default" (* in use)') :]
     flat = " ".join(choices.split())  # the lines are wrapped
     assert "* default " in choices and "English, fast" in flat

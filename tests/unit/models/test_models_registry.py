@@ -245,7 +245,8 @@ def test_installed_gguf_is_offered_when_llm_is_off_and_used_when_on(isolated, mo
     assert st.active is None and "names no file" in str(st.reason)  # as the loader refuses it
     cfg.llm.gguf = "Tiny-Chat"  # a folder: its .gguf is used
     st = by_role(model_status(tmp / "data", cfg, manifest))["chat"]
-    assert st.active == "tiny.gguf"
+    assert st.active == "tiny-chat"  # the registry's name for the model, not its file
+    assert st.active_id == "tiny.gguf"
     assert st.path.endswith("Tiny-Chat/tiny.gguf")
 
 

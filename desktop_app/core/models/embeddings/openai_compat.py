@@ -1,8 +1,11 @@
-"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` server (Ollama, vLLM, text-embeddings-inference).
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` server (llama.cpp's ``llama-server
+--embeddings``, Ollama, vLLM, text-embeddings-inference, Infinity), on this machine or another.
 
 The vectors are computed elsewhere, so this is all about the wire. The `openai` package sends the
 requests and retries transient failures (5xx, 408, 429, dropped connections, timeouts) with
-exponential backoff; this module batches, and turns what is left into errors a user can read.
+exponential backoff; this module batches, adds the query/document prompts the model's family
+prescribes (the server knows nothing of them: Qwen3-Embedding needs its instruction on queries),
+and turns what is left into errors a user can read (catalogue messages, models/reasons.py).
 """
 
 from __future__ import annotations
@@ -12,19 +15,23 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from desktop_app.core.messages import UserError
+from desktop_app.core.models import reasons
 from desktop_app.core.models.embeddings.base import multilingual_family, normalize
+from desktop_app.core.models.embeddings.st import _family_prompts  # one table of prompts, local or served
 from desktop_app.core.models.openai_api import LazyClient
+from desktop_app.core.models.remote import error_text
 
 
-class EmbeddingError(RuntimeError):
-    """The embeddings server could not give vectors; the message is shown to the user as is."""
+class EmbeddingError(UserError, RuntimeError):
+    """The embeddings server could not give vectors; its message is what the user reads."""
 
 
 def embeddings_url(base_url: str) -> str:
     """The full endpoint from what a user types: ``host:port``, ``.../v1`` or ``.../v1/embeddings``."""
     url = base_url.strip().rstrip("/")
     if not url:
-        raise EmbeddingError("no embeddings server URL configured (embedding.url)")
+        raise EmbeddingError(reasons.EMBED_NO_URL)
     if "://" not in url:
         url = "http://" + url
     if url.endswith("/embeddings"):
@@ -56,19 +63,21 @@ class OpenAICompatEmbedder:
         connect_timeout: float = 5.0,
         retries: int = 3,
         max_chars: int = 2000,
-        query_prefix: str = "",
-        document_prefix: str = "",
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
     ) -> None:
         if not model:
-            raise EmbeddingError("no embedding model name given (embedding.model = 'openai:<model>')")
+            raise EmbeddingError(reasons.EMBED_NO_MODEL)
         self.model = model
         # Known from the served model's name (bge-m3, Qwen3-Embedding ...); None: retrieval guesses.
         self.multilingual: bool | None = multilingual_family(model)
         self.url = embeddings_url(url)
         self.batch_size = max(1, int(batch_size))
         self.retries = max(0, int(retries))
-        self.query_prefix = query_prefix
-        self.document_prefix = document_prefix
+        # None: what the model card of the served model's family prescribes (as for a local folder).
+        family_query, family_document = _family_prompts(model)
+        self.query_prefix = family_query if query_prefix is None else query_prefix
+        self.document_prefix = family_document if document_prefix is None else document_prefix
         self._max_chars = max_chars
         self._dim: int | None = None
         self._host = urlsplit(self.url).netloc
@@ -120,33 +129,36 @@ class OpenAICompatEmbedder:
         import openai
 
         client = self._api.get()
-        failed = f"embeddings server {self._host} failed after {self.retries + 1} attempts"
+        host, attempts = self._host, self.retries + 1
         try:
             raw = client.embeddings.with_raw_response.create(
                 model=self.model, input=batch, encoding_format="float", extra_headers=self._api.headers
             )
         except openai.APITimeoutError as exc:
-            raise EmbeddingError(f"{failed}: timed out") from exc
+            raise EmbeddingError(reasons.EMBED_TIMED_OUT, host=host, attempts=attempts) from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise EmbeddingError(f"{failed}: cannot connect ({type(cause).__name__}: {cause})") from exc
+            error = f"{type(cause).__name__}: {cause}"
+            raise EmbeddingError(
+                reasons.EMBED_CANNOT_CONNECT, host=host, attempts=attempts, error=error
+            ) from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise EmbeddingError(
-                f"embeddings server {self._host} refused the request (HTTP {exc.status_code}): "
-                "check embedding.api_key"
-            ) from None
+            raise EmbeddingError(reasons.EMBED_REFUSED, host=host, status=exc.status_code) from None
         except openai.NotFoundError as exc:
+            path = urlsplit(self.url).path
+            text = _snippet(exc.response)
             raise EmbeddingError(
-                f"embeddings server {self._host} has no {urlsplit(self.url).path} or no model "
-                f"'{self.model}' (HTTP 404: {_snippet(exc.response)})"
+                reasons.EMBED_NOT_FOUND, host=host, path=path, model=self.model, text=text
             ) from None
         except openai.APIStatusError as exc:
-            status = exc.status_code
+            status, text = exc.status_code, _snippet(exc.response)
+            if status == 501:  # llama-server started without --embeddings
+                raise EmbeddingError(reasons.EMBED_NOT_EMBEDDER, host=host, text=text) from None
             if status in (408, 409, 429) or status >= 500:  # the ones the client retries
-                raise EmbeddingError(f"{failed}: HTTP {status}: {_snippet(exc.response)}") from None
-            raise EmbeddingError(
-                f"embeddings server {self._host} rejected the request (HTTP {status}: {_snippet(exc.response)})"
-            ) from None
+                raise EmbeddingError(
+                    reasons.EMBED_RETRIES_FAILED, host=host, attempts=attempts, status=status, text=text
+                ) from None
+            raise EmbeddingError(reasons.EMBED_REJECTED, host=host, status=status, text=text) from None
         return self._parse(raw.http_response, len(batch))
 
     def _parse(self, resp: Any, expected: int) -> np.ndarray:
@@ -155,28 +167,28 @@ class OpenAICompatEmbedder:
             rows = sorted(data, key=lambda d: d.get("index", 0))  # the spec allows any order
             vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise EmbeddingError(
-                f"embeddings server {self._host} sent an answer that is not an embeddings list: "
-                f"{_snippet(resp)}"
-            ) from exc
+            raise EmbeddingError(reasons.EMBED_BAD_ANSWER, host=self._host, text=_snippet(resp)) from exc
         if vectors.ndim != 2 or vectors.shape[0] != expected:
-            raise EmbeddingError(
-                f"embeddings server {self._host} returned {vectors.shape[0] if vectors.ndim else 0} "
-                f"vectors for {expected} inputs"
-            )
+            got = vectors.shape[0] if vectors.ndim else 0
+            raise EmbeddingError(reasons.EMBED_COUNT, host=self._host, got=got, expected=expected)
+        norms = np.linalg.norm(vectors, axis=1)
+        if not np.all(np.isfinite(norms)) or not np.all(norms > 0):  # a reranking llama-server's answer
+            raise EmbeddingError(reasons.EMBED_ZERO_VECTORS, host=self._host)
         if self._dim is None:
             self._dim = int(vectors.shape[1])
         elif vectors.shape[1] != self._dim:
             raise EmbeddingError(
-                f"embeddings server {self._host} changed dimension from {self._dim} to {vectors.shape[1]}: "
-                "was the model swapped? Re-index with `kdesk reindex`."
+                reasons.EMBED_DIM_CHANGED, host=self._host, old=self._dim, new=int(vectors.shape[1])
             )
         return vectors
 
 
 def _snippet(resp: Any, limit: int = 200) -> str:
-    text = resp.text.strip().replace("\n", " ")
-    return text[:limit] + ("..." if len(text) > limit else "")
+    """The server's own words: the message of an OpenAI/llama.cpp error body, else the body."""
+    try:
+        return error_text(resp.json())[:limit]
+    except ValueError:
+        return error_text(resp.text)[:limit]
 
 
 OpenAIEmbedder = OpenAICompatEmbedder  # the name make_embedder() imports

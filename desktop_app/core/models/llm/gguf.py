@@ -102,7 +102,7 @@ class GGUFServer:
                 server = xlc.Server(params)
             except Exception as exc:  # a broken or unsupported file
                 why = message(reasons.GGUF_CANNOT_LOAD, name=self.path.name, error=exc)
-                raise LLMError(str(why), "unreachable") from exc
+                raise LLMError(why, "unreachable") from exc  # a message: the window translates it
             base = str(server.listening_address).rstrip("/")
             deadline = t0 + ready_timeout
             while time.monotonic() < deadline:
@@ -220,6 +220,10 @@ class GGUFChatModel:
 
     def count_tokens(self, text: str) -> int | None:
         return self.client().count_tokens(text) if self.server.running else None
+
+    def start(self) -> None:
+        """Start the server now (a model switched to in the window loads before it is asked)."""
+        self.client()
 
     def close(self) -> None:
         if self._client is not None:

@@ -236,6 +236,15 @@ class OpenAIChatModel:
         self._tokenize_ok = count is not None
         return count
 
+    def list_models(self, timeout: float = 10.0) -> list[str]:
+        """The ids ``GET /models`` lists ("Test connection"); LLMError says why it failed."""
+        try:
+            api = self._api.get()
+            page = api.models.list(timeout=timeout, extra_headers=self._api.headers)
+            return [str(m.id) for m in page.data]
+        except Exception as exc:  # noqa: BLE001 - turned into the message a user reads
+            raise self._translate(exc) from exc
+
     def close(self) -> None:
         self._api.close()
 
