@@ -88,7 +88,19 @@ class RetrievalConfig:
     # Candidates from each side (dense chunks, BM25 documents) before fusion. SciFact test nDCG@10
     # with the exact dense search: 30 -> 0.737, 50 -> 0.741, 100 -> 0.741 (retrieval-benchmarks.md).
     coarse_k: int = 50
-    rerank_k: int = 30  # the cross-encoder rescores this many fused candidates (10-50 ms a pair on CPU)
+    # The cross-encoder rescores at most this many fused candidates, within rerank_budget_ms.
+    rerank_k: int = 30
+    # The rerank stage's time limit (ms): pairs (the question and each chunk's best window of ~64-160
+    # tokens) are scored best first in small batches until the next would end past it, from the cost
+    # per token measured on this machine (rerank_cost.json in the data folder). Full-size
+    # bge-reranker-base, torch fp32 on 2 cores: ~1.5 ms a token at 2 threads, load 1.6 (~130 ms a
+    # pair with a 64-token window: the top 6 in 1000 ms); 2.9 ms at 1 thread, load 9 (the top 2-3);
+    # 16-80 ms at 2 threads, load 9-18 (no pair fits: the fused ranking stands). Measured in
+    # docs/fullsize-models.md; not the "10-50 ms a pair" once assumed.
+    rerank_budget_ms: int = 1000
+    # The fused ranking is decisive (the rerank stage is skipped) when its best document leads the
+    # next by this much of the fused score (SciFact: measured in docs/fullsize-models.md); 0: never.
+    rerank_decisive_margin: float = 0.3
     dense_weight: float = 0.5
     keyword_weight: float = 0.5
     # "score": document-level score fusion (min-max normalised, weighted); "rrf": chunk-level

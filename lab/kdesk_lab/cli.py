@@ -6,6 +6,7 @@ The lab's pyproject.toml registers ``register`` under the app's ``kdesk.commands
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from typing import Any
 
 from desktop_app.cli.argtypes import non_negative_int, positive_int
 from desktop_app.cli.ask import add_llm_flags, open_desk_with_llm
-from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, load_cfg
+from desktop_app.cli.common import CliTask, common_flags, emit_json, eprint, load_cfg, open_desk
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -410,6 +411,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     lat.add_argument("--runs", type=positive_int, default=3)
     lat.add_argument(
+        "--beir",
+        type=Path,
+        default=None,
+        help="ask the judged test questions of this BEIR folder (queries.jsonl, qrels/test.tsv) instead",
+    )
+    lat.add_argument("--limit-queries", type=positive_int, default=20, help="with --beir: the first N")
+    lat.add_argument(
         "--mode",
         dest="modes",
         action="append",
@@ -418,6 +426,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_llm_flags(lat)
     lat.set_defaults(func=cmd_bench_latency)
+
+    rb = bench.add_parser(
+        "rerank",
+        parents=[common],
+        help="the rerank budget's measurements: the fused ranking's decisive lead, windows vs whole chunks",
+        description="On a data folder indexed with a BEIR corpus as <corpus id>.md files (kdesk bench retrieval "
+        "--work-dir leaves one): --decisive tables, per split, how often the fused top document is right "
+        "against its lead over the next document; --cost times the cross-encoder on the fused candidates' "
+        "whole chunks and on their best windows, alternating per question in one run.",
+    )
+    rb.add_argument("--beir", type=Path, required=True, help="BEIR folder (queries.jsonl, qrels/)")
+    rb.add_argument("--decisive", action="store_true", help="the lead table (needs no reranker)")
+    rb.add_argument("--split", dest="splits", action="append", help="qrels split(s) for --decisive")
+    rb.add_argument("--cost", type=Path, default=None, metavar="RERANKER", help="a cross-encoder folder")
+    rb.add_argument("--limit-queries", type=positive_int, default=None)
+    rb.add_argument("--candidates", type=positive_int, default=8, help="--cost: fused candidates a question")
+    rb.add_argument("--window", type=positive_int, default=128, help="--cost: window length in tokens")
+    rb.add_argument("--batch", type=positive_int, default=1, help="--cost: pairs a call")
+    rb.set_defaults(func=cmd_bench_rerank)
 
     o = bench.add_parser(
         "ocr",
@@ -854,19 +881,52 @@ def cmd_bench_remote(args: argparse.Namespace) -> int:
 def cmd_bench_latency(args: argparse.Namespace) -> int:
     from kdesk_lab.latency import run_latency_bench
 
+    questions = args.questions
+    if args.beir is not None:
+        from kdesk_lab.rerank_budget import judged_questions
+
+        questions = [text for _, text, _ in judged_questions(args.beir, "test", args.limit_queries)]
     with open_desk_with_llm(args, warn=False) as desk:
         report = run_latency_bench(
-            desk, args.questions, runs=args.runs, modes=tuple(args.modes or ("always", "auto"))
+            desk, questions, runs=args.runs, modes=tuple(args.modes or ("always", "auto"))
         )
         report["model"] = desk.chat.name or None
     if args.json:
         emit_json(report)
     else:
         for mode in report["modes"]:
-            print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items()))
+            print(f"{mode:<7} " + "  ".join(f"{k} {v}" for k, v in report[mode].items() if k != "rerank"))
         print(f"reranker {report['reranker'] or 'none'}")
+        for mode in report["modes"]:
+            if report[mode].get("rerank"):
+                print(f"rerank ({mode}) " + "  ".join(f"{k} {v}" for k, v in report[mode]["rerank"].items()))
         for why in report["skipped"]:
             print(f"skipped: {why}")
+    return 0
+
+
+def cmd_bench_rerank(args: argparse.Namespace) -> int:
+    import json
+
+    from kdesk_lab.rerank_budget import run_cost, run_decisive
+
+    if not (args.decisive or args.cost):
+        eprint("error: say --decisive, --cost RERANKER or both")
+        return 2
+    report: dict[str, Any] = {}
+    with open_desk(args) as desk:
+        if args.decisive:
+            splits = tuple(args.splits or ("train", "test"))
+            report["decisive"] = run_decisive(desk, args.beir, splits, args.limit_queries)
+        if args.cost:
+            report["cost"] = run_cost(
+                desk, args.beir, args.cost, args.limit_queries or 20, args.candidates, args.window, args.batch
+            )
+    report["load"] = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        emit_json(report)
+    else:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
     return 0
 
 

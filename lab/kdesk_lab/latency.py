@@ -12,7 +12,15 @@ from desktop_app.core.desk import Desk
 from desktop_app.core.events import Answer, Retrieved, RouteDecided, Token
 
 
+def _rerank_log(assistant: Assistant):
+    """The retriever's log of rerank stages (rerank_budget.RerankStats), None without a reranker."""
+    budgeted = getattr(getattr(assistant.kb, "retriever", None), "budgeted", None)
+    return budgeted.log if budgeted is not None else None
+
+
 def _one(assistant: Assistant, question: str, mode: str) -> dict[str, Any]:
+    log = _rerank_log(assistant)
+    before = list(log) if log is not None else []
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
     tokens = 0
@@ -31,7 +39,34 @@ def _one(assistant: Assistant, question: str, mode: str) -> dict[str, Any]:
             answer_by = ev.by
     marks["tokens"] = tokens
     marks["answer_by"] = answer_by
+    if log is not None:  # the rerank stages this question ran (one a search)
+        marks["rerank"] = [st for st in log if not any(st is b for b in before)]
     return marks
+
+
+def _rerank_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Candidates scored a question and the stage's time against the budget: p50, p95, and the
+    share of stages over the budget by more than 20%."""
+    stages = [st for r in rows for st in r.get("rerank", [])]
+    if not stages:
+        return {}
+    ran = [st for st in stages if not st.skipped]
+    ms = sorted(st.ms for st in stages)
+    budget = stages[0].budget_ms
+    return {
+        "stages": len(stages),
+        "budget_ms": budget,
+        "ms_p50": round(statistics.median(ms), 1),
+        "ms_p95": round(ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))], 1),
+        "ms_max": round(ms[-1], 1),
+        "over_budget_20pct": round(sum(m > 1.2 * budget for m in ms) / len(ms), 3),
+        "skipped_decisive": sum(st.skipped == "decisive" for st in stages),
+        "skipped_budget": sum(st.skipped == "budget" for st in stages),
+        "scored_per_stage": [st.scored for st in stages],
+        "cached_per_stage": [st.cached for st in stages],
+        "scored_p50": statistics.median(st.scored + st.cached for st in ran) if ran else 0,
+        "window_tokens": sorted({st.window_tokens for st in ran}),
+    }
 
 
 WARM_UP = "What is this library about?"
@@ -55,6 +90,9 @@ def run_latency_bench(
             if values:
                 summary[key + "_p50"] = round(statistics.median(values), 1)
         summary["answers_by"] = sorted({str(r["answer_by"]) for r in rows})
+        rerank = _rerank_summary(rows)
+        if rerank:
+            summary["rerank"] = rerank
         report[mode] = summary
     # Which reranker the figures include, and any model that failed and was skipped (search went
     # on without it, so its figures are those of the fused ranking alone).

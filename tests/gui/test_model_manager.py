@@ -226,3 +226,7 @@ def test_a_fetched_reranker_is_used_from_the_next_question(
     assert window.ctx.kb.retriever.reranker is not None
     assert "reranks the results from the next question" in page.progress_label.text()
     assert "Reranker: tiny-reranker" in window.status_labels["reranker"].text()
+    # What retrieval.rerank_budget_ms allows on this machine, as `kdesk models` says it.
+    page.refresh()
+    qtbot.waitUntil(lambda: page.budget_label is not None, timeout=20_000)
+    assert "measured at the first search" in page.budget_label.text()

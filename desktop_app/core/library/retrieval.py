@@ -16,8 +16,10 @@ candidate is, which ranks throw away. ``fusion = "rrf"`` is the previous chunk-l
 reciprocal rank fusion (``w / (rrf_k + rank)``), kept for comparison. Every candidate carries both
 raw scores, so the optional ``vector_threshold`` floor applies to all of them alike.
 
-Fine: an optional cross-encoder rescoring the fused top ``rerank_k`` (rerank.py); then ``top_k``.
-``score`` is the rerank score when that stage ran, else the fused score.
+Fine: an optional cross-encoder rescoring the fused top ``rerank_k`` (rerank.py) within
+``rerank_budget_ms`` (rerank_budget.py: best windows, best first, stopping at the deadline, skipped
+when the fused ranking is decisive, scores cached); then ``top_k``. ``score`` is the rerank score
+of a scored hit; unscored hits follow in fused order, their fused score in ``fused_score``.
 
 Several queries (the image flow's feature queries) share one batched embedding call and one
 dense search; their hits are merged by chunk, keeping each chunk's best-scoring hit.
@@ -35,6 +37,7 @@ import numpy as np
 from desktop_app.core.config import RetrievalConfig
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.languages import is_multilingual, reads, text_lang
+from desktop_app.core.library.rerank_budget import BudgetedReranker
 from desktop_app.core.library.scopes import chroma_where, visible_scopes
 from desktop_app.core.messages import Text
 from desktop_app.core.models import failures
@@ -113,6 +116,12 @@ class Retriever:
         self._multilingual = embedder is not None and is_multilingual(embedder)
         self.config = config or RetrievalConfig()
         self.reranker = reranker
+        # The rerank stage's budget, cost book and score cache (rerank_budget.py).
+        self.budgeted = (
+            BudgetedReranker(reranker, data_dir, getattr(reranker, "device", "cpu"))
+            if reranker is not None
+            else None
+        )
         self.use_dense = use_dense and embedder is not None
         self.use_keyword = use_keyword and keyword is not None
         if not (self.use_dense or self.use_keyword):
@@ -138,7 +147,7 @@ class Retriever:
         keep = max(top_k, self.config.rerank_k) if self.reranker is not None else top_k
         per_query = self.candidates(queries, scope=scope, coarse_k=coarse_k, keep=keep)
         if self.reranker is not None:
-            # The cross-encoder costs ~10-50 ms a pair on CPU: only the fused top rerank_k.
+            # The cross-encoder scores at most the fused top rerank_k, within the budget.
             n = max(top_k, min(self.config.rerank_k, coarse_k))
             per_query = [self._rerank(q, hits[:n]) for q, hits in zip(queries, per_query)]
         return dedup([h for hits in per_query for h in hits])[:top_k]
@@ -316,8 +325,11 @@ class Retriever:
     def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
         if not hits or getattr(self.reranker, "failure", None) is not None:
             return hits  # a reranker that failed this session: the fused ranking
+        cfg = self.config
         try:
-            scores = self.reranker.score(query, [h.text for h in hits])
+            reranked, stats = self.budgeted.rerank(
+                query, hits, cfg.rerank_budget_ms, cfg.rerank_k, self._decisive_margin()
+            )
         except Cancelled:
             raise
         except Exception as exc:  # e.g. a tokenizer whose ids the model's embedding table lacks
@@ -327,11 +339,15 @@ class Retriever:
             self.reranker.failure = why
             self._failed(why)
             return hits
-        if not self._rerank_worked:  # it works now: forget a failure an earlier session recorded
+        # It scored: forget a failure an earlier session recorded.
+        if not self._rerank_worked and stats.scored:
             self._rerank_worked = True
             failures.cleared(
                 "reranker", self.reranker.name, getattr(self.reranker, "path", None), self.data_dir
             )
-        reranked = [replace(h, rerank_score=float(s), score=float(s)) for h, s in zip(hits, scores)]
-        reranked.sort(key=lambda h: h.score, reverse=True)
         return reranked
+
+    def _decisive_margin(self) -> float:
+        """The fused ranking's lead that skips the rerank: measured for score fusion of both sides."""
+        both = self.use_dense and self.use_keyword
+        return self.config.rerank_decisive_margin if both and self.config.fusion == "score" else 0.0

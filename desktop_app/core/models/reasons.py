@@ -37,6 +37,23 @@ BUNDLED_WITH_APP = define("model.bundled_with_app", "bundled with the app")
 NO_CLASSIFIER_IN_MANIFEST = define("model.no_classifier_in_manifest", "no classifier in the manifest")
 NO_PHOTO_ID = define("model.no_photo_id", "{reason}; photo identification is unavailable")
 
+# What the rerank budget allows on this machine (issue 36 item 3; rerank_cost.py).
+RERANK_BUDGET = define(
+    "model.rerank_budget",
+    "reranks the top {pairs} at ~{ms} ms a pair (the best {tokens} tokens of each passage) within "
+    "retrieval.rerank_budget_ms = {budget}",
+)
+RERANK_BUDGET_UNMEASURED = define(
+    "model.rerank_budget_unmeasured",
+    "its cost on this machine is measured at the first search; reranking then keeps within "
+    "retrieval.rerank_budget_ms = {budget}",
+)
+RERANK_BUDGET_NONE = define(
+    "model.rerank_budget_none",
+    "a pair takes ~{ms} ms here: retrieval.rerank_budget_ms = {budget} allows fewer than 2, so "
+    "search keeps the fused ranking",
+)
+
 # The image-text model (identify.image_model).
 IMAGE_FALLBACK = define("model.image_fallback", "bundled EfficientNet-Lite0 features")
 IMAGE_DISABLED = define("model.image_disabled", 'disabled: identify.image_model = "{setting}"; {fallback}')

@@ -35,6 +35,9 @@ class Reranker(Protocol):
         """One relevance score per text (higher is better)."""
         ...
 
+    # Optional: ``count_tokens(texts) -> list[int]``, each text's length in the model's tokens (no
+    # special tokens); the rerank budget (library/rerank_budget.py) estimates without it.
+
 
 @dataclass
 class RerankerStatus:
@@ -82,6 +85,11 @@ class CrossEncoderReranker:
             [(query, t) for t in texts], batch_size=self.batch_size, show_progress_bar=False
         )
         return np.asarray(scores, dtype=np.float32).reshape(len(texts), -1)[:, 0]
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in the model's tokens, special tokens left out (the rerank budget's)."""
+        ids = self.model.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        return [len(i) for i in ids]
 
 
 def is_cross_encoder(path: Path) -> bool:

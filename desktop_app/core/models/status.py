@@ -24,6 +24,7 @@ from desktop_app.core.models.registry import (
 )
 from desktop_app.core.models.remote import Reach, is_server_url, probe
 from desktop_app.core.models.rerank import find_reranker
+from desktop_app.core.models.rerank_cost import budget_text
 from desktop_app.core.packages import MissingPackage, pip_command
 from desktop_app.core.paths import find_model, models_dirs
 
@@ -41,6 +42,7 @@ class RoleStatus:
     models: list[Availability] = field(default_factory=list)
     server: str = ""  # the server on another machine that serves the role, "" for a local model
     reachable: bool | None = None  # whether that server answered just now (None: not asked)
+    budget: Text = ""  # the reranker: what retrieval.rerank_budget_ms allows on this machine
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`kdesk models --json`): its texts in English."""
@@ -170,6 +172,18 @@ def _embedding(cfg: Config, specs: list[ModelSpec], avails: list[Availability], 
 
 
 def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir) -> RoleStatus:
+    """The reranker's row, with what the rerank budget allows when one is in use."""
+    row = _reranker_row(cfg, specs, avails, data_dir)
+    if row.active is None or row.path is None:
+        return row
+    r = cfg.retrieval
+    why = budget_text(
+        r.rerank_budget_ms, r.rerank_k, row.path, Path(row.path).name, cfg.embedding.device, data_dir
+    )
+    return replace(row, budget=why)
+
+
+def _reranker_row(cfg: Config, specs: list[ModelSpec], avails: list[Availability], data_dir) -> RoleStatus:
     """Ask the real loader's finder (rerank.py: file checks only) so this says what retrieval will
     actually use; the manifest's view when the reranker is turned off."""
     chosen = cfg.retrieval.reranker.strip() or "auto"
@@ -427,6 +441,8 @@ def format_status(statuses: list[RoleStatus]) -> str:
             lines.append(f"{'':<11} server: {st.server} ({'reachable' if st.reachable else 'not reachable'})")
         if st.hint:
             lines.append(f"{'':<11} note: {st.hint}")
+        if st.budget:
+            lines.append(f"{'':<11} budget: {st.budget}")
         for a in st.models:
             if a.id == st.active_id:
                 continue

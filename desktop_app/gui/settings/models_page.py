@@ -134,6 +134,7 @@ class ModelsPage(QWidget):
         self.role_boxes: dict[str, QGroupBox] = {}
         self.active_labels: dict[str, QLabel] = {}
         self.server_labels: dict[str, QLabel] = {}  # roles served by another machine
+        self.budget_label: QLabel | None = None  # the reranker's budget line, when one is in use
         self.fetch_job: Job | None = None
         self._fetching = ""  # the model id being downloaded
         self._outcome = ""  # the last fetch's result line, kept across language changes
@@ -263,6 +264,7 @@ class ModelsPage(QWidget):
         self.role_boxes.clear()
         self.active_labels.clear()
         self.server_labels.clear()
+        self.budget_label = None
         for status in self.statuses:
             box = QGroupBox(tr(ROLE_TITLES.get(status.role, status.role)))
             grid = QGridLayout(box)
@@ -287,6 +289,12 @@ class ModelsPage(QWidget):
                 server.setToolTip(render(status.reason, catalogue()))
                 grid.addWidget(server, 1, 0, 1, 5)
                 self.server_labels[status.role] = server
+            if status.budget:  # the reranker: what retrieval.rerank_budget_ms allows on this machine
+                budget = QLabel(render(status.budget, catalogue()))
+                budget.setWordWrap(True)
+                budget.setObjectName("muted")
+                grid.addWidget(budget, grid.rowCount(), 0, 1, 5)
+                self.budget_label = budget
             for a in status.models:
                 self._add_row(grid, status, a)
             self.roles_layout.addWidget(box)

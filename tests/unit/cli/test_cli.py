@@ -185,7 +185,10 @@ def test_search_goes_on_when_the_reranker_fails_and_says_so_once(tmp_path, misma
         ("owl.md", "The owl hunts mice at night."),
     ):
         (data / "knowledge" / name).write_text(text + "\n", encoding="utf-8")
-    (data / "config.toml").write_text(f'[retrieval]\nreranker = "{mismatched_reranker}"\n', encoding="utf-8")
+    # rerank_decisive_margin 0: the reranker is called even though the kea note leads clearly.
+    (data / "config.toml").write_text(
+        f'[retrieval]\nreranker = "{mismatched_reranker}"\nrerank_decisive_margin = 0.0\n', encoding="utf-8"
+    )
     env = dict(os.environ, HF_HUB_OFFLINE="1")
 
     def kdesk(*argv: str) -> subprocess.CompletedProcess:

@@ -34,6 +34,7 @@ def _new_session():
 def _library(tmp_path: Path, minilm, reranker: str = "none", embedder=None) -> KnowledgeBase:
     cfg = Config()
     cfg.retrieval.reranker = reranker
+    cfg.retrieval.rerank_decisive_margin = 0.0  # always call the reranker: a clear lead would skip it
     kb = KnowledgeBase(tmp_path / "data", config=cfg, embedder=embedder or minilm)
     for name, text in NOTES.items():
         (kb.knowledge_dir / name).write_text(text, encoding="utf-8")

@@ -159,7 +159,8 @@ class ReverseReranker:
 
 def test_reranker_sets_score_and_reorders(kb: KnowledgeBase):
     fused = Retriever(kb.store, kb.keyword, kb.embedder, kb.config.retrieval).search("parrot", top_k=4)
-    fine = Retriever(kb.store, kb.keyword, kb.embedder, kb.config.retrieval, reranker=ReverseReranker())
+    always = replace(kb.config.retrieval, rerank_decisive_margin=0.0)  # a clear lead would skip it
+    fine = Retriever(kb.store, kb.keyword, kb.embedder, always, reranker=ReverseReranker())
     hits = fine.search("parrot", top_k=4)
     assert all(h.rerank_score is not None and h.score == h.rerank_score for h in hits)
     assert all(h.fused_score is not None for h in hits)

@@ -1,0 +1,140 @@
+"""`kdesk bench rerank`: the measurements behind the rerank budget (issue 36 item 3).
+
+- ``decisive``: over a BEIR set's judged questions, the fused ranking's lead (the best
+  candidate's fused score minus the next document's best; library/rerank_budget.decisive) and
+  whether the best candidate's document is relevant, so ``retrieval.rerank_decisive_margin`` is
+  chosen where the fused top document is right far more often than a reranker makes it.
+- ``cost``: the cross-encoder's cost per candidate scoring whole chunks against the product's best
+  windows, on the same fused candidates of the same questions, alternating per question in one
+  run (so a load change hits both sides alike); torch as the product loads it.
+
+Both read a data folder already indexed with the BEIR corpus as ``<corpus id>.md`` files (what
+`kdesk bench retrieval --work-dir` leaves).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core.desk import Desk
+from desktop_app.core.library.rerank_budget import TokenCounter, decisive, window_of
+from desktop_app.core.models.rerank import CrossEncoderReranker
+from desktop_app.core.models.rerank_cost import QUERY_TOKENS
+from kdesk_lab.retrieval import load_beir
+
+MARGINS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+
+
+def _corpus_id(hit) -> str:
+    return Path(hit.source).stem
+
+
+def lead_of(hits) -> float:
+    """The best candidate's fused score over the next document's best (1.0 when it is alone)."""
+    other = next((h for h in hits[1:] if h.doc_id != hits[0].doc_id), None)
+    return hits[0].fused_score - other.fused_score if other is not None else 1.0
+
+
+def judged_questions(beir: Path, split: str, limit: int | None) -> list[tuple[str, str, set[str]]]:
+    """(query id, text, relevant corpus ids) of the split's judged questions, in file order."""
+    data = load_beir(beir, split)
+    rows = [(qid, data.queries[qid], set(rel)) for qid, rel in data.qrels.items() if qid in data.queries]
+    return rows[:limit] if limit else rows
+
+
+def run_decisive(desk: Desk, beir: Path, splits: tuple[str, ...], limit: int | None) -> dict[str, Any]:
+    """Per split: for each margin, the share of questions it skips and P@1 of the fused ranking
+    on those and on the rest."""
+    kb = desk.kb
+    cfg = kb.config.retrieval
+    report: dict[str, Any] = {"coarse_k": cfg.coarse_k, "splits": {}}
+    for split in splits:
+        rows = []
+        for _, text, relevant in judged_questions(beir, split, limit):
+            hits = kb.retriever.candidates([text], scope=None, coarse_k=cfg.coarse_k, keep=cfg.rerank_k)[0]
+            if not hits:
+                continue
+            lead = lead_of(hits)
+            assert decisive(hits, lead) or lead <= 0  # the product's own test agrees with this lead
+            rows.append((lead, _corpus_id(hits[0]) in relevant))
+        table = []
+        for m in MARGINS:
+            skip = [ok for lead, ok in rows if lead >= m]
+            rest = [ok for lead, ok in rows if lead < m]
+            table.append(
+                {
+                    "margin": m,
+                    "skipped": round(len(skip) / len(rows), 3) if rows else 0.0,
+                    "p1_skipped": round(sum(skip) / len(skip), 3) if skip else None,
+                    "p1_rest": round(sum(rest) / len(rest), 3) if rest else None,
+                }
+            )
+        report["splits"][split] = {
+            "questions": len(rows),
+            "p1_fused": round(sum(ok for _, ok in rows) / len(rows), 3) if rows else None,
+            "table": table,
+        }
+    return report
+
+
+def run_cost(
+    desk: Desk,
+    beir: Path,
+    reranker: Path,
+    limit: int,
+    candidates: int,
+    window_tokens: int,
+    batch: int,
+) -> dict[str, Any]:
+    """ms per candidate and tokens per pair, whole chunks vs best windows, one run."""
+    kb = desk.kb
+    cfg = kb.config.retrieval
+    rr = CrossEncoderReranker(reranker)
+    count = TokenCounter(rr)
+    rr.score("warm up", ["the model loads and runs once before the clock"])
+    sides: dict[str, dict[str, list[float]]] = {"whole": {"ms": [], "tokens": []}, "window": {"ms": [], "tokens": []}}
+    questions = judged_questions(beir, "test", limit)
+    for qi, (_, text, _) in enumerate(questions):
+        hits = kb.retriever.candidates([text], scope=None, coarse_k=cfg.coarse_k, keep=candidates)[0]
+        chunks = [h.text for h in hits[:candidates]]
+        lengths = count(chunks)
+        windows = [window_of(text, c, window_tokens, n) for c, n in zip(chunks, lengths)]
+        q = count([text])[0] + 3
+        pairs = {
+            "whole": (chunks, [q + min(n, 509) for n in lengths]),
+            "window": (windows, [q + n for n in count(windows)]),
+        }
+        order = ("whole", "window") if qi % 2 == 0 else ("window", "whole")
+        for side in order:
+            texts, tokens = pairs[side]
+            for i in range(0, len(texts), batch):
+                t0 = time.perf_counter()
+                rr.score(text, texts[i : i + batch])
+                ms = (time.perf_counter() - t0) * 1000
+                n = len(texts[i : i + batch])
+                sides[side]["ms"] += [ms / n] * n
+            sides[side]["tokens"] += tokens
+        done = {k: round(statistics.fmean(v["ms"]), 1) for k, v in sides.items()}
+        print(f"question {qi + 1}/{len(questions)}: ms a pair so far {done}", file=sys.stderr, flush=True)
+    out: dict[str, Any] = {
+        "reranker": str(reranker),
+        "questions": len(questions),
+        "candidates": candidates,
+        "window_tokens": window_tokens,
+        "batch": batch,
+        "query_tokens_planned": QUERY_TOKENS,
+    }
+    for side, v in sides.items():
+        out[side] = {
+            "pairs": len(v["ms"]),
+            "ms_per_pair_mean": round(statistics.fmean(v["ms"]), 1),
+            "ms_per_pair_p50": round(statistics.median(v["ms"]), 1),
+            "tokens_per_pair_mean": round(statistics.fmean(v["tokens"]), 1),
+            "ms_per_token": round(sum(v["ms"]) / sum(v["tokens"]), 3),
+        }
+    out["whole_over_window"] = round(out["whole"]["ms_per_pair_mean"] / out["window"]["ms_per_pair_mean"], 2)
+    return out
