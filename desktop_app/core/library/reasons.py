@@ -380,3 +380,20 @@ IMAGE_EMPTY = define("identify.image.empty", "the image file is empty")
 IMAGE_NOT_IMAGE = define("identify.image.not_image", "not an image file or an unsupported image format")
 IMAGE_TRUNCATED = define("identify.image.truncated", "the image file is truncated (incomplete download?)")
 IMAGE_CORRUPT = define("identify.image.corrupt", "the image is corrupt ({error})")
+
+# -- switching the embedding model: the new index fills while the one in use answers (switching.py)
+SWITCH_FILLING = define("library.switch.filling", "{model}: {done} of {total} documents embedded")
+SWITCH_FILLING_ETA = define(
+    "library.switch.filling_eta", "{model}: {done} of {total} documents embedded, {eta}"
+)
+SWITCH_STATUS = define("library.switch.status", "searching with {current}; {model} filling {done}/{total}")
+SWITCH_STATUS_ETA = define(
+    "library.switch.status_eta", "searching with {current}; {model} filling {done}/{total}, {eta}"
+)
+SWITCH_STATUS_PAUSED = define(
+    "library.switch.status_paused", "searching with {current}; {model} paused at {done}/{total}"
+)
+SWITCH_STOPPED = define(
+    "library.switch.stopped", "stopped at {done} of {total} documents: run `kdesk reindex` to continue"
+)
+SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")
