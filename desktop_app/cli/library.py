@@ -143,7 +143,7 @@ def run_fill(args: argparse.Namespace) -> int:
                     eprint(state.line())
 
             try:
-                took_over = desk.fill_switch(task, on_batch=told)
+                took_over = desk.fill_switch(task, on_batch=told) is not None
             except Cancelled:
                 state = desk.switch_progress()
                 task.close()

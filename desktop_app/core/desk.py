@@ -281,27 +281,48 @@ class Desk:
             cited = []
         return list(dict.fromkeys([*self._opened, *cited]))
 
+    def hold_embedder(self, new: Config) -> Config:
+        """Settings about to be saved: when they name another embedding model and the library has
+        documents, that model is recorded as a switch (``fill_switch`` fills it) and the settings
+        returned keep the model in use, which answers until the new index is complete."""
+        from desktop_app.core.library import switching
+
+        old = self._config.embedding
+        if (new.embedding.model, new.embedding.url) == (old.model, old.url) or not self.kb.list_documents():
+            return new
+        if switching.start(self.kb, new.embedding.model, new.embedding.url) is None:
+            return new
+        held = copy.deepcopy(new)
+        held.embedding = copy.deepcopy(old)
+        return held
+
     def fill_switch(
         self,
         task: tasks.TaskState | None = None,
         on_batch: Callable[[switching.FillProgress], None] | None = None,
-    ) -> bool:
+        *,
+        apply: bool = True,
+        resume: bool = True,
+    ) -> Config | None:
         """Fill the pending switch's index in the background of searches, the documents the user
-        opened or saw cited first; once complete the new model answers (the knowledge base is
-        reopened with it). False: paused or withdrawn meanwhile. Raises Cancelled with ``task``."""
+        opened or saw cited first. Once complete the new model answers: returns the settings now
+        in use (applied here, the knowledge base reopened with the model, unless ``apply`` is
+        False: the window applies them between its writes). None: none pending, paused (left so
+        unless ``resume``) or withdrawn meanwhile. Raises Cancelled with ``task``."""
         from desktop_app.core.library import switching
 
         switch = switching.pending(self.kb)
-        if switch is None:
-            return True
+        if switch is None or (switch.paused and not resume):
+            return None
         if not switching.fill(self.kb, task, first=self.recent_documents, on_batch=on_batch):
-            return False
+            return None
         new = copy.deepcopy(self._config)
         new.embedding.model = switch.model
         if switch.url:
             new.embedding.url = switch.url
-        self.apply_config(new)
-        return True
+        if apply:
+            self.apply_config(new)
+        return new
 
     def reranker_installed(self) -> bool:
         """A reranker was just put in the models folder (Settings > Models > Fetch): search with it

@@ -282,6 +282,10 @@ class AppContext(QObject):
         to_disk = copy.deepcopy(config)
 
         def save(state: QtTaskState) -> str:
+            # Another embedding model: the one in use stays until the new index is filled (switching.py).
+            held = self.desk.hold_embedder(to_disk)
+            to_disk.embedding = held.embedding
+            config.embedding = copy.deepcopy(held.embedding)
             if api_key is None:
                 save_config(to_disk, path)
                 return ""
@@ -309,6 +313,10 @@ class AppContext(QObject):
             on_failure=failed,
             exclusive=False,
         )
+
+    def apply_settings(self, config: Config) -> None:
+        """Apply settings already saved (a model switch's takeover wrote config.toml itself)."""
+        self._apply_settings(config)
 
     def _apply_settings(self, config: Config) -> None:
         """Apply saved settings in the background (see ``save_settings``)."""

@@ -38,6 +38,8 @@ class JobKind(StrEnum):
     MODELS_NETWORK = "models-network"  # Settings > Models: can the download endpoint be reached?
     FETCH_MODEL = "fetch-model"  # Settings > Models: download one manifest model (kdesk models fetch)
     USE_MODEL = "use-model"  # Settings > Models: load a reranker just fetched
+    SWITCH_EMBEDDER = "switch-embedder"  # fill another embedding model's index (library/switching.py)
+    PAUSE_SWITCH = "pause-switch"
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows
@@ -67,6 +69,7 @@ class Operation(StrEnum):
     CHECK_DOWNLOAD_SITE = N_("check whether the download site can be reached")
     DOWNLOAD_MODEL = N_("download the model")
     LOAD_RERANKER = N_("load the reranker")
+    FILL_INDEX = N_("fill the new embedding model's index")
 
 
 @dataclass(frozen=True)

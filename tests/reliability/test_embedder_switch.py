@@ -157,7 +157,9 @@ def test_a_killed_switch_resumes_where_it_stopped_and_search_answers_throughout(
     knowledge = kd.data_dir / "knowledge"
     knowledge.mkdir()
     for i in range(12):
-        (knowledge / f"doc{i:02d}.md").write_text(f"# Doc {i}\n\nmarker{i:02d} parrot macaw\n", encoding="utf-8")
+        (knowledge / f"doc{i:02d}.md").write_text(
+            f"# Doc {i}\n\nmarker{i:02d} parrot macaw\n", encoding="utf-8"
+        )
     (knowledge / "owl.md").write_text("# Owl\nThe morepork is a small brown owl.\n", encoding="utf-8")
     assert kd.run("sync", timeout=300).rc == 0
     index = kd.data_dir / "index"

@@ -150,6 +150,7 @@ class SourceViewer(QWidget):
         self._generation += 1
         self.citation = citation
         self.source = citation.source
+        self.ctx.desk.note_opened(citation.source)  # a model switch embeds it early
         self.page = citation.page
         self.highlighted = False
         self.highlighted_text = ""
