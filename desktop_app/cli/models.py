@@ -154,8 +154,8 @@ def format_embedding_choices(setting: str, choices: list[EmbeddingChoice], width
         )
     lines += textwrap.wrap(
         "Switch in Settings > Retrieval > Embedding model (the app then indexes your documents again), "
-        "or set embedding.model in config.toml and run `kdesk sync`. Each model keeps its own index: "
-        "switching back re-embeds only the files changed since.",
+        "or run `kdesk models use MODEL`: the model in use answers until the new one's index is complete. "
+        "Each model keeps its own index: switching back re-embeds only the files changed since.",
         width,
     )
     return "\n".join(lines)
