@@ -134,7 +134,13 @@ def run_fill(args: argparse.Namespace) -> int:
     from desktop_app.core.tasks import Cancelled
 
     task = CliTask("switching")
-    before = {sig: signal.signal(sig, lambda *_: task.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(*_: object) -> None:
+        if task.cancelled():  # asked twice (loading a model sees no step): stop at once
+            raise KeyboardInterrupt
+        task.stop()
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         with open_desk(args) as desk:
 

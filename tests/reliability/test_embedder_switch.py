@@ -191,6 +191,8 @@ def test_a_killed_switch_resumes_where_it_stopped_and_search_answers_throughout(
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "run `kdesk reindex` to continue" in err
     assert owl_found()
+    paused = kd.run("models", "pause", timeout=300)
+    assert paused.rc == 0 and "searching with openai:hash@" in paused.stdout and "paused at" in paused.stdout
 
     finished = kd.run("reindex", timeout=300)
     assert finished.rc == 0 and "now answers searches (13 documents)" in finished.stdout

@@ -194,6 +194,7 @@ def _target(kb: KnowledgeBase, switch: Switch, embedder: Embedder | None = None)
     target.config = config
     target._embedder = embedder
     target._attach_index((None, None, None, None, None, None))
+    target._writes = 0  # copied mid-write of another thread: its own outermost write still takes the lock
     target._handlers = None
     return target
 

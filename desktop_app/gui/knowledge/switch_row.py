@@ -4,6 +4,7 @@ this runs it as a background job and shows its progress."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from desktop_app.core.config import Config
@@ -76,6 +77,8 @@ class SwitchRow(QWidget):
         if config is not None:  # complete: the new model answers from now on
             self.hide()
             self.ctx.apply_settings(config)
+        elif left is not None and not left.paused:  # another model chosen meanwhile: fill that one
+            QTimer.singleShot(0, self.start)
         elif left is not None:  # paused (here, at an earlier session, or by `kdesk models pause`)
             self._paused, self._message = True, left.status()
             if left.total:
