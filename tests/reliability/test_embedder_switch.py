@@ -203,3 +203,37 @@ def test_a_killed_switch_resumes_where_it_stopped_and_search_answers_throughout(
     }  # no document finished before the kill was embedded again
     assert owl_found()
     assert kd.run("models", "--json", timeout=300).json()["embedding"]["switch"] is None
+
+
+def test_the_desk_embeds_documents_opened_or_cited_lately_first(embeddings_server, tmp_path):
+    from desktop_app.core.ask.conversation import Conversation
+    from desktop_app.core.ask.conversation_store import StoredCitation, StoredMessage
+    from desktop_app.core.desk import Desk
+
+    config = Config()
+    config.embedding.model, config.embedding.url = "openai:hash", embeddings_server.url
+    with Desk(tmp_path / "data", config) as desk:
+        for i in range(6):
+            (desk.knowledge_dir / f"doc{i}.md").parent.mkdir(parents=True, exist_ok=True)
+            (desk.knowledge_dir / f"doc{i}.md").write_text(
+                f"# Doc {i}\n\nmarker{i} parrot\n", encoding="utf-8"
+            )
+        desk.kb.sync()
+        cited = StoredMessage(
+            "ask", "which parrot?", "this one [1]", citations=[StoredCitation(1, "doc4.md", None)]
+        )
+        desk.conversations.append(Conversation(), cited)
+        assert desk.choose_embedder("openai:hash2")
+        desk.note_opened("doc2.md")  # the viewer
+        sent = len(embeddings_server.script.requests)
+        assert desk.fill_switch() is not None
+        assert desk.config.embedding.model == "openai:hash2" and desk.kb.embedder_name.startswith(
+            "openai:hash2"
+        )
+    order = [
+        w
+        for t in _texts_for(embeddings_server, "hash2", since=sent)
+        for w in t.split()
+        if w.startswith("marker")
+    ]
+    assert order[:2] == ["marker2", "marker4"] and sorted(order) == [f"marker{i}" for i in range(6)]
