@@ -127,6 +127,27 @@ def test_an_add_during_the_fill_is_searchable_at_once_and_lands_in_the_new_index
     assert after.search("blue-wattled crow")[0].source == "kokako.md"
 
 
+def test_a_file_that_cannot_be_read_does_not_stop_the_fill(tmp_path, minilm, monkeypatch):
+    from desktop_app.core.library import sync
+
+    kb = _library(tmp_path, minilm)
+    (kb.knowledge_dir / "locked.md").write_text("# Locked\nNobody reads this.\n", encoding="utf-8")
+    kb.sync()
+    hashed = sync.sha256_file
+
+    def denied(path, *args, **kwargs):  # chmod 000 as a user (the tests may run as root)
+        if path.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return hashed(path, *args, **kwargs)
+
+    monkeypatch.setattr(sync, "sha256_file", denied)
+    new = Renamed(minilm)
+    switching.start(kb, new.name)
+    assert switching.fill(kb, embedder=new, batch_seconds=0.0)  # tried once, then the takeover
+    assert _config_model(kb) == new.name and len(new.texts) == len(ANIMALS)
+    assert {d.name: d.status for d in _new_index(kb, new).list_documents()}["locked.md"] == "failed"
+
+
 def test_choosing_the_model_in_use_withdraws_the_switch(tmp_path, minilm):
     kb = _library(tmp_path, minilm)
     switching.start(kb, "other-model")

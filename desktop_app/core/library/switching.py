@@ -267,6 +267,7 @@ def fill(
     kb.chroma_client  # noqa: B018 - opened here, so the new index shares it (and its process)
     target = _target(kb, switch, embedder)
     size, embedded, busy = 1, 0, 0.0  # the first batch, one document, measures the pace
+    tried: set[str] = set()  # once per run: an unreadable file leaves no settled row (the last sync retries)
     try:
         while True:
             check(task)
@@ -278,7 +279,7 @@ def fill(
                 done = _done(target, files)
                 state = FillProgress(kb.embedder_name, target.embedder_name, len(done), len(files), now.rate)
                 task.progress(state.done, state.total, str(state.line()))
-                todo = [rel for rel in files if rel not in done]
+                todo = [rel for rel in files if rel not in done and rel not in tried]
                 if not todo:
                     target._sync(files, _Overall(task, lambda _m: None), prune=True)  # removals, repairs
                     target.manifest  # noqa: B018 - made even for an empty folder
@@ -287,6 +288,7 @@ def fill(
                     return True
                 order = _ordered(todo, first() if first is not None else ())
                 batch = {rel: files[rel] for rel in order[:size]}
+                tried.update(batch)
 
                 def line(extra: str, base: FillProgress = state) -> None:
                     task.progress(base.done, base.total, str(base.line()) + (f" · {extra}" if extra else ""))
