@@ -314,10 +314,6 @@ class AppContext(QObject):
             exclusive=False,
         )
 
-    def apply_settings(self, config: Config) -> None:
-        """Apply settings already saved (a model switch's takeover wrote config.toml itself)."""
-        self._apply_settings(config)
-
     def _apply_settings(self, config: Config) -> None:
         """Apply saved settings in the background (see ``save_settings``)."""
 
@@ -338,3 +334,7 @@ class AppContext(QObject):
             on_finished=self._loading_done,
             lock=KB_LOCK,
         )
+
+    def apply_settings(self, config: Config) -> None:
+        """Apply settings already saved (a model switch's takeover wrote config.toml itself)."""
+        self._apply_settings(config)

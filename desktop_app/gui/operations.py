@@ -33,13 +33,13 @@ class JobKind(StrEnum):
     IDENTIFY = "identify"
     VIEWER = "viewer"
     WATCH_SCAN = "watch-scan"
+    SWITCH_EMBEDDER = "switch-embedder"  # fill another embedding model's index (library/switching.py)
+    PAUSE_SWITCH = "pause-switch"
     CHATS = "chats"  # open the last conversation at start, rename, delete
     MODELS = "models"  # Settings > Models: read which models are installed
     MODELS_NETWORK = "models-network"  # Settings > Models: can the download endpoint be reached?
     FETCH_MODEL = "fetch-model"  # Settings > Models: download one manifest model (kdesk models fetch)
     USE_MODEL = "use-model"  # Settings > Models: load a reranker just fetched
-    SWITCH_EMBEDDER = "switch-embedder"  # fill another embedding model's index (library/switching.py)
-    PAUSE_SWITCH = "pause-switch"
 
 
 INDEXING = (JobKind.ADD, JobKind.SYNC, JobKind.REINDEX)  # the batches the progress bar shows
@@ -56,6 +56,7 @@ class Operation(StrEnum):
     SYNC = N_("check the knowledge folder for changes")
     RETRY_FAILED = N_("read the failed files again")
     REINDEX = N_("re-index the knowledge base")
+    FILL_INDEX = N_("fill the new embedding model's index")
     REMOVE = N_("remove the documents")
     LIST = N_("list the documents")
     ANSWER = N_("answer the question")
@@ -69,7 +70,6 @@ class Operation(StrEnum):
     CHECK_DOWNLOAD_SITE = N_("check whether the download site can be reached")
     DOWNLOAD_MODEL = N_("download the model")
     LOAD_RERANKER = N_("load the reranker")
-    FILL_INDEX = N_("fill the new embedding model's index")
 
 
 @dataclass(frozen=True)
