@@ -162,8 +162,11 @@ def _target_done(index: Path, model: str) -> set[str]:
     dirs = [p for p in index.iterdir() if p.is_dir() and model in p.name]
     if not dirs or not (dirs[0] / "manifest.sqlite3").exists():
         return set()
-    with sqlite3.connect(dirs[0] / "manifest.sqlite3") as db:
-        return {r[0] for r in db.execute("SELECT name FROM documents WHERE status = 'indexed'")}
+    try:
+        with sqlite3.connect(dirs[0] / "manifest.sqlite3") as db:
+            return {r[0] for r in db.execute("SELECT name FROM documents WHERE status = 'indexed'")}
+    except sqlite3.OperationalError:  # made a moment ago, its table not yet
+        return set()
 
 
 def _texts_for(server, model: str, since: int = 0) -> list[str]:
