@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class CliTask:
             enabled = sys.stderr.isatty() or os.environ.get("KDESK_PROGRESS") == "1"
         self.enabled = enabled
         self._bar = None
+        self._stop = threading.Event()
 
     def progress(self, done: int, total: int, message: object = "") -> None:
         if not self.enabled or total <= 0:
@@ -54,7 +56,11 @@ class CliTask:
         self._bar.refresh()
 
     def cancelled(self) -> bool:
-        return False
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        """Stop the work after the step in flight (Ctrl-C or SIGTERM, where a command asks for it)."""
+        self._stop.set()
 
     def close(self) -> None:
         if self._bar is not None:

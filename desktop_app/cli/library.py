@@ -116,8 +116,60 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    with open_desk(args) as desk:
+        switching = desk.switch_progress() is not None
+    if switching:  # another embedding model was chosen: this continues filling its index
+        return run_fill(args)
     report = _run_indexing(args, "re-indexing", lambda kb, t: kb.reindex(task=t))
     return _print_report(report, args.json, args.verbose)
+
+
+def run_fill(args: argparse.Namespace) -> int:
+    """Fill the pending embedding-model switch with a progress bar (library/switching.py); Ctrl-C
+    or SIGTERM stops it after the step in flight, and running `kdesk reindex` again continues."""
+    import signal
+
+    from desktop_app.core.library import reasons
+    from desktop_app.core.messages import message
+    from desktop_app.core.tasks import Cancelled
+
+    task = CliTask("switching")
+
+    def stop(*_: object) -> None:
+        if task.cancelled():  # asked twice (loading a model sees no step): stop at once
+            raise KeyboardInterrupt
+        task.stop()
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with open_desk(args) as desk:
+
+            def told(state) -> None:  # a line per batch where no bar is drawn (logs, pipes)
+                if args.verbose and not task.enabled:
+                    eprint(state.line())
+
+            try:
+                took_over = desk.fill_switch(task, on_batch=told) is not None
+            except Cancelled:
+                state = desk.switch_progress()
+                task.close()
+                if state is not None:
+                    eprint(message(reasons.SWITCH_STOPPED, done=state.done, total=state.total))
+                return 130
+            state = desk.switch_progress()
+            total = len(desk.kb.list_documents())
+            name = desk.kb.embedder_name
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        task.close()
+    if args.json:
+        emit_json({"switched": took_over, "model": name, "pending": state.to_dict() if state else None})
+    elif took_over:
+        print(message(reasons.SWITCH_DONE, model=name, total=total))
+    elif state is not None:
+        print(state.status())
+    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:

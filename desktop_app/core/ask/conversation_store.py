@@ -518,6 +518,17 @@ class ConversationStore:
                 yield db
 
     # ------------------------------------------------------------------ conversations
+    def recent_sources(self, limit: int = 200) -> list[str]:
+        """The documents cited in the latest answers, most recent first (a model switch embeds them first)."""
+        if not self.path.exists():
+            return []
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT source FROM citations WHERE role = 'cited' ORDER BY message_id DESC, ord LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return list(dict.fromkeys(r[0] for r in rows))
+
     def create(self, title: str, scope: str | None = None, conv_id: str | None = None) -> ChatSummary:
         """A new, empty conversation (its id is the Conversation's, when one is given)."""
         now = _now()

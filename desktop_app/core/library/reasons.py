@@ -387,3 +387,20 @@ SCOPE_NAME_RULE = define(
 )
 SCOPE_NAME_INVALID = define("scope.name.invalid", "“{name}” cannot name a collection: use {rule}.")
 SCOPE_NAME_EMPTY = define("scope.name.empty", "A collection needs a name: use {rule}.")
+
+# -- switching the embedding model: the new index fills while the one in use answers (switching.py)
+SWITCH_FILLING = define("library.switch.filling", "{model}: {done} of {total} documents embedded")
+SWITCH_FILLING_ETA = define(
+    "library.switch.filling_eta", "{model}: {done} of {total} documents embedded, {eta}"
+)
+SWITCH_STATUS = define("library.switch.status", "searching with {current}; {model} filling {done}/{total}")
+SWITCH_STATUS_ETA = define(
+    "library.switch.status_eta", "searching with {current}; {model} filling {done}/{total}, {eta}"
+)
+SWITCH_STATUS_PAUSED = define(
+    "library.switch.status_paused", "searching with {current}; {model} paused at {done}/{total}"
+)
+SWITCH_STOPPED = define(
+    "library.switch.stopped", "stopped at {done} of {total} documents: run `kdesk reindex` to continue"
+)
+SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")

@@ -34,6 +34,7 @@ from desktop_app.gui.i18n import on_language_changed, tr, tr_core, trn
 from desktop_app.gui.knowledge.model import DocumentsModel
 from desktop_app.gui.knowledge.path_delegate import PathDelegate
 from desktop_app.gui.knowledge.scope_dialog import ScopeNameDialog
+from desktop_app.gui.knowledge.switch_row import SwitchRow
 from desktop_app.gui.knowledge.watcher import KnowledgeWatcher
 from desktop_app.gui.markdown import plain_tooltip
 from desktop_app.gui.operations import (
@@ -196,6 +197,8 @@ class KnowledgePanel(QWidget):
         lay.addLayout(buttons)
         lay.addLayout(progress_row)
         lay.addWidget(self.progress_label)
+        self.switch_row = SwitchRow(ctx)  # another embedding model's index filling meanwhile
+        lay.addWidget(self.switch_row)
         result_row = QHBoxLayout()
         result_row.addWidget(self.result_label, 1)
         result_row.addWidget(self.retry_button)
@@ -586,6 +589,7 @@ class KnowledgePanel(QWidget):
             # ready: applying settings emits it again, and a model switch syncs by itself.
             self._looked_at_start = True
             self.sync()
+        self.switch_row.start(resume=False)  # a switch left filling (not paused) goes on
         self._update_buttons()
         self._update_empty_hint()
         self.refresh()

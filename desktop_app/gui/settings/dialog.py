@@ -672,6 +672,9 @@ class SettingsDialog(QDialog):
         sync = getattr(panel, "sync", None)
         if sync is not None:
             self.ctx.config_changed.connect(sync, Qt.SingleShotConnection)
+        fill = getattr(getattr(panel, "switch_row", None), "start", None)
+        if fill is not None:  # the model was recorded as a switch (Desk.hold_embedder): fill its index
+            self.ctx.config_changed.connect(fill, Qt.SingleShotConnection)
 
     def reject(self) -> None:
         if self.saving:  # the save's outcome decides: closed once saved, else open with the reason

@@ -204,6 +204,7 @@ class SourceViewer(QWidget):
         self.claim = claim
         self.highlighted_sentence = ""
         self.source = citation.source
+        self.ctx.desk.note_opened(citation.source)  # a model switch embeds it early
         self.page = citation.page
         self.highlighted = False
         self.highlighted_text = ""
