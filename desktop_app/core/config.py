@@ -79,7 +79,9 @@ class EmbeddingConfig:
     model: str = "default"
     url: str = ""
     api_key: str = ""
-    device: str = "cpu"
+    # Where local torch models (this and the reranker) run: "auto" = a CUDA / Apple GPU when torch
+    # sees one, else the CPU (bfloat16 on one with AVX512-BF16/AMX: models/runtime.py); "cpu", "cuda", "mps".
+    device: str = "auto"
 
 
 @dataclass

@@ -135,3 +135,16 @@ EMBEDDER_FAILED = define(
     "model.embedder_failed",
     "the embedding model {model} failed on the question ({error}); results are ranked by keywords alone",
 )
+
+# Which runtime runs a local torch model (runtime.py, issue 36 item 4).
+RUNTIME_LINE = define("model.runtime.line", "torch {dtype} on {device}: {reason}")
+RUNTIME_GPU = define("model.runtime.gpu", "a {gpu} GPU is available")
+RUNTIME_SMALL = define("model.runtime.small", "a small model: bfloat16 gains little on a CPU")
+RUNTIME_BF16 = define(
+    "model.runtime.bf16", "this CPU has {flag}: bfloat16 is faster than float32 and matches it"
+)
+RUNTIME_NO_BF16 = define(
+    "model.runtime.no_bf16",
+    "this CPU has no bfloat16 units (AVX512-BF16 or AMX): bfloat16 would be slower than float32",
+)
+RUNTIME_FORCED = define("model.runtime.forced", "KDESK_TORCH_DTYPE={dtype}")

@@ -20,6 +20,7 @@ import numpy as np
 
 from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
+from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params
 from desktop_app.core.paths import models_dirs
 
 log = logging.getLogger(__name__)
@@ -51,10 +52,11 @@ class RerankerStatus:
 class CrossEncoderReranker:
     """A sentence-transformers CrossEncoder from a local folder; loads lazily, never downloads."""
 
-    def __init__(self, path: Path, device: str = "cpu", max_length: int = 512, batch_size: int = 16) -> None:
+    def __init__(self, path: Path, device: str = "auto", max_length: int = 512, batch_size: int = 16) -> None:
         self.path = Path(path)
         self.name = self.path.name
-        self.device = device
+        self.device_setting = device  # embedding.device: "auto", "cpu", "cuda", "mps"
+        self._runtime: Runtime | None = None
         self.max_length = max_length
         self.batch_size = batch_size
         self._model = None
@@ -63,15 +65,29 @@ class CrossEncoderReranker:
         self.failure: Text | None = None
 
     @property
+    def runtime(self) -> Runtime:
+        """Device and number format (runtime.py): bfloat16 for a large model on a CPU with bf16
+        units; decided on first use (torch is imported then, never at construction)."""
+        if self._runtime is None:
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+        return self._runtime
+
+    @property
+    def device(self) -> str:
+        return self.runtime.device
+
+    @property
     def model(self):
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 from sentence_transformers import CrossEncoder
 
-                self._model = CrossEncoder(
+                model = CrossEncoder(
                     str(self.path), device=self.device, max_length=self.max_length, local_files_only=True
                 )
+                model.model.to(self.runtime.torch_dtype())
+                self._model = model
         return self._model
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
@@ -133,7 +149,7 @@ _cache_lock = threading.Lock()
 
 
 def load_reranker(
-    setting: str = "auto", data_dir: Path | None = None, device: str = "cpu"
+    setting: str = "auto", data_dir: Path | None = None, device: str = "auto"
 ) -> Reranker | None:
     """The configured reranker (shared per folder, loaded lazily), or None when there is none."""
     path, reason = find_reranker(setting, data_dir)

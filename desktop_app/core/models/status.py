@@ -37,6 +37,7 @@ class RoleStatus:
     install_command: str | None  # what fetches the better/missing model, None if nothing to do
     hint: Text = ""  # how to switch to an installed but unselected model
     models: list[Availability] = field(default_factory=list)
+    runtime: Text = ""  # which runtime, device and format run a local torch model, and why
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`kdesk models --json`): its texts in English."""
@@ -350,8 +351,24 @@ def model_status(
         role_specs = [s for s in specs if s.role == role]
         avails = [availability(s, data_dir) for s in role_specs]
         row = _ROLE_RESOLVERS[role](cfg, role_specs, avails, data_dir)
-        out.append(_packaged_embedding(row, cfg) if role == "embedding" else row)
+        row = _packaged_embedding(row, cfg) if role == "embedding" else row
+        out.append(_with_runtime(row, cfg))
     return out
+
+
+def _with_runtime(row: RoleStatus, config: Config) -> RoleStatus:
+    """The runtime line for an embedder or reranker folder that torch runs (runtime.py's choice)."""
+    if row.role not in ("embedding", "reranker") or not row.active or not row.path:
+        return row
+    if row.role == "embedding" and (config.embedding.model.strip() or "default") == "default":
+        return row  # the bundled MiniLM: int8 ONNX, or float32 torch for an older index
+    path = Path(row.path)
+    if not (path / "config.json").is_file():
+        return row
+    from desktop_app.core.models.runtime import choose_runtime, count_params
+
+    rt = choose_runtime(count_params(path), config.embedding.device)
+    return replace(row, runtime=rt.describe())
 
 
 def _packaged_embedding(row: RoleStatus, config: Config) -> RoleStatus:
@@ -388,6 +405,8 @@ def format_status(statuses: list[RoleStatus]) -> str:
         lines.append(f"{'':<11} why: {st.reason}")
         if st.path:
             lines.append(f"{'':<11} from: {st.path}")
+        if st.runtime:
+            lines.append(f"{'':<11} runtime: {st.runtime}")
         if st.hint:
             lines.append(f"{'':<11} note: {st.hint}")
         for a in st.models:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.models.embeddings.base import model_basename, multilingual_family, normalize
+from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params
 from desktop_app.core.models.torch_threads import one_torch_thread
 
 # Query batches up to this size are embedded on one torch thread (see embed_queries).
@@ -70,12 +71,13 @@ class SentenceTransformerEmbedder:
         self,
         path: Path,
         model_id: str | None = None,
-        device: str = "cpu",
+        device: str = "auto",
         batch_size: int = 32,
     ) -> None:
         self.path = Path(path)
         self._id = model_id or self.path.name
-        self.device = device
+        self.device_setting = device  # embedding.device: "auto", "cpu", "cuda", "mps"
+        self._runtime: Runtime | None = None
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
@@ -85,6 +87,18 @@ class SentenceTransformerEmbedder:
         self.multilingual: bool | None = multilingual_family(self._id)
         if self.multilingual is None:
             self.multilingual = multilingual_family(self.path.name)
+
+    @property
+    def runtime(self) -> Runtime:
+        """Device and number format (runtime.py): bfloat16 for a large model on a CPU with bf16
+        units; decided on first use (torch is imported then, never at construction)."""
+        if self._runtime is None:
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+        return self._runtime
+
+    @property
+    def device(self) -> str:
+        return self.runtime.device
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self):
@@ -96,6 +110,8 @@ class SentenceTransformerEmbedder:
 
                 torch.set_num_threads(max(1, os.cpu_count() or 1))
                 model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+                # The saved format is not the runtime's (Qwen3 is saved in bfloat16, slow on most CPUs).
+                model.to(self.runtime.torch_dtype())
                 prompts = getattr(model, "prompts", None) or {}
                 self._query_prefix, self._doc_prefix = _folder_prompts(
                     prompts, (self._query_prefix, self._doc_prefix)
@@ -169,6 +185,8 @@ class SentenceTransformerEmbedder:
 
             model = self.model
             self._fast = (
-                FastBertQuery(model) if self.device == "cpu" and FastBertQuery.supports(model) else False
+                FastBertQuery(model)
+                if self.device == "cpu" and self.runtime.dtype == "float32" and FastBertQuery.supports(model)
+                else False
             )
         return self._fast or None
