@@ -464,6 +464,20 @@ def _texts(n: int, words: int) -> list[str]:
     return out
 
 
+class _torch_float32:
+    """Products made inside run in torch float32 (KDESK_TORCH_DTYPE), the exact reference check."""
+
+    def __enter__(self):
+        self.saved = os.environ.get("KDESK_TORCH_DTYPE")
+        os.environ["KDESK_TORCH_DTYPE"] = "float32"
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("KDESK_TORCH_DTYPE", None)
+        else:
+            os.environ["KDESK_TORCH_DTYPE"] = self.saved
+
+
 def _spearman(a, b) -> float:
     import numpy as np
 
@@ -525,9 +539,11 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         report["chosen_max_abs_diff"] = float(np.max(np.abs(mine - ref)))
         report["chosen_spearman"] = _spearman(mine, ref)
         report["chosen_ok"] = report["chosen_spearman"] >= 0.99
-        # ... and in float32 the scores are the reference's within 1e-5 (prompt, pairs, truncation).
-        product.model.model.float()
-        mine = product.score(q, docs)
+        # ... and the product in torch float32 gives the reference's scores within 1e-5 (pairs,
+        # truncation, activation).
+        with _torch_float32():
+            exact = CrossEncoderReranker(folder)
+            mine = exact.score(q, docs)
         report["max_abs_diff"] = float(np.max(np.abs(mine - ref)))
         # Random weights give scores close together: the difference is also judged against their spread.
         report["rel_diff"] = report["max_abs_diff"] / max(float(np.ptp(ref)), 1e-12)
@@ -552,7 +568,11 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         ref_model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
         torch.set_num_threads(2)
         report["ref_dtype"] = str(next(ref_model.parameters()).dtype)
-        report["product_dtype"] = str(next(product.model.parameters()).dtype)
+        report["product_dtype"] = (
+            "onnxruntime float32"
+            if product.runtime.engine == "onnxruntime"
+            else str(next(product.model.parameters()).dtype)
+        )
 
         def reference() -> tuple[np.ndarray, np.ndarray]:
             d = ref_model.encode(docs, show_progress_bar=False)
@@ -574,10 +594,13 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
             max(np.max(np.abs(mine_d - ref_d)), np.max(np.abs(mine_q - ref_q)))
         )
         report["chosen_ok"] = report["chosen_min_cosine"] >= 0.999
-        # ... and within 1e-5 with both in float32: prompt, pooling, normalisation, padding, length.
-        product.model.float()
-        mine_d = product.embed_documents(docs)
-        mine_q = np.vstack([product.embed_queries([q]) for q in queries])
+        # ... and within 1e-5 with the product in torch float32: prompt, pooling, normalisation,
+        # padding, length.
+        del product
+        with _torch_float32():
+            product = SentenceTransformerEmbedder(folder, model_id=folder.name)
+            mine_d = product.embed_documents(docs)
+            mine_q = np.vstack([product.embed_queries([q]) for q in queries])
         ref_d, ref_q = reference()
         report["max_abs_diff_documents"] = float(np.max(np.abs(mine_d - ref_d)))
         report["max_abs_diff_queries"] = float(np.max(np.abs(mine_q - ref_q)))

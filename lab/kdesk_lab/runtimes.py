@@ -361,68 +361,70 @@ def run(
 
 
 def paired(folder: Path, work: Path, rounds: int = 3, n: int = 8, words: int = 200, threads: int = 2) -> dict:
-    """The product's chosen runtime against torch float32 in ONE process, batches alternating
-    (fp32, chosen, fp32, chosen ...), so a load that changes during the run hits both alike; the
-    ratio of the medians is the speed-up. Uses the product's own classes (runtime.py's choice)."""
+    """The product's own classes in ONE process: torch float32, torch bfloat16 and the runtime the
+    product chooses for the folder (runtime.py: its ONNX export when it has one), batches
+    alternating (fp32, bf16, chosen, fp32 ...), so a load that changes during the run hits all
+    alike; speed-ups are ratios of the medians, agreement is against float32 on the same texts."""
     import numpy as np
     import torch
-
-    from desktop_app.core.models.runtime import choose_runtime, count_params
 
     torch.set_num_threads(threads)
     texts = workload(folder, n, words)
     docs, queries = texts["docs"], texts["queries"]
-    chosen = choose_runtime(count_params(folder), "auto")
-    os.environ["KDESK_TORCH_DTYPE"] = "float32"
-    if _is_reranker(folder):
-        from desktop_app.core.models.rerank import CrossEncoderReranker
-
-        fp32 = CrossEncoderReranker(folder)
-        os.environ.pop("KDESK_TORCH_DTYPE")
-        mine = CrossEncoderReranker(folder)
-
-        def work_of(model):
-            return lambda: model.score(queries[0], docs)
-
-        unit = "ms_per_pair"
+    reranker = _is_reranker(folder)
+    if reranker:
+        from desktop_app.core.models.rerank import CrossEncoderReranker as Product
     else:
-        from desktop_app.core.models.embeddings.st import SentenceTransformerEmbedder
+        from desktop_app.core.models.embeddings.st import SentenceTransformerEmbedder as Product
+    models = {}
+    for name, forced in (("fp32", "float32"), ("bf16", "bfloat16"), ("chosen", None)):
+        if forced:
+            os.environ["KDESK_TORCH_DTYPE"] = forced
+        else:
+            os.environ.pop("KDESK_TORCH_DTYPE", None)
+        m = Product(folder)
+        t0 = time.perf_counter()
+        m.model  # noqa: B018 - load now (the env var is read when the runtime is first decided)
+        models[name] = (m, round(time.perf_counter() - t0, 1))
+    unit = "ms_per_pair" if reranker else "ms_per_document"
 
-        fp32 = SentenceTransformerEmbedder(folder, model_id=folder.name)
-        os.environ.pop("KDESK_TORCH_DTYPE")
-        mine = SentenceTransformerEmbedder(folder, model_id=folder.name)
+    def run_once(m):
+        return m.score(queries[0], docs) if reranker else m.embed_documents(docs)
 
-        def work_of(model):
-            return lambda: model.embed_documents(docs)
+    def query_once(m):
+        return m.embed_queries([queries[0]])
 
-        unit = "ms_per_document"
-    fp32.model, mine.model  # noqa: B018 - load both before timing
-    runs = {"fp32": work_of(fp32), "chosen": work_of(mine)}
-    times: dict[str, list[float]] = {"fp32": [], "chosen": []}
-    outs = {}
-    for k, f in runs.items():  # warm-up
-        outs[k] = f()
+    outs = {k: run_once(m) for k, (m, _) in models.items()}  # warm-up, and the outputs compared
+    times: dict[str, list[float]] = {k: [] for k in models}
+    qtimes: dict[str, list[float]] = {k: [] for k in models}
     for _ in range(rounds):
-        for k, f in runs.items():
+        for k, (m, _) in models.items():
             torch.set_num_threads(threads)
             t0 = time.perf_counter()
-            f()
+            run_once(m)
             times[k].append((time.perf_counter() - t0) * 1000 / len(docs))
+            if not reranker:
+                t0 = time.perf_counter()
+                query_once(m)
+                qtimes[k].append((time.perf_counter() - t0) * 1000)
     med = {k: float(np.median(v)) for k, v in times.items()}
-    rep = {
-        "folder": str(folder),
-        "chosen": f"{mine.runtime.device} {mine.runtime.dtype}",
-        "expected": f"{chosen.device} {chosen.dtype}",
-        f"fp32_{unit}": [round(x) for x in times["fp32"]],
-        f"chosen_{unit}": [round(x) for x in times["chosen"]],
-        "speedup": round(med["fp32"] / med["chosen"], 2),
-        "peak_rss_mb": _peak_mb(),
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-    }
-    if unit == "ms_per_pair":
-        rep["spearman"] = round(spearman(outs["fp32"], outs["chosen"]), 4)
-    else:
-        rep["min_cosine"] = round(float(np.min(np.sum(outs["fp32"] * outs["chosen"], axis=1))), 5)
+    rep: dict = {"folder": str(folder), "rounds": rounds, "texts": len(docs)}
+    for k, (m, load_s) in models.items():
+        row = {
+            "runtime": f"{m.runtime.engine} {m.runtime.dtype} on {m.runtime.device}",
+            "load_s": load_s,
+            unit: [round(x) for x in times[k]],
+            "speedup_vs_fp32": round(med["fp32"] / med[k], 2),
+        }
+        if qtimes[k]:
+            row["ms_per_query"] = [round(x) for x in qtimes[k]]
+        if reranker:
+            row["spearman_vs_fp32"] = round(spearman(outs["fp32"], outs[k]), 4)
+        else:
+            row["min_cosine_vs_fp32"] = round(float(np.min(np.sum(outs["fp32"] * outs[k], axis=1))), 5)
+        rep[k] = row
+    rep["peak_rss_mb"] = _peak_mb()
+    rep["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     return rep
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
-from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params
+from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params, runtime_for
 from desktop_app.core.paths import models_dirs
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class CrossEncoderReranker:
         """Device and number format (runtime.py): bfloat16 for a large model on a CPU with bf16
         units; decided on first use (torch is imported then, never at construction)."""
         if self._runtime is None:
-            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+            self._runtime = runtime_for(self.path, self.device_setting)
         return self._runtime
 
     @property
@@ -81,14 +81,27 @@ class CrossEncoderReranker:
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                from sentence_transformers import CrossEncoder
+                model = self._load_onnx() if self.runtime.engine == "onnxruntime" else None
+                if model is None:
+                    from sentence_transformers import CrossEncoder
 
-                model = CrossEncoder(
-                    str(self.path), device=self.device, max_length=self.max_length, local_files_only=True
-                )
-                model.model.to(self.runtime.torch_dtype())
+                    model = CrossEncoder(
+                        str(self.path), device=self.device, max_length=self.max_length, local_files_only=True
+                    )
+                    model.model.to(self.runtime.torch_dtype())
                 self._model = model
         return self._model
+
+    def _load_onnx(self):
+        """The folder's ONNX export on onnxruntime; None (torch then) when it cannot run."""
+        from desktop_app.core.models.onnx_model import OnnxCrossEncoder, onnx_file
+
+        try:
+            return OnnxCrossEncoder(self.path, onnx_file(self.path), max_length=self.max_length)
+        except Exception as exc:  # an export of another shape, or onnxruntime missing: torch instead
+            log.warning("%s: its ONNX export cannot run (%s); using torch", self.path.name, exc)
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+            return None
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -30,10 +30,13 @@ class Runtime:
     device: str  # "cpu", "cuda", "mps"
     dtype: str  # "float32", "bfloat16", "float16"
     reason: Text
+    engine: str = "torch"  # or "onnxruntime": the folder's own ONNX export (onnx_model.py)
 
     def describe(self) -> Text:
-        """One line: "torch bfloat16 on cpu (...why...)"."""
-        return message(reasons.RUNTIME_LINE, dtype=self.dtype, device=self.device, reason=self.reason)
+        """One line: "torch bfloat16 on cpu: ...why..."."""
+        return message(
+            reasons.RUNTIME_LINE, engine=self.engine, dtype=self.dtype, device=self.device, reason=self.reason
+        )
 
     def torch_dtype(self):
         import torch
@@ -75,9 +78,11 @@ def choose_runtime(
     flags: frozenset[str] | None = None,
     cuda: bool | None = None,
     mps: bool | None = None,
+    onnx: bool = False,
 ) -> Runtime:
     """The runtime for a model of `params` parameters. setting: embedding.device ("auto", "cpu",
-    "cuda", "mps"); KDESK_TORCH_DTYPE=float32|bfloat16 forces the format (for checks)."""
+    "cuda", "mps"); onnx: the folder has its own ONNX export (used on a CPU: it was the fastest
+    matching runtime there); KDESK_TORCH_DTYPE=float32|bfloat16 forces torch in that format."""
     setting = (setting or "auto").strip().lower()
     if cuda is None or mps is None:
         found = accelerators() if setting != "cpu" else (False, False)
@@ -89,6 +94,8 @@ def choose_runtime(
         return _forced(Runtime("cuda", "float16", message(reasons.RUNTIME_GPU, gpu="CUDA")), forced)
     if setting in ("mps", "auto") and mps:
         return _forced(Runtime("mps", "float16", message(reasons.RUNTIME_GPU, gpu="Apple MPS")), forced)
+    if onnx and not forced:
+        return Runtime("cpu", "float32", message(reasons.RUNTIME_ONNX), engine="onnxruntime")
     native = [f for f in BF16_FLAGS if f in flags]
     if params < BF16_MIN_PARAMS:
         rt = Runtime("cpu", "float32", message(reasons.RUNTIME_SMALL))
@@ -105,6 +112,13 @@ def _forced(rt: Runtime, forced: str) -> Runtime:
     if forced in ("float32", "bfloat16", "float16") and forced != rt.dtype:
         return Runtime(rt.device, forced, message(reasons.RUNTIME_FORCED, dtype=forced))
     return rt
+
+
+def runtime_for(folder, setting: str = "auto") -> Runtime:
+    """choose_runtime for a model folder: its size from config.json, its own ONNX export if any."""
+    from desktop_app.core.models.onnx_model import onnx_file
+
+    return choose_runtime(count_params(folder), setting, onnx=onnx_file(folder) is not None)
 
 
 def count_params(folder) -> int:

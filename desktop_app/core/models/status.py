@@ -365,9 +365,9 @@ def _with_runtime(row: RoleStatus, config: Config) -> RoleStatus:
     path = Path(row.path)
     if not (path / "config.json").is_file():
         return row
-    from desktop_app.core.models.runtime import choose_runtime, count_params
+    from desktop_app.core.models.runtime import runtime_for
 
-    rt = choose_runtime(count_params(path), config.embedding.device)
+    rt = runtime_for(path, config.embedding.device)
     return replace(row, runtime=rt.describe())
 
 

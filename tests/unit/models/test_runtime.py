@@ -123,3 +123,99 @@ def test_bfloat16_embedder_vectors_match_float32_within_its_tolerance(tmp_path_f
     # bfloat16 keeps 8 bits of mantissa: cosine >= 0.999 to float32 (the issue's bar for a runtime).
     assert np.min(np.sum(d32 * d16, axis=1)) >= 0.999
     assert float(np.sum(q32 * q16)) >= 0.999
+
+
+def _export_cross_encoder(src: Path, dst: Path, segment_ids: bool = True) -> Path:
+    """A copy of the tiny cross-encoder with its ONNX export in onnx/model.onnx (torch's exporter)."""
+    import shutil
+
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    shutil.copytree(src, dst)
+    model = AutoModelForSequenceClassification.from_pretrained(str(dst)).eval()
+    (dst / "onnx").mkdir()
+    ids = torch.ones((2, 8), dtype=torch.long)
+    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if segment_ids else [])
+    args = (ids, torch.ones_like(ids)) + ((torch.zeros_like(ids),) if segment_ids else ())
+    torch.onnx.export(
+        model,
+        args,
+        str(dst / "onnx" / "model.onnx"),
+        input_names=names,
+        output_names=["logits"],
+        dynamic_axes={n: {0: "batch", 1: "seq"} for n in names},
+        dynamo=False,
+    )
+    return dst
+
+
+def test_reranker_runs_the_folders_onnx_export_with_torch_float32s_scores(tiny_cross_encoder, tmp_path):
+    pytest.importorskip("onnx")  # torch's exporter needs it (the lab's dependency, not the app's)
+    folder = _export_cross_encoder(tiny_cross_encoder, tmp_path / "with-onnx")
+    texts = ["parrot macaw fly", "pasta egg", "red blue green seed", "kakapo night forest"]
+    mine = CrossEncoderReranker(folder, device="cpu")
+    assert mine.runtime.engine == "onnxruntime"
+    got = mine.score("parrot talk", texts)
+    ref = CrossEncoderReranker(tiny_cross_encoder, device="cpu").score("parrot talk", texts)
+    assert np.max(np.abs(got - ref)) < 1e-5
+    config = Config()
+    config.retrieval.reranker = str(folder)
+    config.embedding.device = "cpu"
+    row = next(r for r in model_status(tmp_path / "data", config) if r.role == "reranker")
+    assert str(row.runtime).startswith("onnxruntime float32 on cpu: the folder has its own ONNX export")
+
+
+def test_an_onnx_export_the_model_cannot_use_falls_back_to_torch(tiny_cross_encoder, tmp_path):
+    pytest.importorskip("onnx")
+    # BERT pairs need segment ids: an export without them would score other inputs.
+    folder = _export_cross_encoder(tiny_cross_encoder, tmp_path / "no-segments", segment_ids=False)
+    mine = CrossEncoderReranker(folder, device="cpu")
+    got = mine.score("parrot talk", ["parrot macaw fly", "pasta egg"])
+    assert mine.runtime.engine == "torch"
+    ref = CrossEncoderReranker(tiny_cross_encoder, device="cpu").score(
+        "parrot talk", ["parrot macaw fly", "pasta egg"]
+    )
+    assert np.max(np.abs(got - ref)) < 1e-6
+
+
+def test_embedder_runs_the_folders_onnx_export_with_torch_float32s_vectors(tmp_path_factory):
+    pytest.importorskip("onnxscript")  # torch's exporter of this architecture (the lab's dependency)
+    import torch
+    from transformers import AutoModel
+
+    from desktop_app.core.models.embeddings.st import SentenceTransformerEmbedder
+    from kdesk_lab.fullsize import build
+
+    folder: Path = build("qwen3-embedding-0.6b", tmp_path_factory.mktemp("qwen-onnx"), tiny=True)
+    ref = SentenceTransformerEmbedder(folder, device="cpu")
+    docs = ["the parrot eats seeds and fruit", "a red macaw flies over the forest at night"]
+    d32, q32 = ref.embed_documents(docs), ref.embed_queries(["what do parrots eat?"])
+    model = AutoModel.from_pretrained(str(folder), dtype=torch.float32).eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids = torch.ones((2, 8), dtype=torch.long)
+    mask = torch.ones_like(ids)
+    mask[0, :2] = 0
+    seq, batch = torch.export.Dim("seq"), torch.export.Dim("batch")
+    (folder / "onnx").mkdir()
+    torch.onnx.export(
+        Hidden(model),
+        (ids, mask),
+        str(folder / "onnx" / "model.onnx"),
+        input_names=["input_ids", "attention_mask"],
+        output_names=["last_hidden_state"],
+        dynamic_shapes={"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}},
+        dynamo=True,
+    )
+    mine = SentenceTransformerEmbedder(folder, device="cpu")
+    d, q = mine.embed_documents(docs), mine.embed_queries(["what do parrots eat?"])
+    assert mine.runtime.engine == "onnxruntime" and mine.dim == ref.dim
+    assert np.max(np.abs(d - d32)) < 1e-5 and np.max(np.abs(q - q32)) < 1e-5

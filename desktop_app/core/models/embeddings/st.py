@@ -11,6 +11,7 @@ vectors need no instruction).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -18,8 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.models.embeddings.base import model_basename, multilingual_family, normalize
-from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params
+from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params, runtime_for
 from desktop_app.core.models.torch_threads import one_torch_thread
+
+log = logging.getLogger(__name__)
 
 # Query batches up to this size are embedded on one torch thread (see embed_queries).
 QUERY_ONE_THREAD_MAX = 8
@@ -93,7 +96,7 @@ class SentenceTransformerEmbedder:
         """Device and number format (runtime.py): bfloat16 for a large model on a CPU with bf16
         units; decided on first use (torch is imported then, never at construction)."""
         if self._runtime is None:
-            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+            self._runtime = runtime_for(self.path, self.device_setting)
         return self._runtime
 
     @property
@@ -109,9 +112,11 @@ class SentenceTransformerEmbedder:
                 from sentence_transformers import SentenceTransformer
 
                 torch.set_num_threads(max(1, os.cpu_count() or 1))
-                model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
-                # The saved format is not the runtime's (Qwen3 is saved in bfloat16, slow on most CPUs).
-                model.to(self.runtime.torch_dtype())
+                model = self._load_onnx() if self.runtime.engine == "onnxruntime" else None
+                if model is None:
+                    model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+                    # The saved format is not the runtime's (Qwen3 is saved in bfloat16, slow on most CPUs).
+                    model.to(self.runtime.torch_dtype())
                 prompts = getattr(model, "prompts", None) or {}
                 self._query_prefix, self._doc_prefix = _folder_prompts(
                     prompts, (self._query_prefix, self._doc_prefix)
@@ -119,6 +124,17 @@ class SentenceTransformerEmbedder:
                 model.prompts = {}  # applied by hand (_encode), never a second time by encode
                 self._model = model
         return self._model
+
+    def _load_onnx(self):
+        """The folder's ONNX export on onnxruntime; None (torch then) when it cannot run."""
+        from desktop_app.core.models.onnx_model import OnnxSentenceModel, onnx_file
+
+        try:
+            return OnnxSentenceModel(self.path, onnx_file(self.path))
+        except Exception as exc:  # an export of another shape, or onnxruntime missing: torch instead
+            log.warning("%s: its ONNX export cannot run (%s); using torch", self.path.name, exc)
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+            return None
 
     @property
     def model(self):
@@ -186,7 +202,10 @@ class SentenceTransformerEmbedder:
             model = self.model
             self._fast = (
                 FastBertQuery(model)
-                if self.device == "cpu" and self.runtime.dtype == "float32" and FastBertQuery.supports(model)
+                if self.runtime.engine == "torch"
+                and self.device == "cpu"
+                and self.runtime.dtype == "float32"
+                and FastBertQuery.supports(model)
                 else False
             )
         return self._fast or None
