@@ -148,6 +148,10 @@ RUNTIME_NO_BF16 = define(
     "this CPU has no bfloat16 units (AVX512-BF16 or AMX): bfloat16 would be slower than float32",
 )
 RUNTIME_FORCED = define("model.runtime.forced", "KDESK_TORCH_DTYPE={dtype}")
+RUNTIME_RERANK_FP32 = define(
+    "model.runtime.rerank_fp32",
+    "in bfloat16 the reranker ordered candidates differently from float32 (the reference check)",
+)
 RUNTIME_ONNX = define(
     "model.runtime.onnx", "the folder has its own ONNX export: faster on a CPU than torch, same outputs"
 )

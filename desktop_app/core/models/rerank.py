@@ -66,10 +66,10 @@ class CrossEncoderReranker:
 
     @property
     def runtime(self) -> Runtime:
-        """Device and number format (runtime.py): bfloat16 for a large model on a CPU with bf16
-        units; decided on first use (torch is imported then, never at construction)."""
+        """Engine, device and number format (runtime.py): the folder's ONNX export, else float32 on
+        a CPU; decided on first use (torch is imported then, never at construction)."""
         if self._runtime is None:
-            self._runtime = runtime_for(self.path, self.device_setting)
+            self._runtime = runtime_for(self.path, self.device_setting, role="reranker")
         return self._runtime
 
     @property
@@ -100,7 +100,7 @@ class CrossEncoderReranker:
             return OnnxCrossEncoder(self.path, onnx_file(self.path), max_length=self.max_length)
         except Exception as exc:  # an export of another shape, or onnxruntime missing: torch instead
             log.warning("%s: its ONNX export cannot run (%s); using torch", self.path.name, exc)
-            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting, role="reranker")
             return None
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:

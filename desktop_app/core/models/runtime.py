@@ -1,10 +1,12 @@
 """Which device and number format run a local torch model (the embedder and the reranker), and why.
 
 Measured on the design's models at full size (docs/fullsize-models.md, `kdesk bench runtimes`):
-on a CPU with bfloat16 units (AVX512-BF16 or AMX) torch in bfloat16 is the fastest runtime whose
-outputs match float32's, so large models run in it there; small ones (the bundled MiniLM) gain
-little and keep float32, and so does any CPU without those units (bfloat16 is emulated there,
-slower than float32). A CUDA or Apple GPU, when torch sees one, runs both roles in half precision.
+a folder's own ONNX export on onnxruntime (float32) was the fastest CPU runtime whose outputs
+match torch float32's for both roles, so it is used when present. Without one, on a CPU with
+bfloat16 units (AVX512-BF16 or AMX) a large embedder runs in torch bfloat16 (cosine >= 0.9998 to
+float32); the reranker stays in float32 (bfloat16 reordered its candidates), and so do small
+models (the bundled MiniLM gains little) and any CPU without those units (bfloat16 is emulated
+there, slower than float32). A CUDA or Apple GPU, when torch sees one, runs both in float16.
 ``embedding.device`` ("auto", the default, or "cpu", "cuda", "mps") overrides the device.
 """
 
@@ -79,10 +81,12 @@ def choose_runtime(
     cuda: bool | None = None,
     mps: bool | None = None,
     onnx: bool = False,
+    role: str = "embedding",
 ) -> Runtime:
     """The runtime for a model of `params` parameters. setting: embedding.device ("auto", "cpu",
     "cuda", "mps"); onnx: the folder has its own ONNX export (used on a CPU: it was the fastest
-    matching runtime there); KDESK_TORCH_DTYPE=float32|bfloat16 forces torch in that format."""
+    matching runtime there); role: "embedding" or "reranker" (bfloat16 kept the embedder's vectors
+    but not the reranker's order); KDESK_TORCH_DTYPE=float32|bfloat16 forces torch in that format."""
     setting = (setting or "auto").strip().lower()
     if cuda is None or mps is None:
         found = accelerators() if setting != "cpu" else (False, False)
@@ -99,6 +103,8 @@ def choose_runtime(
     native = [f for f in BF16_FLAGS if f in flags]
     if params < BF16_MIN_PARAMS:
         rt = Runtime("cpu", "float32", message(reasons.RUNTIME_SMALL))
+    elif native and role == "reranker":
+        rt = Runtime("cpu", "float32", message(reasons.RUNTIME_RERANK_FP32))
     elif native:
         rt = Runtime(
             "cpu", "bfloat16", message(reasons.RUNTIME_BF16, flag=native[0].upper().replace("_", "-"))
@@ -114,11 +120,11 @@ def _forced(rt: Runtime, forced: str) -> Runtime:
     return rt
 
 
-def runtime_for(folder, setting: str = "auto") -> Runtime:
+def runtime_for(folder, setting: str = "auto", role: str = "embedding") -> Runtime:
     """choose_runtime for a model folder: its size from config.json, its own ONNX export if any."""
     from desktop_app.core.models.onnx_model import onnx_file
 
-    return choose_runtime(count_params(folder), setting, onnx=onnx_file(folder) is not None)
+    return choose_runtime(count_params(folder), setting, onnx=onnx_file(folder) is not None, role=role)
 
 
 def count_params(folder) -> int:

@@ -367,7 +367,7 @@ def _with_runtime(row: RoleStatus, config: Config) -> RoleStatus:
         return row
     from desktop_app.core.models.runtime import runtime_for
 
-    rt = runtime_for(path, config.embedding.device)
+    rt = runtime_for(path, config.embedding.device, role=row.role)
     return replace(row, runtime=rt.describe())
 
 

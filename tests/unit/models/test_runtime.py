@@ -43,6 +43,19 @@ def test_small_model_stays_float32_even_with_bf16_units():
     assert (rt.device, rt.dtype) == ("cpu", "float32")
 
 
+def test_reranker_stays_float32_on_a_cpu_with_bf16_units():
+    # bfloat16 reordered the full-size reranker's candidates (Spearman 0.81): float32 is kept.
+    rt = choose_runtime(LARGE, flags=BF16_CPU, cuda=False, mps=False, role="reranker")
+    assert (rt.engine, rt.device, rt.dtype) == ("torch", "cpu", "float32")
+    assert "ordered candidates differently" in str(rt.reason)
+
+
+def test_a_folders_onnx_export_wins_on_a_cpu_but_not_over_a_gpu():
+    rt = choose_runtime(LARGE, flags=BF16_CPU, cuda=False, mps=False, onnx=True)
+    assert (rt.engine, rt.dtype) == ("onnxruntime", "float32")
+    assert choose_runtime(LARGE, flags=BF16_CPU, cuda=True, mps=False, onnx=True).engine == "torch"
+
+
 def test_a_gpu_is_used_automatically_and_cpu_setting_keeps_the_cpu():
     assert choose_runtime(LARGE, flags=AVX2_CPU, cuda=True, mps=False).device == "cuda"
     assert choose_runtime(22_000_000, flags=AVX2_CPU, cuda=False, mps=True).device == "mps"
@@ -76,34 +89,8 @@ def test_kdesk_models_says_which_runtime_runs_the_reranker_and_why(tiny_cross_en
     monkeypatch.setattr(runtime, "BF16_MIN_PARAMS", 0)
     monkeypatch.setattr(runtime, "cpu_flags", lambda: BF16_CPU)
     row = next(r for r in model_status(tmp_path / "data", config) if r.role == "reranker")
-    assert str(row.runtime).startswith("torch bfloat16 on cpu: this CPU has AVX512-BF16")
+    assert str(row.runtime).startswith("torch float32 on cpu: in bfloat16 the reranker ordered candidates")
     assert row.to_dict()["runtime"] == str(row.runtime)
-
-
-def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ra, rb)[0, 1])
-
-
-def test_bfloat16_reranker_orders_pairs_as_float32_does(tiny_cross_encoder, monkeypatch):
-    texts = [
-        "parrot macaw fly",
-        "pasta egg",
-        "red blue green seed",
-        "kakapo night forest",
-        "vet talk",
-        "fruit",
-    ]
-    monkeypatch.setenv("KDESK_TORCH_DTYPE", "float32")
-    fp32 = CrossEncoderReranker(tiny_cross_encoder, device="cpu")
-    ref = fp32.score("parrot talk", texts)
-    monkeypatch.setenv("KDESK_TORCH_DTYPE", "bfloat16")
-    bf16 = CrossEncoderReranker(tiny_cross_encoder, device="cpu")
-    got = bf16.score("parrot talk", texts)
-    assert fp32.runtime.dtype == "float32" and bf16.runtime.dtype == "bfloat16"
-    assert got.dtype == np.float32
-    assert _spearman(ref, got) >= 0.99
-    assert np.max(np.abs(ref - got)) < 0.02
 
 
 def test_bfloat16_embedder_vectors_match_float32_within_its_tolerance(tmp_path_factory, monkeypatch):
