@@ -1,4 +1,4 @@
-"""Which device and number format run a local torch model (the embedder and the reranker), and why.
+"""Which engine, device and number format run a local embedder or reranker folder, and why.
 
 Measured on the design's models at full size (docs/fullsize-models.md, `kdesk bench runtimes`):
 a folder's own ONNX export on onnxruntime (float32) was the fastest CPU runtime whose outputs
@@ -41,6 +41,7 @@ class Runtime:
         )
 
     def torch_dtype(self):
+        """The torch dtype of `dtype` (torch is imported here, never at module level)."""
         import torch
 
         return getattr(torch, self.dtype)
@@ -48,7 +49,8 @@ class Runtime:
 
 @functools.cache
 def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags (Linux); empty where /proc/cpuinfo is absent (macOS, Windows)."""
+    """The CPU's feature flags (Linux); empty where /proc/cpuinfo is absent (macOS, Windows: float32
+    on their CPUs, bfloat16 being undetected there)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
