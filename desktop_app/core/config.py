@@ -77,10 +77,15 @@ class EmbeddingConfig:
     # "openai:<model>" for an OpenAI-compatible /v1/embeddings server at `url`. Each model has its
     # own index; choosing another (Settings, `kdesk models use`) fills its index in the background
     # while this one answers, and changes this value once it is complete; `kdesk models` lists them.
+    # Cost on 2 idle cores (docs/fullsize-models.md): Qwen3-Embedding-0.6B 1-2 s a 300-token document
+    # and ~0.2 s a question in bfloat16 (CPUs with AVX512-BF16/AMX), 2-4 s and ~0.5 s in float32,
+    # ~20x MiniLM; the folder's own ONNX export (onnx/model.onnx) ran 2.3-2.6x torch float32 here.
     model: str = "default"
     url: str = ""
     api_key: str = ""
-    device: str = "cpu"
+    # Where local torch models (this and the reranker) run: "auto" = a CUDA / Apple GPU when torch
+    # sees one, else the CPU (bfloat16 on one with AVX512-BF16/AMX: models/runtime.py); "cpu", "cuda", "mps".
+    device: str = "auto"
 
 
 @dataclass

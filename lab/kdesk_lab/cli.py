@@ -419,6 +419,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sw.add_argument("--work-dir", type=Path, default=None, help="where the data folder is made (default: /tmp)")
     sw.set_defaults(func=cmd_bench_switch)
 
+    rt = bench.add_parser(
+        "runtimes",
+        parents=[common],
+        help="the embedder / reranker under torch fp32 and bf16, ONNX Runtime fp32 and int8, llama.cpp GGUF "
+        "F16 and Q8_0, side by side on one full-size folder (issue 36 item 4)",
+        description="Each runtime in a process of its own, one after the other, at --threads threads: load time, "
+        "peak RSS, ms a document and a query (embedder) or a pair (reranker), and agreement with torch fp32 on "
+        "the same texts (min cosine >= 0.999; min Spearman of each query's scores >= 0.99). --export makes the "
+        "ONNX files first (needs the onnx and onnxscript packages); GGUF files are looked for as "
+        "GGUF_DIR/<folder name>-f16.gguf and -q8_0.gguf (llama.cpp's convert_hf_to_gguf.py makes them).",
+    )
+    rt.add_argument("folder", type=Path, help="a full-size folder (kdesk bench fullsize)")
+    rt.add_argument("--work", type=Path, default=Path("/tmp/runtimes"), help="exports and outputs (/tmp/runtimes)")
+    rt.add_argument("--gguf-dir", type=Path, default=None, help="where the GGUF files are (default: --work)")
+    rt.add_argument("--runtime", action="append", default=None, help="only these (repeatable; default all)")
+    rt.add_argument("--export", action="store_true", help="export the ONNX files first when absent")
+    rt.add_argument("--threads", type=positive_int, default=2)
+    rt.add_argument("--texts", type=positive_int, default=8, help="documents (default 8)")
+    rt.add_argument("--words", type=positive_int, default=200, help="words a document (default 200)")
+    rt.add_argument(
+        "--paired",
+        type=positive_int,
+        default=0,
+        metavar="ROUNDS",
+        help="instead: the product's chosen runtime against torch fp32 in one process, ROUNDS alternating batches",
+    )
+    rt.set_defaults(func=cmd_bench_runtimes)
+
     lat = bench.add_parser(
         "latency", parents=[common], help="first-token latency of answers (KB and model warm)"
     )
@@ -911,6 +939,33 @@ def cmd_bench_switch(args: argparse.Namespace) -> int:
         ),
         format_switch,
     )
+
+def cmd_bench_runtimes(args: argparse.Namespace) -> int:
+    import json
+    import subprocess
+    import sys
+
+    from kdesk_lab.runtimes import RUNTIMES, paired, run
+
+    if args.paired:
+        rep = paired(args.folder, args.work, rounds=args.paired, n=args.texts, words=args.words, threads=args.threads)
+        print(json.dumps(rep, ensure_ascii=False))
+        return 0
+    if args.export:
+        cmd = [sys.executable, "-m", "kdesk_lab.runtimes", "export", str(args.folder), str(args.work)]
+        if subprocess.run(cmd).returncode != 0:
+            eprint("the ONNX export failed; the ONNX rows will say so")
+    runtimes = tuple(args.runtime or RUNTIMES)
+    reports = run(
+        args.folder, args.work, runtimes, n=args.texts, words=args.words, threads=args.threads,
+        gguf_dir=args.gguf_dir,
+    )
+    if args.json:
+        emit_json({"folder": str(args.folder), "threads": args.threads, "reports": reports})
+    else:
+        for r in reports:
+            print(json.dumps(r, ensure_ascii=False))
+    return 0
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:

@@ -620,6 +620,27 @@ def _texts(n: int, words: int) -> list[str]:
     return out
 
 
+class _torch_float32:
+    """Products made inside run in torch float32 (KDESK_TORCH_DTYPE), the exact reference check."""
+
+    def __enter__(self):
+        self.saved = os.environ.get("KDESK_TORCH_DTYPE")
+        os.environ["KDESK_TORCH_DTYPE"] = "float32"
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("KDESK_TORCH_DTYPE", None)
+        else:
+            os.environ["KDESK_TORCH_DTYPE"] = self.saved
+
+
+def _spearman(a, b) -> float:
+    import numpy as np
+
+    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
 def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = None) -> dict:
     """Compare the product's vectors / scores for `folder` with sentence-transformers' own
     (SentenceTransformer.encode with prompt_name="query" and plain; CrossEncoder.predict), and time
@@ -668,6 +689,17 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         ref = ref.reshape(len(docs), -1)[:, 0]
         enc = ref_model.tokenizer([q] * len(docs), docs, truncation=True, max_length=product.max_length)
         report["tokens_per_pair"] = round(float(np.mean([len(i) for i in enc["input_ids"]])))
+        # The product's chosen runtime (runtime.py; bfloat16 on a CPU with bf16 units) against the
+        # float32 reference: the rerank order must hold (Spearman >= 0.99) ...
+        report["runtime"] = str(product.runtime.describe())
+        report["chosen_max_abs_diff"] = float(np.max(np.abs(mine - ref)))
+        report["chosen_spearman"] = _spearman(mine, ref)
+        report["chosen_ok"] = report["chosen_spearman"] >= 0.99
+        # ... and the product in torch float32 gives the reference's scores within 1e-5 (pairs,
+        # truncation, activation).
+        with _torch_float32():
+            exact = CrossEncoderReranker(folder)
+            mine = exact.score(q, docs)
         report["max_abs_diff"] = float(np.max(np.abs(mine - ref)))
         # Random weights give scores close together: the difference is also judged against their spread.
         report["rel_diff"] = report["max_abs_diff"] / max(float(np.ptp(ref)), 1e-12)
@@ -686,13 +718,17 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         t0 = time.perf_counter()
         mine_q = np.vstack([product.embed_queries([q]) for q in queries])
         report["ms_per_query"] = round((time.perf_counter() - t0) * 1000 / len(queries), 1)
-        # The reference as loaded by default (Qwen3: in its saved bfloat16, as the product), each
-        # query encoded alone as the product does: equal up to bfloat16's rounding (the product
-        # normalises again in float32) ...
+        # The reference as loaded by default (Qwen3: in its saved bfloat16; the product in its chosen
+        # runtime), each query encoded alone as the product does: when both are bfloat16, equal up
+        # to its rounding (the product normalises again in float32) ...
         ref_model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
         torch.set_num_threads(2)
         report["ref_dtype"] = str(next(ref_model.parameters()).dtype)
-        report["product_dtype"] = str(next(product.model.parameters()).dtype)
+        report["product_dtype"] = (
+            "onnxruntime float32"
+            if product.runtime.engine == "onnxruntime"
+            else str(next(product.model.parameters()).dtype)
+        )
 
         def reference() -> tuple[np.ndarray, np.ndarray]:
             d = ref_model.encode(docs, show_progress_bar=False)
@@ -703,11 +739,24 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         report["max_abs_diff_in_saved_dtype"] = float(
             max(np.max(np.abs(mine_d - ref_d)), np.max(np.abs(mine_q - ref_q)))
         )
-        # ... and within 1e-5 with both in float32: prompt, pooling, normalisation, padding, length.
-        product.model.float()
         ref_model.float()
-        mine_d = product.embed_documents(docs)
-        mine_q = np.vstack([product.embed_queries([q]) for q in queries])
+        ref_d, ref_q = reference()
+        # The product's chosen runtime (runtime.py; bfloat16 on a CPU with bf16 units) against the
+        # float32 reference: cosine >= 0.999 for every document and query vector ...
+        report["runtime"] = str(product.runtime.describe())
+        cos = np.concatenate([np.sum(mine_d * ref_d, axis=1), np.sum(mine_q * ref_q, axis=1)])
+        report["chosen_min_cosine"] = float(cos.min())
+        report["chosen_max_abs_diff"] = float(
+            max(np.max(np.abs(mine_d - ref_d)), np.max(np.abs(mine_q - ref_q)))
+        )
+        report["chosen_ok"] = report["chosen_min_cosine"] >= 0.999
+        # ... and within 1e-5 with the product in torch float32: prompt, pooling, normalisation,
+        # padding, length.
+        del product
+        with _torch_float32():
+            product = SentenceTransformerEmbedder(folder, model_id=folder.name)
+            mine_d = product.embed_documents(docs)
+            mine_q = np.vstack([product.embed_queries([q]) for q in queries])
         ref_d, ref_q = reference()
         report["max_abs_diff_documents"] = float(np.max(np.abs(mine_d - ref_d)))
         report["max_abs_diff_queries"] = float(np.max(np.abs(mine_q - ref_q)))
@@ -718,7 +767,9 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         report["product_max_tokens"] = product.max_tokens
         report["padding_side"] = ref_model.tokenizer.padding_side
         report["product_query_prompt"] = product._query_prefix
-    report["ok"] = report["max_abs_diff"] <= 1e-5 and report.get("rel_diff", 0.0) <= 1e-3
+    report["ok"] = (
+        report["max_abs_diff"] <= 1e-5 and report.get("rel_diff", 0.0) <= 1e-3 and report["chosen_ok"]
+    )
     report["peak_rss_mb"] = round(_rss_peak_mb())
     report["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     report["torch_threads"] = torch.get_num_threads()

@@ -245,3 +245,23 @@ EMBED_DIM_CHANGED = define(
     "embeddings server {host} changed dimension from {old} to {new}: was the model swapped? "
     "Re-index with `kdesk reindex`.",
 )
+
+# Which runtime runs a local torch model (runtime.py, issue 36 item 4).
+RUNTIME_LINE = define("model.runtime.line", "{engine} {dtype} on {device}: {reason}")
+RUNTIME_GPU = define("model.runtime.gpu", "a {gpu} GPU is available")
+RUNTIME_SMALL = define("model.runtime.small", "a small model: bfloat16 gains little on a CPU")
+RUNTIME_BF16 = define(
+    "model.runtime.bf16", "this CPU has {flag}: bfloat16 is faster than float32 and matches it"
+)
+RUNTIME_NO_BF16 = define(
+    "model.runtime.no_bf16",
+    "this CPU has no bfloat16 units (AVX512-BF16 or AMX): bfloat16 would be slower than float32",
+)
+RUNTIME_FORCED = define("model.runtime.forced", "KDESK_TORCH_DTYPE={dtype}")
+RUNTIME_RERANK_FP32 = define(
+    "model.runtime.rerank_fp32",
+    "in bfloat16 the reranker ordered candidates differently from float32 (the reference check)",
+)
+RUNTIME_ONNX = define(
+    "model.runtime.onnx", "the folder has its own ONNX export: faster on a CPU than torch, same outputs"
+)

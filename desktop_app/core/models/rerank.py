@@ -21,6 +21,7 @@ import numpy as np
 from desktop_app.core.config import Config
 from desktop_app.core.messages import Text, message
 from desktop_app.core.models import reasons
+from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params, runtime_for
 from desktop_app.core.paths import models_dirs
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,11 @@ class RerankerStatus:
 class CrossEncoderReranker:
     """A sentence-transformers CrossEncoder from a local folder; loads lazily, never downloads."""
 
-    def __init__(self, path: Path, device: str = "cpu", max_length: int = 512, batch_size: int = 16) -> None:
+    def __init__(self, path: Path, device: str = "auto", max_length: int = 512, batch_size: int = 16) -> None:
         self.path = Path(path)
         self.name = self.path.name
-        self.device = device
+        self.device_setting = device  # embedding.device: "auto", "cpu", "cuda", "mps"
+        self._runtime: Runtime | None = None
         self.max_length = max_length
         self.batch_size = batch_size
         self._model = None
@@ -67,16 +69,43 @@ class CrossEncoderReranker:
         self.failure: Text | None = None
 
     @property
+    def runtime(self) -> Runtime:
+        """Engine, device and number format (runtime.py): the folder's ONNX export, else float32 on
+        a CPU; decided on first use (torch is imported then, never at construction)."""
+        if self._runtime is None:
+            self._runtime = runtime_for(self.path, self.device_setting, role="reranker")
+        return self._runtime
+
+    @property
+    def device(self) -> str:
+        return self.runtime.device
+
+    @property
     def model(self):
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                from sentence_transformers import CrossEncoder
+                model = self._load_onnx() if self.runtime.engine == "onnxruntime" else None
+                if model is None:
+                    from sentence_transformers import CrossEncoder
 
-                self._model = CrossEncoder(
-                    str(self.path), device=self.device, max_length=self.max_length, local_files_only=True
-                )
+                    model = CrossEncoder(
+                        str(self.path), device=self.device, max_length=self.max_length, local_files_only=True
+                    )
+                    model.model.to(self.runtime.torch_dtype())
+                self._model = model
         return self._model
+
+    def _load_onnx(self):
+        """The folder's ONNX export on onnxruntime; None (torch then) when it cannot run."""
+        from desktop_app.core.models.onnx_model import OnnxCrossEncoder, onnx_file
+
+        try:
+            return OnnxCrossEncoder(self.path, onnx_file(self.path), max_length=self.max_length)
+        except Exception as exc:  # an export of another shape, or onnxruntime missing: torch instead
+            log.warning("%s: its ONNX export cannot run (%s); using torch", self.path.name, exc)
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting, role="reranker")
+            return None
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -142,7 +171,7 @@ _cache_lock = threading.Lock()
 
 
 def load_reranker(
-    setting: str = "auto", data_dir: Path | None = None, device: str = "cpu", config: Config | None = None
+    setting: str = "auto", data_dir: Path | None = None, device: str = "auto", config: Config | None = None
 ) -> Reranker | None:
     """The configured reranker (shared per folder, loaded lazily), or None when there is none; a
     server's URL gives a RemoteReranker (its model and key from ``config``)."""

@@ -43,6 +43,7 @@ class RoleStatus:
     server: str = ""  # the server on another machine that serves the role, "" for a local model
     reachable: bool | None = None  # whether that server answered just now (None: not asked)
     budget: Text = ""  # the reranker: what retrieval.rerank_budget_ms allows on this machine
+    runtime: Text = ""  # which runtime, device and format run a local torch model, and why
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`kdesk models --json`): its texts in English."""
@@ -399,8 +400,24 @@ def model_status(
         role_specs = [s for s in specs if s.role == role]
         avails = [availability(s, data_dir) for s in role_specs]
         row = _ROLE_RESOLVERS[role](cfg, role_specs, avails, data_dir)
-        out.append(_packaged_embedding(row, cfg) if role == "embedding" else row)
+        row = _packaged_embedding(row, cfg) if role == "embedding" else row
+        out.append(_with_runtime(row, cfg))
     return out
+
+
+def _with_runtime(row: RoleStatus, config: Config) -> RoleStatus:
+    """The runtime line for an embedder or reranker folder that torch runs (runtime.py's choice)."""
+    if row.role not in ("embedding", "reranker") or not row.active or not row.path:
+        return row
+    if row.role == "embedding" and (config.embedding.model.strip() or "default") == "default":
+        return row  # the bundled MiniLM: int8 ONNX, or float32 torch for an older index
+    path = Path(row.path)
+    if not (path / "config.json").is_file():
+        return row
+    from desktop_app.core.models.runtime import runtime_for
+
+    rt = runtime_for(path, config.embedding.device, role=row.role)
+    return replace(row, runtime=rt.describe())
 
 
 def _packaged_embedding(row: RoleStatus, config: Config) -> RoleStatus:
@@ -439,6 +456,8 @@ def format_status(statuses: list[RoleStatus]) -> str:
             lines.append(f"{'':<11} from: {st.path}")
         if st.server:  # a role served by another machine: which, and whether it answered just now
             lines.append(f"{'':<11} server: {st.server} ({'reachable' if st.reachable else 'not reachable'})")
+        if st.runtime:
+            lines.append(f"{'':<11} runtime: {st.runtime}")
         if st.hint:
             lines.append(f"{'':<11} note: {st.hint}")
         if st.budget:

@@ -11,6 +11,7 @@ vectors need no instruction).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -18,7 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.models.embeddings.base import model_basename, multilingual_family, normalize
+from desktop_app.core.models.runtime import Runtime, choose_runtime, count_params, runtime_for
 from desktop_app.core.models.torch_threads import one_torch_thread
+
+log = logging.getLogger(__name__)
 
 # Query batches up to this size are embedded on one torch thread (see embed_queries).
 QUERY_ONE_THREAD_MAX = 8
@@ -70,12 +74,13 @@ class SentenceTransformerEmbedder:
         self,
         path: Path,
         model_id: str | None = None,
-        device: str = "cpu",
+        device: str = "auto",
         batch_size: int = 32,
     ) -> None:
         self.path = Path(path)
         self._id = model_id or self.path.name
-        self.device = device
+        self.device_setting = device  # embedding.device: "auto", "cpu", "cuda", "mps"
+        self._runtime: Runtime | None = None
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
@@ -86,6 +91,18 @@ class SentenceTransformerEmbedder:
         if self.multilingual is None:
             self.multilingual = multilingual_family(self.path.name)
 
+    @property
+    def runtime(self) -> Runtime:
+        """Device and number format (runtime.py): bfloat16 for a large model on a CPU with bf16
+        units; decided on first use (torch is imported then, never at construction)."""
+        if self._runtime is None:
+            self._runtime = runtime_for(self.path, self.device_setting)
+        return self._runtime
+
+    @property
+    def device(self) -> str:
+        return self.runtime.device
+
     # -- loading -------------------------------------------------------------------------------
     def _load(self):
         with self._lock:
@@ -95,7 +112,11 @@ class SentenceTransformerEmbedder:
                 from sentence_transformers import SentenceTransformer
 
                 torch.set_num_threads(max(1, os.cpu_count() or 1))
-                model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+                model = self._load_onnx() if self.runtime.engine == "onnxruntime" else None
+                if model is None:
+                    model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+                    # The saved format is not the runtime's (Qwen3 is saved in bfloat16, slow on most CPUs).
+                    model.to(self.runtime.torch_dtype())
                 prompts = getattr(model, "prompts", None) or {}
                 self._query_prefix, self._doc_prefix = _folder_prompts(
                     prompts, (self._query_prefix, self._doc_prefix)
@@ -103,6 +124,17 @@ class SentenceTransformerEmbedder:
                 model.prompts = {}  # applied by hand (_encode), never a second time by encode
                 self._model = model
         return self._model
+
+    def _load_onnx(self):
+        """The folder's ONNX export on onnxruntime; None (torch then) when it cannot run."""
+        from desktop_app.core.models.onnx_model import OnnxSentenceModel, onnx_file
+
+        try:
+            return OnnxSentenceModel(self.path, onnx_file(self.path))
+        except Exception as exc:  # an export of another shape, or onnxruntime missing: torch instead
+            log.warning("%s: its ONNX export cannot run (%s); using torch", self.path.name, exc)
+            self._runtime = choose_runtime(count_params(self.path), self.device_setting)
+            return None
 
     @property
     def model(self):
@@ -169,6 +201,11 @@ class SentenceTransformerEmbedder:
 
             model = self.model
             self._fast = (
-                FastBertQuery(model) if self.device == "cpu" and FastBertQuery.supports(model) else False
+                FastBertQuery(model)
+                if self.runtime.engine == "torch"
+                and self.device == "cpu"
+                and self.runtime.dtype == "float32"
+                and FastBertQuery.supports(model)
+                else False
             )
         return self._fast or None
