@@ -148,6 +148,11 @@ READ_WHOLE = _rx(
     r"\bsu+m+[ae]?ri[sz]e?[sd]?\b|\bsummar(?:y|ies)\b|\btl;?\s*dr\b|\boutline\b|\bcompar(?:e|es|ed|ing|ison)\b",
     r"总结|概括|归纳|摘要|概述|大纲|提纲|比较|对比",
 )
+COMPARE = _rx(
+    r"\bcompar(?:e|es|ed|ing|ison)\b|\bcontrast\b|\bversus\b|\bvs\.?\s|\bdiffer(?:s|ent)?\s+from\b|"
+    r"\bdifferences?\s+between\b|\bside\s+by\s+side\b",
+    r"比较|对比|区别|异同|有什么不同|差异|相比",
+)
 DOCUMENT = _rx(
     r"\bsu+m+[ae]?ri[sz]e?[sd]?\b|\bsummar(?:y|ies)\b|\btl;?\s*dr\b|\boutline\b|\boverview\s+of\b|"
     r"\b(?:main|key)\s+points\b|\bgist\b|\brecap\b|\bdigest\s+of\b",
