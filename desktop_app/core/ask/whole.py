@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.ask.question import Question
 from desktop_app.core.events import Answer, Citation, Event
 from desktop_app.core.tasks import TaskState
-
-if TYPE_CHECKING:
-    from desktop_app.core.ask.assistant import Assistant
 
 
 @dataclass
@@ -28,7 +25,7 @@ class Side:
 
 
 def read_whole(
-    assistant: Assistant,
+    assistant: Any,  # the Assistant (importing it here would be a cycle: lint-imports)
     q: Question,
     sides: list[Side],
     conv: Conversation,
