@@ -33,6 +33,7 @@ _NEW = re.compile(
     r"新增|新加|新添|最近|改了|更新|修改|变化",
     re.I,
 )
+_PLACE_NEW = re.compile(r"\bNew\s+[A-Z]\w+")  # "New Zealand", "New Guinea": places, not news
 _COUNT = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|多少|几[个篇份本]|数量|总数|一共|总共|统计", re.I)
 _COLLECTION = re.compile(r"\bcollections?\b|\bfolders?\b|集合|文件夹|目录", re.I)
 # The thing a "which notes are about X?" question asks about, where X is no document's name.
@@ -116,9 +117,13 @@ def library_answer(kb: Any, q: Question, scope: str | None) -> Answer:
     text = q.text
     lines: list[Text]
     subject = _subject(q, holdings)
-    if _NEW.search(text):
+    collections = {collection_of(h) for h in holdings}
+    if _NEW.search(_PLACE_NEW.sub(" ", text)):
         lines = _newest(holdings, lang)
-    elif _COLLECTION.search(text) and (coll := _collection_named(text, holdings)) is not None:
+    elif _COLLECTION.search(text) and (
+        (coll := _collection_named(text, holdings)) is not None
+        or (len(collections) == 1 and (coll := next(iter(collections))))
+    ):
         members = [h for h in holdings if collection_of(h) == coll]
         lines = [message(notes.LIBRARY_COLLECTION, name=coll.lstrip("@"), count=len(members))]
         lines += _listed(members, lang)
@@ -155,7 +160,7 @@ def _whole(holdings: Sequence[Holding], lang: str, names: bool) -> list[Text]:
 
 def _newest(holdings: Sequence[Holding], lang: str) -> list[Text]:
     """The documents indexed on the latest day any was (added or changed), newest first."""
-    dated = sorted((h for h in holdings if h.indexed_at), key=lambda h: h.indexed_at, reverse=True)
+    dated = sorted((h for h in holdings if h.indexed_at), key=lambda h: (h.indexed_at, h.source), reverse=True)
     if not dated:
         return [message(notes.LIBRARY_TOTAL, count=len(holdings))]
     day = dated[0].indexed_at[:10]
