@@ -137,11 +137,12 @@ def _group_keys(holdings: Sequence[Holding]) -> dict[str, list[Holding]]:
                 groups.setdefault(" ".join(words[i:]), set()).add(h.source)
             if len(words) == 2:  # a binomial's genus: "ara macao" -> "ara"
                 groups.setdefault(words[0], set()).add(h.source)
-    # A group is a subject when it names two documents or more; one is just that note's name.
+    # A short ending must name two documents or more to be a subject ("set" of "pale-grey set" is
+    # none); a longer one may name one ("亚马逊鹦鹉" of 黄头亚马逊鹦鹉, "conure" of "Sun Conure").
     return {
         k: sorted((by_source[s] for s in v), key=lambda h: h.source)
         for k, v in groups.items()
-        if len(v) >= 2 and k not in _NOT_NAMES and len(k) >= 3
+        if k not in _NOT_NAMES and len(k) >= 3 and (len(v) >= 2 or len(k) >= (4 if _CJK.search(k) else 5))
     }
 
 

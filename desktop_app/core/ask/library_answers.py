@@ -20,7 +20,7 @@ from desktop_app.core.ask.question import Question
 from desktop_app.core.events import Answer
 from desktop_app.core.identify.names import name_key
 from desktop_app.core.library.scopes import SHARED, chroma_where
-from desktop_app.core.messages import Text, message, render_lines, translations
+from desktop_app.core.messages import Message, Text, message, render_lines, translations
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,16 @@ _NEW = re.compile(
 )
 _PLACE_NEW = re.compile(r"\bNew\s+[A-Z]\w+")  # "New Zealand", "New Guinea": places, not news
 _COUNT = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|多少|几[个篇份本]|数量|总数|一共|总共|统计", re.I)
+# "Show me my PDFs": the list of one format only.
+_FORMATS = {
+    ".pdf": r"pdfs?",
+    ".docx": r"docx|word\s+(?:files|documents)",
+    ".txt": r"txt|text\s+files",
+    ".md": r"markdown|\.md\b",
+    ".pptx": r"pptx|slides|powerpoints?",
+    ".html": r"html|web\s+pages",
+    ".epub": r"epubs?|e-?books",
+}
 _COLLECTION = re.compile(r"\bcollections?\b|\bfolders?\b|集合|文件夹|目录", re.I)
 # The thing a "which notes are about X?" question asks about, where X is no document's name.
 _ABOUT_EN = re.compile(
@@ -115,6 +125,9 @@ def library_answer(kb: Any, q: Question, scope: str | None) -> Answer:
     holdings = sorted(read_holdings(kb, scope), key=lambda h: h.source)
     lang = q.language
     text = q.text
+    suffixes = [sfx for sfx, rx in _FORMATS.items() if re.search(rf"(?<![\w]){rx}(?![\w])", text, re.I)]
+    if suffixes:
+        holdings = [h for h in holdings if h.source.lower().endswith(tuple(suffixes))]
     lines: list[Text]
     subject = _subject(q, holdings)
     collections = {collection_of(h) for h in holdings}
@@ -133,6 +146,8 @@ def library_answer(kb: Any, q: Question, scope: str | None) -> Answer:
         lines = _whole(holdings, lang, names=not _COUNT.search(text))
     else:
         lines = _whole(holdings, lang, names=False)
+    if suffixes and lines and isinstance(lines[0], Message) and lines[0].code == notes.LIBRARY_TOTAL:
+        lines[0] = message(notes.LIBRARY_OF_FORMAT, count=len(holdings), format=" / ".join(suffixes))
     tr = translations("zh_CN") if lang == "zh" else None
     return Answer(render_lines(lines, tr), [], by="library", lines=lines)
 

@@ -28,6 +28,11 @@ NOT_SAVED = define("ask.not_saved", "the conversation could not be saved: {error
 LIBRARY_TOTAL = define_plural(
     "ask.library.total", "You have {count} document in your library.", "You have {count} documents in your library."
 )
+LIBRARY_OF_FORMAT = define_plural(
+    "ask.library.of_format",
+    "{count} of your documents is a {format} file.",
+    "{count} of your documents are {format} files.",
+)
 LIBRARY_FOLDER = define_plural("ask.library.folder", "{folder}: {count} document", "{folder}: {count} documents")
 LIBRARY_TOP_FOLDER = define("ask.library.top_folder", "(top folder)")
 LIBRARY_MORE = define_plural("ask.library.more", "… and {count} more", "… and {count} more")

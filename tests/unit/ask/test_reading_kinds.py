@@ -243,3 +243,10 @@ def test_the_kinds_bench_prints_a_confusion_table_per_path():
     assert sum(sum(row.values()) for row in heur["confusion"].values()) == 40
     text = format_kinds_report(report)
     assert "expected \\ chosen" in text and "llm: not run" in text
+
+
+def test_a_list_of_one_format_counts_only_those_files(kb):
+    _, answer = ask(kb, "Show me all my PDFs")
+    assert answer.text == "0 of your documents are .pdf files."
+    _, md = ask(kb, "List my markdown files")
+    assert md.text.startswith("9 of your documents are .md files.")
