@@ -107,7 +107,7 @@ def read_holdings(kb: Any, scope: str | None) -> list[Holding]:
                 title=heading.strip() or stem,
                 zh=zh,
                 names=frozenset(n for n in names if n),
-                folder=str(PurePosixPath(e.name).parent).replace(".", "") if "/" in e.name else "",
+                folder=str(PurePosixPath(e.name).parent) if "/" in e.name else "",
                 scope=e.scope,
                 indexed_at=e.indexed_at or "",
                 kind=e.kind,
