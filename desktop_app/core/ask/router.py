@@ -120,17 +120,19 @@ FOLLOWUP_END_ZH = re.compile(r"呢[？?]?\s*$")
 # notes are about macaws?" names notes but wants a list of them, not their text.
 _DOCS_EN = r"(?:files?|documents?|docs?|notes?|pdfs?|papers?|reports?|articles?|texts?|collections?)"
 _DOCS_PL = r"(?:files|documents|docs|notes|pdfs|papers|reports|articles|texts|collections)"
-_DOCS_ZH = r"(?:文档|文件|笔记|资料|论文|报告|PDF|pdf|notes?|files?|documents?)"
+_DOCS_ZH = r"(?:文档|文件|笔记|资料|论文|报告|notes?|files?|documents?)"
 LIBRARY = _rx(
-    rf"\b(?:what|which|wich|whcih)\s+(?:\w+\s+){{0,2}}{_DOCS_PL}\b(?!\s+formats?)",
+    rf"\b(?:what|which|wich|whcih)\s+(?:(?!(?:do|does|did)\b)\w+\s+){{0,2}}{_DOCS_PL}\b(?!\s+formats?)",
     rf"\b(?:what|which|wich)\s+of\s+(?:my|the|your)\s+(?:\w+\s+)?{_DOCS_PL}\b",
     rf"\bhow\s+many\b(?:\s+[\w'-]+){{0,3}}?\s+{_DOCS_PL}\b|\bhow\s+many\s*{_DOCS_ZH}",
     r"\bhow\s+many\b.{0,30}\b(?:are about|are on|mention|talk about|cover|do i have|have i got)\b",
-    rf"\b(?:list|show|display|count|enumerate)\b(?:\s+me)?(?:\s+(?:all|every|each))?(?:\s+of)?"
+    rf"\b(?:list|show|display|count|enumerate|find)\b(?:\s+me)?(?:\s+(?:all|every|each))?(?:\s+of)?"
     rf"(?:\s+(?:my|the|your))?(?:\s+\w+)?\s+{_DOCS_PL}\b",
     rf"\b(?:is|are)\s+there\s+(?:a|an|any|some)?\s*(?:\w+\s+)?{_DOCS_EN}\b",
     rf"\b(?:do|did)\s+i\s+have\s+(?:a|an|any|some)?\s*(?:\w+\s+)?{_DOCS_EN}\b",
-    r"\bwhat\s+(?:do\s+i\s+have|have\s+i\s+got|have\s+i)\s+(?:about|on|for)\b",
+    r"\bwhat\s+(?:do\s+i\s+have|have\s+i\s+got|have\s+i)\s+(?:about|on|for)\b|"
+    r"\b(?:do|did)\s+i\s+have\s+(?:anything|something|stuff)\b|"
+    rf"^\W*any\s+(?:\w+\s+)?{_DOCS_PL}\b|\bhow\s+(?:big|large)\s+is\s+my\s+(?:library|knowledge\s*base|collection)\b",
     r"\bwhat(?:'s|\s+is)\s+new\b|\b(?:are|is)\s+new\b|\bwhat(?:'s|\s+has)?\s+changed\b|"
     rf"\b(?:new|recent|latest|newest)\s+(?:\w+\s+)?{_DOCS_PL}\b|"
     r"\b(?:added|changed|modified|updated)\s+(?:recently|lately|today|yesterday|this week)\b|"
@@ -139,7 +141,7 @@ LIBRARY = _rx(
     r"\bcollections?\b.{0,40}\b(?:hold|holds|contain|contains|have|has|include|includes)\b|"
     r"\b(?:my|what|which)\s+collections\b|\bin\s+(?:my|the)\s+\w+\s+(?:folder|collection)\b",
     rf"(?:哪些|什么|几[个篇份本]|多少[个篇份本]?)\s*[\w\s]{{0,12}}?{_DOCS_ZH}(?!格式|类型|种类)",
-    rf"有没有.{{0,20}}{_DOCS_ZH}|我有.{{0,20}}{_DOCS_ZH}吗|{_DOCS_ZH}.{{0,6}}(?:数量|总数|个数|一共|总共)",
+    rf"{_DOCS_ZH}(?:都|一共|总共)?有(?:哪些|什么|几[个篇份本]|多少)|有没有.{{0,20}}{_DOCS_ZH}|我有.{{0,20}}{_DOCS_ZH}吗|{_DOCS_ZH}.{{0,6}}(?:数量|总数|个数|一共|总共)",
     r"统计.{0,10}(?:文档|文件|笔记)|列出|列一下|新增|新加|新添|最近.{0,4}(?:添加|加入|加了|改|修改|更新|变)",
     r"集合|文件夹里|知识库里(?:有什么|有哪些|一共|都有)|知识库.{0,4}(?:有什么|有哪些)",
 )
@@ -151,11 +153,12 @@ READ_WHOLE = _rx(
 COMPARE = _rx(
     r"\bcompar(?:e|es|ed|ing|ison)\b|\bcontrast\b|\bversus\b|\bvs\.?\s|\bdiffer(?:s|ent)?\s+from\b|"
     r"\bdifferences?\s+between\b|\bside\s+by\s+side\b",
-    r"比较|对比|区别|异同|有什么不同|差异|相比",
+    r"比较|对比|区别|异同|有什么不同|有何不同|不同之处|不同点|不一样|差异|相比",
 )
 DOCUMENT = _rx(
     r"\bsu+m+[ae]?ri[sz]e?[sd]?\b|\bsummar(?:y|ies)\b|\btl;?\s*dr\b|\boutline\b|\boverview\s+of\b|"
-    r"\b(?:main|key)\s+points\b|\bgist\b|\brecap\b|\bdigest\s+of\b",
+    r"\b(?:main|key)\s+(?:points|ideas|takeaways)\b|\bgist\b|\brecap\b|\bdigest\s+of\b|\bsum\s+up\b|"
+    r"\bsynopsis\b|\brundown\b|\bhighlights\b|\bin\s+a\s+nutshell\b",
     r"\bcompar(?:e|es|ed|ing|ison)\b|\bcontrast\b|\bversus\b|\bvs\.?\s|\bdiffer(?:s|ent)?\s+from\b|"
     r"\bdifferences?\s+between\b|\bside\s+by\s+side\b",
     rf"\bwhat\s+(?:does|do|did)\s+(?:the|this|that|my|your|these|those)?\s*.{{0,60}}?\b{_DOCS_EN}\s+(?:say|said|tell|cover)\b",
@@ -165,7 +168,7 @@ DOCUMENT = _rx(
     rf"\bread\s+(?:the|this|that|my)\s+.{{0,40}}?{_DOCS_EN}\b",
     r"\b[\w-]+\.(?:md|txt|pdf|docx?|pptx?|html?|csv|epub|rtf|odt)\b",
     r"总结|概括|归纳|摘要|概述|综述|大纲|提纲|要点|梗概|主要内容|讲了什么|讲的是什么|讲了哪些|讲些什么|"
-    r"说了什么|写了什么|内容是什么|讲的什么|说的什么|比较|对比|区别|异同|有什么不同|差异|相比",
+    r"说了什么|写了什么|内容是什么|讲的什么|说的什么|说了啥|写了啥|讲了啥|比较|对比|区别|异同|有什么不同|有何不同|不同之处|不同点|不一样|差异|相比",
     rf"(?:这|那|该)(?:份|篇|个|本)\s*{_DOCS_ZH}",
 )
 
