@@ -87,6 +87,12 @@ def ask(kb, question: str, conv: Conversation | None = None) -> tuple[RouteDecid
         ("有多少个文件？", "library"),
         ("最近新增了哪些文件", "library"),
         ("What does the parrots collection hold?", "library"),
+        ("Can you sum up the galah file?", "document"),
+        ("金刚鹦鹉跟凤头鹦鹉有什么不一样", "document"),
+        ("Do I have anything on lorikeets?", "library"),
+        ("我的文档有哪些", "library"),
+        ("What do kea eat according to my notes?", "passages"),
+        ("什么是PDF？", "passages"),
     ],
 )
 def test_the_heuristic_chooses_the_kind_of_reading(message, kind):
