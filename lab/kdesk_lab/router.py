@@ -212,6 +212,7 @@ def run_kinds_bench(
     router = Router(chat_model, config)
     heur, llm, hybrid = _Confusion(), _Confusion(), _Confusion()
     mistakes: list[dict[str, Any]] = []
+    chosen: list[dict[str, Any]] = []  # each message's LLM kind, to re-score other markers later
     for row in rows:
         subject, recent = _context(row)
         t0 = time.perf_counter()
@@ -230,6 +231,7 @@ def run_kinds_bench(
         llm.add(row, r.kind if r else None, ms)
         final = router.overridden(r, row["text"]) if r is not None else h
         hybrid.add(row, final.kind, ms)
+        chosen.append({"text": row["text"], "expected": row["kind"], "llm": r.kind if r else None, "final": final.kind})
         if final.kind != row["kind"]:
             mistakes.append(
                 {"path": "llm_with_markers", "text": row["text"], "expected": row["kind"], "got": final.kind}
@@ -242,6 +244,7 @@ def run_kinds_bench(
         "llm": llm.report() if chat_model is not None else None,
         "llm_with_markers": hybrid.report() if chat_model is not None else None,
         "mistakes": mistakes,
+        "llm_kinds": chosen,
     }
 
 
