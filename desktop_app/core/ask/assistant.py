@@ -236,10 +236,10 @@ class Assistant:
                 return
             yield route.event()
             if route.kind == "library" and self.kb is not None:
-                yield from self._library(q, conv)
+                yield from self._library(q, conv, route, cancel)
                 return
             if route.kind == "document" and self.kb is not None:
-                yield from self._document(q, conv, route, cancel)
+                yield from self._document(q, conv, cancel)
                 return
             hits: list[Hit] = []
             if route.use_rag:
@@ -264,7 +264,7 @@ class Assistant:
             yield Warning(message(STOPPED))
 
     # ------------------------------------------------------------------ kinds of reading (issue 37)
-    def _library(self, q: Question, conv: Conversation) -> Iterator[Event]:
+    def _library(self, q: Question, conv: Conversation, route: Route, cancel: TaskState | None) -> Iterator[Event]:
         """The library's own answer (which files, how many, what is new, a collection's): from the
         index, no passages and no model."""
         try:
@@ -272,11 +272,12 @@ class Assistant:
         except Exception as exc:  # noqa: BLE001 - an unreadable index is a note, never a traceback
             log.warning("library answer failed: %s", exc)
             yield Warning(message(notes.SEARCH_FAILED, error=exc))
+            yield from self.answer_from_hits(q, [], conv, route, cancel)
             return
         conv.add_turn(q.text, answer.text)
         yield answer
 
-    def _document(self, q: Question, conv: Conversation, route: Route, cancel: TaskState | None) -> Iterator[Event]:
+    def _document(self, q: Question, conv: Conversation, cancel: TaskState | None) -> Iterator[Event]:
         """Whole documents: the ones the question names (title, file name, a group such as "the
         macaws"), or the file the conversation is about, read by ``whole.read_whole``; naming
         none found, an answer that says so and which documents came close."""

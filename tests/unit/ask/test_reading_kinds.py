@@ -256,3 +256,17 @@ def test_a_list_of_one_format_counts_only_those_files(kb):
     assert answer.text == "0 of your documents are .pdf files."
     _, md = ask(kb, "List my markdown files")
     assert md.text.startswith("9 of your documents are .md files.")
+
+
+def test_an_unreadable_index_is_a_warning_then_an_answer_not_a_traceback(kb, monkeypatch):
+    from desktop_app.core.ask import library_answers
+    from desktop_app.core.events import Warning
+
+    def broken(kb, scope):
+        raise OSError("manifest is locked")
+
+    monkeypatch.setattr(library_answers, "read_holdings", broken)
+    events = list(Assistant(kb, None, kb.config).ask("What documents do I have?", Conversation()))
+    warning = next(e for e in events if isinstance(e, Warning))
+    assert "manifest is locked" in str(warning.message)
+    assert isinstance(events[-1], Answer)
