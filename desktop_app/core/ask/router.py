@@ -74,6 +74,10 @@ SMALL_TALK = _rx(
     r"^\s*(你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯+|哈哈+|辛苦了|在吗)"
     r"[\s!！。，,?？~呀啊呢吧]*$",
     r"你是谁|你叫什么|讲个笑话|说个笑话|你会做什么|你能做什么|你可以做什么|你好吗|最近怎么样|今天过得",
+    # Chat and the clock: nothing a document answers.
+    r"\btell me something (funny|interesting|nice)\b|^\W*let'?s (chat|talk)\W*$|\bwhat (day|time) is it\b|"
+    r"\bwhat'?s (the date|the time) today\b|今天星期几|今天几号|现在几点|"
+    r"^\W*(?:随便|我们|咱们)?(?:聊聊|聊天|闲聊)(?:天|吧|呗|一下)*\W*$",
 )
 ARITHMETIC = _rx(
     # a number glued to a name is a code ("Remington 11-87", "PM-220"), not a sum
