@@ -270,3 +270,18 @@ def test_an_unreadable_index_is_a_warning_then_an_answer_not_a_traceback(kb, mon
     warning = next(e for e in events if isinstance(e, Warning))
     assert "manifest is locked" in str(warning.message)
     assert isinstance(events[-1], Answer)
+
+
+def test_a_big_library_is_listed_in_part_with_every_folders_count():
+    from desktop_app.core.ask.holdings import Holding
+    from desktop_app.core.ask.library_answers import _whole
+    from desktop_app.core.messages import render_lines
+
+    docs = [
+        Holding(f"f{i // 30}/d{i}.md", f"Doc {i}", "", frozenset(), f"f{i // 30}", "shared", "2026-01-01", "text")
+        for i in range(300)
+    ]
+    lines = render_lines(_whole(docs, "en", names=True)).splitlines()
+    assert lines[:2] == ["You have 300 documents in your library.", "Your documents are in 10 folders or collections:"]
+    assert sum(1 for ln in lines if ln.endswith(": 30 documents")) == 10
+    assert lines.count("… and 27 more") == 10 and len(lines) == 2 + 10 * 5
