@@ -177,8 +177,14 @@ DOCUMENT = _rx(
 )
 
 
+# "How do I summarise a note?", "如何删除文件？": how the app works, which the guide's passages tell.
+HOW_TO = _rx(r"^\W*(?:how\s+(?:do|can|should|would)\s+i|how\s+to)\b", r"^\W*(?:请问)?(?:我)?(?:如何|怎么(?!样)|怎样)")
+
+
 def reading_kind(text: str) -> tuple[str, str] | None:
     """("library" | "document", why) when the message's markers ask for one, else None."""
+    if HOW_TO.search(text):
+        return None
     if LIBRARY.search(text) and not READ_WHOLE.search(text):
         return "library", "asks about the library's files"
     if DOCUMENT.search(text):
@@ -418,6 +424,13 @@ class Router:
             return replace(
                 route, kind=marker.kind, use_rag=True, search_query=query, by="heuristic", reason=reason
             )
+        if route.kind in ("document", "library") and marker.kind not in ("document", "library"):
+            if HOW_TO.search(message) or not DOC_REFERENCE.search(message):
+                # The 1.5B model calls "Where can I find the lorikeet?" and "如何删除文件？" library
+                # questions: a whole-document or library question names documents and asks no how-to.
+                reason = f"the LLM's kind {route.kind!r} needs a document named, and no how-to"
+                query = route.search_query or marker.search_query
+                return replace(route, kind="passages", search_query=query, by="heuristic", reason=reason)
         if not route.use_rag or marker.use_rag or marker.reason not in NO_DOC_REASONS:
             return route
         return Route(False, "", False, "heuristic", f"{marker.reason} marker overrides the LLM's use_rag")

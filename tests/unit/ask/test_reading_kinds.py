@@ -131,6 +131,15 @@ def test_a_kind_marker_overrides_a_small_models_passages():
     assert router.route("Where do kea live?").kind == "passages"
 
 
+def test_the_llms_library_or_document_kind_needs_a_document_named_and_no_how_to():
+    model = ScriptedModel('{"kind":"library","is_followup":false,"use_rag":true,"search_query":"lorikeet"}')
+    router = Router(model, RouterConfig(decisive_hit_score=0))
+    assert router.route("Where can I find the rainbow lorikeet?").kind == "passages"
+    assert router.route("How do I delete a document from the desk?").kind == "passages"
+    assert router.route("Got any documents on lorikeets lying around?").kind == "library"
+    assert heuristic_route("How do I summarise a note?").kind == "passages"
+
+
 def test_a_route_stored_before_kinds_reads_its_kind_from_use_rag():
     assert RouteDecided(**{"use_rag": False, "search_query": "", "is_followup": False, "by": "llm"}).kind == "none"
     assert RouteDecided(True, "kea", False, "heuristic").kind == "passages"
