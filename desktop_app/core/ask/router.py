@@ -137,7 +137,8 @@ LIBRARY = _rx(
     r"\bwhat\s+(?:do\s+i\s+have|have\s+i\s+got|have\s+i)\s+(?:about|on|for)\b|"
     r"\b(?:do|did)\s+i\s+have\s+(?:anything|something|stuff)\b|"
     rf"^\W*any\s+(?:\w+\s+)?{_DOCS_PL}\b|\bhow\s+(?:big|large)\s+is\s+my\s+(?:library|knowledge\s*base|collection)\b",
-    r"\bwhat(?:'s|\s+is)\s+new\b|\b(?:are|is)\s+new\b|\bwhat(?:'s|\s+has)?\s+changed\b|"
+    r"\bwhat(?:'s|\s+is)\s+new\b|\b(?:which|what)\b.{0,20}\b(?:are|is)\s+new\b|"
+    r"\bwhat(?:'s|\s+has)?\s+changed\s*(?:[?.!]|$|\s+(?:in\s+my|since|recently|lately|today|this))|"
     rf"\b(?:new|recent|latest|newest)\s+(?:\w+\s+)?{_DOCS_PL}\b|"
     r"\b(?:added|changed|modified|updated)\s+(?:recently|lately|today|yesterday|this week)\b|"
     r"\b(?:recently|lately)\s+(?:added|changed|modified|updated)\b",
@@ -146,8 +147,12 @@ LIBRARY = _rx(
     r"\b(?:my|what|which)\s+collections\b|\bin\s+(?:my|the)\s+\w+\s+(?:folder|collection)\b",
     rf"(?:哪些|什么|几[个篇份本]|多少[个篇份本]?)\s*[\w\s]{{0,12}}?{_DOCS_ZH}(?!格式|类型|种类)",
     rf"{_DOCS_ZH}(?:都|一共|总共)?有(?:哪些|什么|几[个篇份本]|多少)|有没有.{{0,20}}{_DOCS_ZH}|我有.{{0,20}}{_DOCS_ZH}吗|{_DOCS_ZH}.{{0,6}}(?:数量|总数|个数|一共|总共)",
-    r"统计.{0,10}(?:文档|文件|笔记)|列出|列一下|新增|新加|新添|最近.{0,4}(?:添加|加入|加了|改|修改|更新|变)",
-    r"集合|文件夹里|知识库里(?:有什么|有哪些|一共|都有)|知识库.{0,4}(?:有什么|有哪些)",
+    # A list verb, a change or a collection only with the documents it is about ("列出金刚鹦鹉的特征"
+    # lists a note's facts; "鹦鹉集合成群" is a flock gathering).
+    rf"统计.{{0,10}}{_DOCS_ZH}|(?:列出|列一下|新增|新加|新添).{{0,10}}{_DOCS_ZH}|最近.{{0,4}}(?:添加|加入|加了|新增|新加)|"
+    rf"最近.{{0,4}}(?:改|修改|更新|变).{{0,8}}{_DOCS_ZH}",
+    r"集合(?:里|中|有|包含)|(?:这个|那个|哪些|几个|哪个)集合|文件夹里|知识库里(?:有什么|有哪些|一共|都有)|"
+    r"知识库.{0,4}(?:有什么|有哪些)",
 )
 # Asking for a summary, an outline or a comparison outweighs a list word ("列出……笔记的大纲").
 READ_WHOLE = _rx(

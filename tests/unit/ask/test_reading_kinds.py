@@ -93,6 +93,8 @@ def ask(kb, question: str, conv: Conversation | None = None) -> tuple[RouteDecid
         ("我的文档有哪些", "library"),
         ("What do kea eat according to my notes?", "passages"),
         ("什么是PDF？", "passages"),
+        ("列出金刚鹦鹉的特征", "passages"),
+        ("Is the kakapo new to science?", "passages"),
     ],
 )
 def test_the_heuristic_chooses_the_kind_of_reading(message, kind):
