@@ -56,8 +56,9 @@ ROUTER_SYSTEM = {
     "en": (
         "Route messages for an assistant that can search the user's documents. Reply with JSON only: "
         '{"kind":string,"is_followup":bool,"use_rag":bool,"search_query":string}. '
-        'kind: "none" for greetings, thanks, small talk, arithmetic, translation or writing tasks; '
-        '"passages" for a question answered by facts found in the documents; "document" to summarise, '
+        'kind: "none" only for greetings, thanks, small talk, arithmetic, translation or writing tasks; '
+        '"passages" (the usual case) for questions of fact, advice or how-to, answered from passages; '
+        '"document" to summarise, '
         "outline or compare whole documents or subjects, or to say what a named file says; \"library\" "
         "for questions about the files themselves (which files or notes, how many, what is new, what a "
         'collection holds). use_rag: false only when kind is "none". is_followup: true if the message '
@@ -67,7 +68,7 @@ ROUTER_SYSTEM = {
     "zh": (
         "为能检索用户文档的助手判断消息路由。只回复 JSON："
         '{"kind":string,"is_followup":bool,"use_rag":bool,"search_query":string}。'
-        'kind：问候、感谢、闲聊、算术、翻译、写作任务为 "none"；靠文档中的事实回答的问题为 "passages"；'
+        'kind：仅问候、感谢、闲聊、算术、翻译、写作任务为 "none"；事实、建议、方法类问题为 "passages"（最常见），从文档段落中回答；'
         '总结、概括、比较整篇文档或主题，或问某个文件讲了什么为 "document"；问文件本身（有哪些文件或笔记、'
         '多少、最近新增、某个集合里有什么）为 "library"。use_rag：仅当 kind 为 "none" 时为 false。'
         "is_followup：消息指代 last_subject 或前文（它、它们、这种）时为 true。"
