@@ -154,6 +154,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                     "search_query": ev.search_query,
                     "is_followup": ev.is_followup,
                     "by": ev.by,
+                    "kind": ev.kind,  # none | passages | document | library
+                    "reason": ev.reason,
                 }
             elif isinstance(ev, Retrieved):
                 out["hits"] = [_hit_json(h) for h in ev.hits]

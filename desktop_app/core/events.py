@@ -16,6 +16,13 @@ class RouteDecided:
     is_followup: bool
     by: str  # "llm" | "heuristic" | "mode" | "agent"
     reason: str = ""  # why: the heuristic's marker, or why the LLM router was not used
+    # The reading chosen: "none" | "passages" | "document" (whole documents) | "library" (the
+    # index); "" (a route stored before kinds, or made without one) is read from use_rag.
+    kind: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            self.kind = "passages" if self.use_rag else "none"
 
 
 @dataclass

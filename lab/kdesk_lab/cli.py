@@ -316,7 +316,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "router", parents=[common], help="router accuracy (LLM path and heuristic path) on a labelled set"
     )
     b.add_argument(
-        "--set", dest="set_file", required=True, metavar="FILE", help="JSONL: message, use_rag, ..."
+        "--set",
+        dest="set_file",
+        required=True,
+        metavar="FILE",
+        help="JSONL: message, use_rag, ... (two-way), or text, lang, kind, history (kinds: three-way table)",
     )
     b.add_argument("--limit", type=positive_int, default=None, help="only the first N messages")
     b.add_argument("--heuristic-only", action="store_true", help="skip the LLM path")
@@ -838,13 +842,20 @@ def cmd_bench_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_router(args: argparse.Namespace) -> int:
-    from kdesk_lab.router import format_report, run_router_bench
+    from kdesk_lab.router import (
+        format_kinds_report,
+        format_report,
+        is_kinds_set,
+        run_kinds_bench,
+        run_router_bench,
+    )
 
+    kinds = is_kinds_set(Path(args.set_file))  # labelled with kinds: the three-way table
     with open_desk_with_llm(args, warn=False) as desk:
         choice = desk.chat
         if not choice.active and not args.heuristic_only:
             eprint(f"no language model ({choice.reason}): only the heuristic path is measured")
-        report = run_router_bench(
+        report = (run_kinds_bench if kinds else run_router_bench)(
             Path(args.set_file),
             None if args.heuristic_only else choice.model,
             desk.config.router,
@@ -854,7 +865,7 @@ def cmd_bench_router(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        print(format_report(report))
+        print((format_kinds_report if kinds else format_report)(report))
     return 0
 
 

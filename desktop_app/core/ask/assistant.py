@@ -11,9 +11,10 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from desktop_app.core.ask import notes
+from desktop_app.core.ask import notes, whole
 from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
 from desktop_app.core.ask.citations import (
@@ -34,6 +35,8 @@ from desktop_app.core.ask.extractive import (
     subject_blocks,
     subject_fact,
 )
+from desktop_app.core.ask.holdings import Holding, read_holdings, resolve
+from desktop_app.core.ask.library_answers import library_answer
 from desktop_app.core.ask.prompts import (
     CHAT_SYSTEM,
     COULD_BE,
@@ -51,7 +54,7 @@ from desktop_app.core.ask.prompts import (
     says_not_in_context,
 )
 from desktop_app.core.ask.question import Question, as_question
-from desktop_app.core.ask.router import Route, Router, is_followup_message, rewrite_followup
+from desktop_app.core.ask.router import COMPARE, Route, Router, is_followup_message, rewrite_followup
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -68,7 +71,7 @@ from desktop_app.core.events import (
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
 from desktop_app.core.library.languages import multilingual_family, text_lang
-from desktop_app.core.messages import message
+from desktop_app.core.messages import Text, message, render_lines, translations
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
@@ -87,6 +90,8 @@ MAX_SUBJECT_OPTIONS = 3
 # The share of the question's words a candidate's line must hold to answer a question of no fact
 # kind ("Is it endangered?"): below it the note's best line is only about the candidate.
 CANDIDATE_COVERAGE = 0.5
+# A group compared with nothing else ("compare the corellas") is compared note by note up to this.
+MAX_COMPARED = 6
 
 
 def _other_language(lang: str, text: str) -> bool:
@@ -157,10 +162,13 @@ class Assistant:
     ) -> Iterator[Event]:
         """Answer ``question`` in ``conversation`` (default: the assistant's own), as events."""
         events = self._ask(question, conversation, mode, cancel)
+        conv = conversation if conversation is not None else self.conversation
         try:
             for event in events:
                 if isinstance(event, Answer):
                     self._stamp(event)
+                    if event.citations:  # what a later "summarise it" reads
+                        conv.last_sources = list(dict.fromkeys(c.source for c in event.citations))
                 yield event
         finally:
             events.close()  # a consumer that stops early stops the answer at once
@@ -227,6 +235,12 @@ class Assistant:
                 yield Error(str(exc))
                 return
             yield route.event()
+            if route.kind == "library" and self.kb is not None:
+                yield from self._library(q, conv, route, cancel)
+                return
+            if route.kind == "document" and self.kb is not None:
+                yield from self._document(q, conv, cancel)
+                return
             hits: list[Hit] = []
             if route.use_rag:
                 hits, warning = self.retrieve(route.search_query, conv.scope)
@@ -248,6 +262,71 @@ class Assistant:
             yield from self.answer_from_hits(q, hits, conv, route, cancel)
         except Cancelled:
             yield Warning(message(STOPPED))
+
+    # ------------------------------------------------------------------ kinds of reading (issue 37)
+    def _library(self, q: Question, conv: Conversation, route: Route, cancel: TaskState | None) -> Iterator[Event]:
+        """The library's own answer (which files, how many, what is new, a collection's): from the
+        index, no passages and no model."""
+        try:
+            answer = library_answer(self.kb, q, conv.scope)
+        except Exception as exc:  # noqa: BLE001 - an unreadable index is a note, never a traceback
+            log.warning("library answer failed: %s", exc)
+            yield Warning(message(notes.SEARCH_FAILED, error=exc))
+            yield from self.answer_from_hits(q, [], conv, route, cancel)
+            return
+        conv.add_turn(q.text, answer.text)
+        yield answer
+
+    def _document(self, q: Question, conv: Conversation, cancel: TaskState | None) -> Iterator[Event]:
+        """Whole documents: the ones the question names (title, file name, a group such as "the
+        macaws"), or the file the conversation is about, read by ``whole.read_whole``; naming
+        none found, an answer that says so and which documents came close."""
+        holdings = read_holdings(self.kb, conv.scope)
+        resolved = resolve(q.text, holdings)
+        sides = [whole.Side(m.label, [h.source for h in m.holdings]) for m in resolved.matches]
+        compare = bool(COMPARE.search(q.text))
+        if not sides or (compare and len(sides) == 1 and is_followup_message(q.text)):
+            own = self._conversation_side(conv, holdings)
+            if own is not None:
+                sides.insert(0, own)
+        if compare and len(sides) == 1 and 2 <= len(sides[0].sources) <= MAX_COMPARED:
+            # "Compare the three corellas": each note of the group is a side.
+            by_source = {h.source: h for h in holdings}
+            sides = [whole.Side(by_source[s].title, [s]) for s in sides[0].sources]
+        if not sides:
+            yield self._not_found(q, conv, resolved.close)
+            return
+        yield from whole.read_whole(self, q, sides, conv, cancel)
+
+    def _conversation_side(self, conv: Conversation, holdings: Sequence[Holding]) -> whole.Side | None:
+        """The document the conversation is about: the files the last answer cited, else the one
+        its subject names (a photo's species note)."""
+        known = {h.source: h for h in holdings}
+        cited = [s for s in conv.last_sources if s in known]
+        if cited:
+            return whole.Side(known[cited[0]].title, cited[:1])
+        subject = conv.subject()
+        if subject:
+            found = resolve(subject, holdings).matches
+            if found:
+                return whole.Side(subject, [h.source for h in found[0].holdings])
+        return None
+
+    def _not_found(self, q: Question, conv: Conversation, close: Sequence[Holding]) -> Answer:
+        """No document the question names: say so, with the closest documents as related."""
+        sources = [h.source for h in close]
+        if not sources:
+            hits, _warning = self.retrieve(q.text, conv.scope)
+            sources = list(dict.fromkeys(h.source for h in hits))[:3]
+        lines: list[Text] = [message(notes.DOCUMENT_NOT_FOUND)]
+        if sources:
+            lines.append(message(notes.DOCUMENT_CLOSEST, names=", ".join(sources)))
+            lines.append(message(notes.DOCUMENT_NAME_IT, example=PurePosixPath(sources[0]).name))
+        tr = translations("zh_CN") if q.language == "zh" else None
+        related = [Citation(i, s, None) for i, s in enumerate(sources, 1)]
+        answer = Answer(render_lines(lines, tr), [], by="extractive", refused=True, related=related, lines=lines)
+        conv.add_turn(q.text, answer.text)
+        return answer
 
     def _which_subject(self, q: Question, conv: Conversation) -> Iterator[Event]:
         """A follow-up ("how big is it?") to a photo that could be several of the notes: answered

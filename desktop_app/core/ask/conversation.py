@@ -31,6 +31,8 @@ class Conversation:
     scope: str | None = None  # the assistant's knowledge scope (None: shared only)
     # A photo's class fitted several notes equally: what "it" may be, until a question names one.
     subject_options: list[str] = field(default_factory=list)
+    # The files the last answer cited: the document "summarise it" / "总结一下这份文件" means.
+    last_sources: list[str] = field(default_factory=list)
     max_turns: int = 10
     # The user's own instructions and sampling temperature for this chat ("" / None: the app's).
     system_prompt: str = ""
@@ -50,6 +52,7 @@ class Conversation:
         self.history.clear()
         self.last_subject = self.last_query = None
         self.subject_options = []
+        self.last_sources = []
 
 
 def key_terms(query: str, doc_freq: DocFreq, most: int = 6) -> str:

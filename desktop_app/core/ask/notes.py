@@ -27,3 +27,50 @@ NOT_SAVED = define("ask.not_saved", "the conversation could not be saved: {error
 # Conversation titles of a chat started with a photo (issue 38): the species it named.
 PHOTO_UNCERTAIN_ONE = define("chat.title.uncertain_one", "Uncertain: {a}")
 PHOTO_UNCERTAIN_TWO = define("chat.title.uncertain_two", "Uncertain: {a} or {b}")
+
+# Kinds of reading (issue 37): answers about the library's files, and documents a question names.
+LIBRARY_TOTAL = define_plural(
+    "ask.library.total", "You have {count} document in your library.", "You have {count} documents in your library."
+)
+LIBRARY_OF_FORMAT = define_plural(
+    "ask.library.of_format",
+    "{count} of your documents is a {format} file.",
+    "{count} of your documents are {format} files.",
+)
+LIBRARY_FOLDER = define_plural("ask.library.folder", "{folder}: {count} document", "{folder}: {count} documents")
+LIBRARY_TOP_FOLDER = define("ask.library.top_folder", "(top folder)")
+LIBRARY_MORE = define_plural("ask.library.more", "… and {count} more", "… and {count} more")
+LIBRARY_ABOUT = define_plural(
+    "ask.library.about", "{count} document is about {subject}:", "{count} documents are about {subject}:"
+)
+LIBRARY_MENTION = define_plural(
+    "ask.library.mention",
+    "{count} more document mentions {subject}:",
+    "{count} more documents mention {subject}:",
+)
+LIBRARY_ONLY_MENTION = define_plural(
+    "ask.library.only_mention",
+    "No document is about {subject}; {count} mentions it:",
+    "No document is about {subject}; {count} mention it:",
+)
+LIBRARY_NONE_ABOUT = define("ask.library.none_about", "No document in your library is about or mentions {subject}.")
+LIBRARY_NEW = define_plural(
+    "ask.library.new",
+    "Added or changed most recently ({date}): {count} document",
+    "Added or changed most recently ({date}): {count} documents",
+)
+LIBRARY_COLLECTION = define_plural(
+    "ask.library.collection", "“{name}” holds {count} document:", "“{name}” holds {count} documents:"
+)
+LIBRARY_COLLECTIONS = define_plural(
+    "ask.library.collections",
+    "Your documents are in {count} folder or collection:",
+    "Your documents are in {count} folders or collections:",
+)
+DOCUMENT_NOT_FOUND = define(
+    "ask.document.not_found", "I could not tell which document the question means: none is named so in your library."
+)
+DOCUMENT_CLOSEST = define("ask.document.closest", "The closest: {names}.")
+DOCUMENT_NAME_IT = define(
+    "ask.document.name_it", "Name a document by its title or file name, for example “{example}”."
+)

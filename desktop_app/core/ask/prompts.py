@@ -43,48 +43,71 @@ def lang_of(text: str) -> str:
 ROUTE_SCHEMA = {
     "type": "object",
     "properties": {
+        "kind": {"type": "string", "enum": ["none", "passages", "document", "library"]},
         "is_followup": {"type": "boolean"},
         "use_rag": {"type": "boolean"},
         "search_query": {"type": "string"},
     },
-    "required": ["is_followup", "use_rag", "search_query"],
+    "required": ["kind", "is_followup", "use_rag", "search_query"],
     "additionalProperties": False,
 }
 
 ROUTER_SYSTEM = {
     "en": (
         "Route messages for an assistant that can search the user's documents. Reply with JSON only: "
-        '{"is_followup":bool,"use_rag":bool,"search_query":string}. '
-        "use_rag: true if answering needs facts from documents; false for greetings, thanks, small talk, "
-        "arithmetic, translation or writing tasks. is_followup: true if the message refers back (it, they, "
-        "this) to last_subject or earlier messages. search_query: a short standalone query, pronouns "
-        'replaced by the subject; "" if use_rag is false.'
+        '{"kind":string,"is_followup":bool,"use_rag":bool,"search_query":string}. '
+        'kind: "none" only for greetings, thanks, small talk, arithmetic, translation or writing tasks; '
+        '"passages" (the usual case) for questions of fact, advice or how-to, answered from passages; '
+        '"document" to summarise, '
+        "outline or compare whole documents or subjects, or to say what a named file says; \"library\" "
+        "for questions about the files themselves (which files or notes, how many, what is new, what a "
+        'collection holds). use_rag: false only when kind is "none". is_followup: true if the message '
+        "refers back (it, they, this) to last_subject or earlier messages. search_query: a short "
+        'standalone query, pronouns replaced by the subject; "" if kind is "none".'
     ),
     "zh": (
         "为能检索用户文档的助手判断消息路由。只回复 JSON："
-        '{"is_followup":bool,"use_rag":bool,"search_query":string}。'
-        "use_rag：回答需要文档中的事实时为 true；问候、感谢、闲聊、算术、翻译、写作任务为 false。"
+        '{"kind":string,"is_followup":bool,"use_rag":bool,"search_query":string}。'
+        'kind：仅问候、感谢、闲聊、算术、翻译、写作任务为 "none"；事实、建议、方法类问题为 "passages"（最常见），从文档段落中回答；'
+        '总结、概括、比较整篇文档或主题，或问某个文件讲了什么为 "document"；问文件本身（有哪些文件或笔记、'
+        '多少、最近新增、某个集合里有什么）为 "library"。use_rag：仅当 kind 为 "none" 时为 false。'
         "is_followup：消息指代 last_subject 或前文（它、它们、这种）时为 true。"
-        'search_query：简短独立的检索语句，代词换成具体对象；use_rag 为 false 时为 ""。'
+        'search_query：简短独立的检索语句，代词换成具体对象；kind 为 "none" 时为 ""。'
     ),
 }
 
 # (message, last_subject, expected route) — shown to the model as prior turns. Few and short on
 # purpose: every prompt token is evaluated on each call, and small CPU models pay ~20 ms each.
 ROUTER_FEWSHOT: list[tuple[str, str, dict[str, bool | str]]] = [
-    ("Hi, how are you?", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
+    ("Hi, how are you?", "", {"kind": "none", "is_followup": False, "use_rag": False, "search_query": ""}),
     (
         "What do African grey parrots eat?",
         "",
-        {"is_followup": False, "use_rag": True, "search_query": "African grey parrot diet"},
+        {"kind": "passages", "is_followup": False, "use_rag": True, "search_query": "African grey parrot diet"},
     ),
     (
         "How long do they live?",
         "scarlet macaw",
-        {"is_followup": True, "use_rag": True, "search_query": "scarlet macaw lifespan"},
+        {"kind": "passages", "is_followup": True, "use_rag": True, "search_query": "scarlet macaw lifespan"},
     ),
-    ("计算 17 乘以 23", "", {"is_followup": False, "use_rag": False, "search_query": ""}),
-    ("它吃什么？", "金刚鹦鹉", {"is_followup": True, "use_rag": True, "search_query": "金刚鹦鹉 食物"}),
+    ("计算 17 乘以 23", "", {"kind": "none", "is_followup": False, "use_rag": False, "search_query": ""}),
+    (
+        "它吃什么？",
+        "金刚鹦鹉",
+        {"kind": "passages", "is_followup": True, "use_rag": True, "search_query": "金刚鹦鹉 食物"},
+    ),
+    (
+        "Summarise the galah note",
+        "",
+        {"kind": "document", "is_followup": False, "use_rag": True, "search_query": "galah"},
+    ),
+    ("比较凤头鹦鹉和金刚鹦鹉", "", {"kind": "document", "is_followup": False, "use_rag": True, "search_query": "凤头鹦鹉 金刚鹦鹉"}),
+    (
+        "Which of my files are about lorikeets?",
+        "",
+        {"kind": "library", "is_followup": False, "use_rag": True, "search_query": "lorikeet"},
+    ),
+    ("我有多少篇文档？", "", {"kind": "library", "is_followup": False, "use_rag": True, "search_query": ""}),
 ]
 
 

@@ -1,9 +1,14 @@
 """Decide whether a message needs the documents, and rewrite follow-ups into standalone queries.
 
-The LLM path asks for schema-constrained JSON ``{"is_followup", "use_rag", "search_query"}`` with
-few-shot examples in both languages; if the model is absent, fails, times out or returns
+The LLM path asks for schema-constrained JSON ``{"kind", "is_followup", "use_rag", "search_query"}``
+with few-shot examples in both languages; if the model is absent, fails, times out or returns
 something unusable, the heuristic path decides (zh + en markers, then retrieval evidence) and
 the result says so with ``by="heuristic"``.
+
+A route's ``kind`` is the reading the question needs: "none" (no documents), "passages" (search,
+answer from the best passages), "document" (read one or a few whole documents: summarise,
+outline, compare, what a named file says) or "library" (the index itself: which files, how many,
+what is new, what a collection holds). ``use_rag`` is ``kind != "none"``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from desktop_app.core import messages
 from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
@@ -26,6 +31,7 @@ from desktop_app.core.tasks import TaskState
 log = logging.getLogger(__name__)
 
 MODES = ("auto", "always", "never")
+KINDS = ("none", "passages", "document", "library")
 Probe = Callable[[str], float | None]  # best retrieval score for a query, None if unknown
 
 
@@ -36,6 +42,12 @@ class Route:
     is_followup: bool
     by: str  # "llm" | "heuristic" | "mode"
     reason: str = ""  # why the heuristic decided, or why the LLM path was not used
+    kind: str = ""  # KINDS; "" is filled from use_rag ("passages" or "none")
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            self.kind = "passages" if self.use_rag else "none"
+        self.use_rag = self.kind != "none"  # one decision, never two that disagree
 
     def to_dict(self) -> dict[str, bool | str]:
         d = asdict(self)
@@ -43,7 +55,9 @@ class Route:
         return d
 
     def event(self) -> RouteDecided:
-        return RouteDecided(self.use_rag, self.search_query, self.is_followup, self.by, reason=self.reason)
+        return RouteDecided(
+            self.use_rag, self.search_query, self.is_followup, self.by, reason=self.reason, kind=self.kind
+        )
 
 
 # ---------------------------------------------------------------------------- heuristics
@@ -59,7 +73,11 @@ SMALL_TALK = _rx(
     r"\bnice to meet\b|\btell me a joke\b|\bare you (a )?(bot|human|real)\b|\bwhat can you do\b",
     r"^\s*(你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|谢谢|多谢|感谢|再见|拜拜|好的|嗯+|哈哈+|辛苦了|在吗)"
     r"[\s!！。，,?？~呀啊呢吧]*$",
-    r"你是谁|你叫什么|讲个笑话|说个笑话|你会做什么|你好吗|最近怎么样|今天过得",
+    r"你是谁|你叫什么|讲个笑话|说个笑话|你会做什么|你能做什么|你可以做什么|你好吗|最近怎么样|今天过得",
+    # Chat and the clock: nothing a document answers.
+    r"\btell me something (funny|interesting|nice)\b|^\W*let'?s (chat|talk)\W*$|\bwhat (day|time) is it\b|"
+    r"\bwhat'?s (the date|the time) today\b|今天星期几|今天几号|现在几点|"
+    r"^\W*(?:随便|我们|咱们)?(?:聊聊|聊天|闲聊)(?:天|吧|呗|一下)*\W*$",
 )
 ARITHMETIC = _rx(
     # a number glued to a name is a code ("Remington 11-87", "PM-220"), not a sum
@@ -99,6 +117,85 @@ FOLLOWUP_ZH = re.compile(
     r"它们|它|牠|他们|她们|(?<![其吉])他|她|这种|那种|这个|那个|这只|那只|这类|该物种|此物种|^\s*那"
 )
 FOLLOWUP_END_ZH = re.compile(r"呢[？?]?\s*$")
+
+# Kinds of reading (issue 37). A library question asks about the files themselves (which, how
+# many, what is new, what a collection holds); a document question asks for a whole document read
+# (summary, outline, comparison, what a named file says). Library markers are read first: "which
+# notes are about macaws?" names notes but wants a list of them, not their text.
+_DOCS_EN = r"(?:files?|documents?|docs?|notes?|pdfs?|papers?|reports?|articles?|texts?|collections?)"
+_DOCS_PL = r"(?:files|documents|docs|notes|pdfs|papers|reports|articles|texts|collections)"
+_DOCS_ZH = r"(?:文档|文件|笔记|资料|论文|报告|notes?|files?|documents?)"
+LIBRARY = _rx(
+    rf"\b(?:what|which|wich|whcih)\s+(?:(?!(?:do|does|did)\b)\w+\s+){{0,2}}{_DOCS_PL}\b(?!\s+formats?)",
+    rf"\b(?:what|which|wich)\s+of\s+(?:my|the|your)\s+(?:\w+\s+)?{_DOCS_PL}\b",
+    rf"\bhow\s+many\b(?:\s+[\w'-]+){{0,3}}?\s+{_DOCS_PL}\b|\bhow\s+many\s*{_DOCS_ZH}",
+    r"\bhow\s+many\b.{0,30}\b(?:are about|are on|mention|talk about|cover|do i have|have i got)\b",
+    rf"\b(?:list|show|display|count|enumerate|find)\b(?:\s+me)?(?:\s+(?:all|every|each))?(?:\s+of)?"
+    rf"(?:\s+(?:my|the|your))?(?:\s+\w+)?\s+{_DOCS_PL}\b",
+    rf"\b(?:is|are)\s+there\s+(?:a|an|any|some)?\s*(?:\w+\s+)?{_DOCS_EN}\b",
+    rf"\b(?:do|did)\s+i\s+have\s+(?:a|an|any|some)?\s*(?:\w+\s+)?{_DOCS_EN}\b",
+    r"\bwhat\s+(?:do\s+i\s+have|have\s+i\s+got|have\s+i)\s+(?:about|on|for)\b|"
+    r"\b(?:do|did)\s+i\s+have\s+(?:anything|something|stuff)\b|"
+    rf"^\W*any\s+(?:\w+\s+)?{_DOCS_PL}\b|\bhow\s+(?:big|large)\s+is\s+my\s+(?:library|knowledge\s*base|collection)\b",
+    r"\bwhat(?:'s|\s+is)\s+new\b|\b(?:which|what)\b.{0,20}\b(?:are|is)\s+new\b|"
+    r"\bwhat(?:'s|\s+has)?\s+changed\s*(?:[?.!]|$|\s+(?:in\s+my|since|recently|lately|today|this))|"
+    rf"\b(?:new|recent|latest|newest)\s+(?:\w+\s+)?{_DOCS_PL}\b|"
+    r"\b(?:added|changed|modified|updated)\s+(?:recently|lately|today|yesterday|this week)\b|"
+    r"\b(?:recently|lately)\s+(?:added|changed|modified|updated)\b",
+    r"\bwhat(?:'s|\s+is)\s+in\s+(?:my|the)\s+(?:knowledge\s*base|library|knowledge desk|folder|collection)\b|"
+    r"\bcollections?\b.{0,40}\b(?:hold|holds|contain|contains|have|has|include|includes)\b|"
+    r"\b(?:my|what|which)\s+collections\b|\bin\s+(?:my|the)\s+\w+\s+(?:folder|collection)\b",
+    rf"(?:哪些|什么|几[个篇份本]|多少[个篇份本]?)\s*[\w\s]{{0,12}}?{_DOCS_ZH}(?!格式|类型|种类)",
+    rf"{_DOCS_ZH}(?:都|一共|总共)?有(?:哪些|什么|几[个篇份本]|多少)|有没有.{{0,20}}{_DOCS_ZH}|我有.{{0,20}}{_DOCS_ZH}吗|{_DOCS_ZH}.{{0,6}}(?:数量|总数|个数|一共|总共)",
+    # A list verb, a change or a collection only with the documents it is about ("列出金刚鹦鹉的特征"
+    # lists a note's facts; "鹦鹉集合成群" is a flock gathering).
+    rf"统计.{{0,10}}{_DOCS_ZH}|(?:列出|列一下|新增|新加|新添).{{0,10}}{_DOCS_ZH}|最近.{{0,4}}(?:添加|加入|加了|新增|新加)|"
+    rf"最近.{{0,4}}(?:改|修改|更新|变).{{0,8}}{_DOCS_ZH}",
+    r"集合(?:里|中|有|包含)|(?:这个|那个|哪些|几个|哪个)集合|文件夹里|知识库里(?:有什么|有哪些|一共|都有)|"
+    r"知识库.{0,4}(?:有什么|有哪些)",
+)
+# Asking for a summary, an outline or a comparison outweighs a list word ("列出……笔记的大纲").
+READ_WHOLE = _rx(
+    r"\bsu+m+[ae]?ri[sz]e?[sd]?\b|\bsummar(?:y|ies)\b|\btl;?\s*dr\b|\boutline\b|\bcompar(?:e|es|ed|ing|ison)\b",
+    r"总结|概括|归纳|摘要|概述|大纲|提纲|比较|对比",
+)
+COMPARE = _rx(
+    r"\bcompar(?:e|es|ed|ing|ison)\b|\bcontrast\b|\bversus\b|\bvs\.?\s|\bdiffer(?:s|ent)?\s+from\b|"
+    r"\bdifferences?\s+between\b|\bside\s+by\s+side\b",
+    r"比较|对比|区别|异同|有什么不同|有何不同|不同之处|不同点|不一样|差异|相比",
+)
+DOCUMENT = _rx(
+    r"\bsu+m+[ae]?ri[sz]e?[sd]?\b|\bsummar(?:y|ies)\b|\btl;?\s*dr\b|\boutline\b|\boverview\s+of\b|"
+    r"\b(?:main|key)\s+(?:points|ideas|takeaways)\b|\bgist\b|\brecap\b|\bdigest\s+of\b|\bsum\s+up\b|"
+    r"\bsynopsis\b|\brundown\b|\bhighlights\b|\bin\s+a\s+nutshell\b",
+    r"\bcompar(?:e|es|ed|ing|ison)\b|\bcontrast\b|\bversus\b|\bvs\.?\s|\bdiffer(?:s|ent)?\s+from\b|"
+    r"\bdifferences?\s+between\b|\bside\s+by\s+side\b",
+    rf"\bwhat\s+(?:does|do|did)\s+(?:the|this|that|my|your|these|those)?\s*.{{0,60}}?\b{_DOCS_EN}\s+(?:say|said|tell|cover)\b",
+    r"\bwhat\s+(?:does|do)\s+\S+\.(?:md|txt|pdf|docx?|pptx?|html?|csv|epub|rtf|odt)\s+(?:say|cover)\b",
+    rf"\bwhat(?:'s|\s+is)\s+in\s+(?:the|this|that)\s+.{{0,40}}?{_DOCS_EN}\b|"
+    rf"\bwhat\s+is\s+(?:the|this|that)\s+(?:\w+\s+){{0,3}}{_DOCS_EN}\s+about\b",
+    rf"\bread\s+(?:the|this|that|my)\s+.{{0,40}}?{_DOCS_EN}\b",
+    r"\b[\w-]+\.(?:md|txt|pdf|docx?|pptx?|html?|csv|epub|rtf|odt)\b",
+    r"总结|概括|归纳|摘要|概述|综述|大纲|提纲|要点|梗概|主要内容|讲了什么|讲的是什么|讲了哪些|讲些什么|"
+    r"说了什么|写了什么|内容是什么|讲的什么|说的什么|说了啥|写了啥|讲了啥|比较|对比|区别|异同|有什么不同|有何不同|不同之处|不同点|不一样|差异|相比",
+    rf"(?:这|那|该)(?:份|篇|个|本)\s*{_DOCS_ZH}",
+)
+
+
+# "How do I summarise a note?", "如何删除文件？": how the app works, which the guide's passages tell.
+HOW_TO = _rx(r"^\W*(?:how\s+(?:do|can|should|would)\s+i|how\s+to)\b", r"^\W*(?:请问)?(?:我)?(?:如何|怎么(?!样)|怎样)")
+
+
+def reading_kind(text: str) -> tuple[str, str] | None:
+    """("library" | "document", why) when the message's markers ask for one, else None."""
+    if HOW_TO.search(text):
+        return None
+    if LIBRARY.search(text) and not READ_WHOLE.search(text):
+        return "library", "asks about the library's files"
+    if DOCUMENT.search(text):
+        return "document", "asks for a whole document read (summary, outline, comparison, a named file)"
+    return None
+
 
 _PRONOUN_SUB_EN = re.compile(
     r"\b(it|they|them|this one|that one|this species|that species|this bird|he|she|him)\b", re.I
@@ -166,7 +263,11 @@ def heuristic_route(
         return Route(False, "", False, "heuristic", "arithmetic")
     if TASK_NO_DOCS.search(text) and not doc_ref:
         return Route(False, "", False, "heuristic", "translation or writing task")
-    if last_subject and is_followup_message(text):
+    followup = bool(last_subject) and is_followup_message(text)
+    if kind := reading_kind(text):
+        search = rewrite_followup(text, last_subject) if followup and last_subject else query
+        return Route(True, search, followup, "heuristic", kind[1], kind=kind[0])
+    if followup and last_subject:
         return Route(
             True, rewrite_followup(text, last_subject), True, "heuristic", "follow-up on the last subject"
         )
@@ -198,11 +299,17 @@ def parse_route(text: str, message: str) -> Route:
     is_followup = as_bool(data.get("is_followup"))
     if use_rag is None or is_followup is None:
         raise RouteError(f"router reply lacks use_rag/is_followup booleans: {str(data)[:80]}")
+    kind = data.get("kind")
+    if kind not in KINDS:  # an older prompt's answer, or a model that left it out: use_rag decides
+        kind = "passages" if use_rag else "none"
+    elif (kind != "none") != use_rag:
+        # The two disagree: the named kind is the more specific answer of the two.
+        use_rag = kind != "none"
     query = data.get("search_query")
     query = _clean_query(query) if isinstance(query, str) else ""
     if use_rag and not query:
         query = _clean_query(message)
-    return Route(use_rag, query if use_rag else "", is_followup, "llm")
+    return Route(use_rag, query if use_rag else "", is_followup, "llm", kind=kind)
 
 
 class Router:
@@ -287,6 +394,9 @@ class Router:
         if threshold <= 0:
             return None
         route = heuristic_route(message, last_subject)
+        if self.config.markers_override and route.kind in ("document", "library"):
+            route.reason = f"{route.reason} (decisive: the language model was not asked)"
+            return route
         if not route.use_rag:
             if self.config.markers_override and route.reason in NO_DOC_REASONS:
                 route.reason = f"{route.reason} (decisive: the language model was not asked)"
@@ -308,11 +418,25 @@ class Router:
 
     def overridden(self, route: Route, message: str) -> Route:
         """Small CPU models send almost everything to retrieval (docs/chat-benchmarks.md); the
-        no-documents markers are precise, so when one matches it wins over the LLM's use_rag."""
-        if not route.use_rag:
-            return route
+        no-documents markers are precise, so when one matches it wins over the LLM's use_rag; a
+        document or library marker wins over its kind."""
         marker = heuristic_route(message)
-        if marker.use_rag or marker.reason not in NO_DOC_REASONS:
+        if marker.kind in ("document", "library") and route.kind != marker.kind:
+            # Kind markers ("summarise", "which files", "总结") are as precise: a small model
+            # calls most of these "passages".
+            reason = f"{marker.reason}: the marker overrides the LLM's kind {route.kind!r}"
+            query = route.search_query or marker.search_query
+            return replace(
+                route, kind=marker.kind, use_rag=True, search_query=query, by="heuristic", reason=reason
+            )
+        if route.kind in ("document", "library") and marker.kind not in ("document", "library"):
+            if HOW_TO.search(message) or not DOC_REFERENCE.search(message):
+                # The 1.5B model calls "Where can I find the lorikeet?" and "如何删除文件？" library
+                # questions: a whole-document or library question names documents and asks no how-to.
+                reason = f"the LLM's kind {route.kind!r} needs a document named, and no how-to"
+                query = route.search_query or marker.search_query
+                return replace(route, kind="passages", search_query=query, by="heuristic", reason=reason)
+        if not route.use_rag or marker.use_rag or marker.reason not in NO_DOC_REASONS:
             return route
         return Route(False, "", False, "heuristic", f"{marker.reason} marker overrides the LLM's use_rag")
 

@@ -229,11 +229,19 @@ class AnswerMessage(QFrame):
             self.add_note(lambda m=event.message: tr("Error: {message}").format(message=tr_core(m)))
 
     def _show_route(self, route: Any) -> None:
-        if route.use_rag:
+        kind = getattr(route, "kind", "")
+        if kind == "library":
+            text = tr("Answered from the list of your documents")
+        elif kind == "document":
+            text = tr("Read whole documents")
+        elif route.use_rag:
             text = tr("Searched your documents for “{query}”").format(query=route.search_query)
         else:
             text = tr("Answered without searching your documents")
         self.route_label.setText(text)
+        # Which kind of reading the router chose, and its own words for why.
+        why = tr("Chose {kind} ({by}): {reason}").format(kind=kind, by=route.by, reason=route.reason)
+        self.route_label.setToolTip(why if route.reason else "")
         self.route_label.show()
 
     def _render(self) -> None:

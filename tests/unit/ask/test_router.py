@@ -109,7 +109,7 @@ def test_llm_route_uses_schema_fewshot_and_last_subject():
         "llm",
     )
     call = model.calls[0]
-    assert call["json_schema"]["required"] == ["is_followup", "use_rag", "search_query"]
+    assert call["json_schema"]["required"] == ["kind", "is_followup", "use_rag", "search_query"]
     assert call["timeout"] == 7
     assert call["messages"][-1]["content"] == "last_subject: macaw\nmessage: what does it eat?"
     assert any("它吃什么" in m["content"] for m in call["messages"])  # Chinese few-shot present
