@@ -177,10 +177,12 @@ def _reranker(cfg: Config, specs: list[ModelSpec], avails: list[Availability], d
     row = _reranker_row(cfg, specs, avails, data_dir)
     if row.active is None or row.path is None:
         return row
+    from desktop_app.core.models.runtime import runtime_for
+
     r = cfg.retrieval
-    why = budget_text(
-        r.rerank_budget_ms, r.rerank_k, row.path, Path(row.path).name, cfg.embedding.device, data_dir
-    )
+    # the device the search itself keys its measured cost by ("cpu", not the setting's "auto")
+    device = runtime_for(Path(row.path), cfg.embedding.device, role="reranker").device
+    why = budget_text(r.rerank_budget_ms, r.rerank_k, row.path, Path(row.path).name, device, data_dir)
     return replace(row, budget=why)
 
 
