@@ -23,3 +23,9 @@ CITATIONS_DROPPED = define_plural(
 )
 NOT_SAVED = define("ask.not_saved", "the conversation could not be saved: {error}")
 # The empty library's note is library/reasons.EMPTY_LIBRARY (the CLI says it too).
+
+# Whole documents (issue 37): a long reading's progress, and a model that failed mid-reading.
+READING_PARTS = define("ask.whole.reading_parts", "reading {name}: part {done} of {total}")
+FALLBACK_WHOLE = define(
+    "ask.whole.fallback", "{error} ({when}); showing the document's own central sentences instead"
+)
