@@ -495,6 +495,11 @@ OUTLINE_SYSTEM = {
     "zh": "下面是{name}的大纲（各标题及其首段编号，例如 [3]）。用几句话说明文档的结构，保留编号。",
 }
 SIDE_HEADER = {"en": "About {name}:", "zh": "关于{name}："}
+# Repeated after the passages: small models follow the last instruction they read.
+CITE_REMINDER = {
+    "en": "End every sentence with the number of its passage in brackets, like [3].",
+    "zh": "每句末尾用方括号注明段落编号，例如 [3]。",
+}
 _NOTHING = re.compile(r"^\W*NOTHING\W*$")
 _MAP_SENTENCES = 4
 _MAP_ANSWER_TOKENS = 220  # what one group's summary may take (the budget reserves it)
@@ -550,16 +555,16 @@ def _map_system(q: Question, kind: str, name: str) -> str:
 
 
 def _map_group(
-    assistant: Assistant, system: str, group: Sequence[ContextBlock], cancel: TaskState | None
+    assistant: Assistant, system: str, group: Sequence[ContextBlock], lang: str, cancel: TaskState | None
 ) -> str:
     """One group's summary, its sentences ending with the numbers of its passages ("" for NOTHING)."""
     check(cancel)
     messages: list[Message] = [
         {"role": "system", "content": system},
-        {"role": "user", "content": render_blocks(group)},
+        {"role": "user", "content": render_blocks(group) + "\n\n" + CITE_REMINDER[lang]},
     ]
     text = _complete(assistant.chat_model, messages, _MAP_ANSWER_TOKENS, cancel)
-    return "" if _NOTHING.match(text) else text
+    return "" if _NOTHING.match(text) else attribute(text, group)
 
 
 @dataclass
@@ -640,7 +645,7 @@ def model_reading(
         if progress.total == 1 and kind == "summary":
             # One group: its summary is the answer, streamed (no second pass over the same words).
             system, group = plan[0][1], plan[0][2][0]
-            user = render_blocks(group)
+            user = render_blocks(group) + "\n\n" + CITE_REMINDER[lang]
             streamed: list[str] = []
             messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
             yield from _stream(model, messages, max_tokens, cancel, streamed)
@@ -649,7 +654,7 @@ def model_reading(
         texts = []
         for side, system, groups in plan:
             for group in groups:
-                summary = _map_group(assistant, system, group, cancel)
+                summary = _map_group(assistant, system, group, lang, cancel)
                 if summary:
                     head = SIDE_HEADER[lang].format(name=_name(side)) + "\n" if kind == "compare" else ""
                     texts.append(head + summary)
@@ -682,8 +687,39 @@ def _first_of_each_heading(parts: Sequence[Part]) -> list[Part]:
     return out
 
 
+_ATTRIBUTE = 0.5  # the share of a sentence's terms a passage must hold to be cited for it
+
+
+def attribute(text: str, blocks: Sequence[ContextBlock]) -> str:
+    """``text`` with a marker after each sentence that has none, naming the passage holding most of
+    its terms (small models often leave the markers out); a sentence no passage holds enough of
+    stays unmarked."""
+    if not blocks:
+        return text
+    keys = [set(match_keys(b.text)) for b in blocks]
+    out = []
+    for line in text.split("\n"):
+        sentences = split_sentences(line) if line.strip() else []
+        if not sentences:
+            out.append(line)
+            continue
+        done = []
+        for s in sentences:
+            mine = set(match_keys(CITATION_MARK.sub("", s)))
+            if not CITATION_MARK.search(s) and mine:
+                share, best = max((len(mine & k) / len(mine), -i) for i, k in enumerate(keys))
+                if share >= _ATTRIBUTE:
+                    n = blocks[-best].n
+                    s = re.sub(r"([.!?。！？]?)$", rf" [{n}]\1", s.rstrip(), count=1)
+            done.append(s)
+        out.append(" ".join(done))
+    return "\n".join(out)
+
+
 def _finish(text: str, blocks: Sequence[ContextBlock]) -> Iterator[Answer | Warning]:
-    """The streamed text as the answer, its markers checked against the blocks."""
+    """The streamed text as the answer, its markers checked against the blocks (and added where
+    the model left a sentence unmarked)."""
+    text = attribute(text, blocks)
     if not text or not CITATION_MARK.sub("", text).strip():
         raise LLMError(message(notes.EMPTY_ANSWER), "bad_output")
     text, citations, warning = check_citations(text, blocks)
