@@ -518,6 +518,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "dependencies). --data-dir is not used.",
     )
     sm.add_argument("--limit", type=positive_int, default=40, help="documents per set (default 40)")
+    sm.add_argument(
+        "--offset",
+        type=non_negative_int,
+        default=0,
+        help="skip the first N documents of each set (40: those the ranking was not tuned on)",
+    )
     sm.add_argument("--gguf", type=Path, default=None, help="also the model's summary (a GGUF file)")
     sm.add_argument(
         "--model-limit",

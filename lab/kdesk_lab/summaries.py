@@ -105,7 +105,7 @@ def papers(root: Path) -> list[Doc]:
     return out
 
 
-def wiki_articles(root: Path, limit: int) -> list[Doc]:
+def wiki_articles(root: Path, limit: int, offset: int = 0) -> list[Doc]:
     """CMU QA Wikipedia articles: the lead (before the first section break) is the reference."""
     out: list[Doc] = []
     for path in sorted((root / "qa" / "cmu_wikiqa" / "storage").glob("*.txt.clean")):
@@ -116,12 +116,12 @@ def wiki_articles(root: Path, limit: int) -> list[Doc]:
             continue
         name = f"{title.strip()}.txt"
         out.append(Doc(name, "wiki", "en", _parts(name, [Section(body.strip())]), lead.strip()))
-        if len(out) >= limit:
+        if len(out) >= offset + limit:
             break
-    return out
+    return out[offset:]
 
 
-def cmrc_paragraphs(root: Path, limit: int) -> list[Doc]:
+def cmrc_paragraphs(root: Path, limit: int, offset: int = 0) -> list[Doc]:
     """Chinese CMRC 2018 paragraphs (no written summary): the first two sentences are the reference."""
     out: list[Doc] = []
     with open(root / "retrieval" / "cmrc2018_dev" / "corpus.jsonl", encoding="utf-8") as f:
@@ -133,9 +133,9 @@ def cmrc_paragraphs(root: Path, limit: int) -> list[Doc]:
             lead, body = "".join(sentences[:2]), "".join(sentences[2:])
             name = f"{row['title']}.txt"
             out.append(Doc(name, "cmrc", "zh", _parts(name, [Section(body)]), lead))
-            if len(out) >= limit:
+            if len(out) >= offset + limit:
                 break
-    return out
+    return out[offset:]
 
 
 # ------------------------------------------------------------------------------ baselines
@@ -240,13 +240,15 @@ def _model_summary(assistant: Any, doc: Doc) -> str:
 def run_summaries_bench(
     root: Path | None = None,
     limit: int = 40,
+    offset: int = 0,
     gguf: Path | None = None,
     model_limit: int = 6,
     progress: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
-    """Score every system on every document; the model (``gguf``) on the first ``model_limit`` of each kind."""
+    """Score every system on every document (``limit`` of each set after the first ``offset``: the
+    first 40 tuned the app's ranking); the model (``gguf``) on the first ``model_limit`` of each set."""
     root = root or shared_data_root()
-    docs = papers(root) + wiki_articles(root, limit) + cmrc_paragraphs(root, limit)
+    docs = papers(root) + wiki_articles(root, limit, offset) + cmrc_paragraphs(root, limit, offset)
     systems = list(SYSTEMS)
     assistant = _assistant(gguf) if gguf else None
     if assistant is not None:
