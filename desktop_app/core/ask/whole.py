@@ -203,6 +203,24 @@ def _pagerank(sim: np.ndarray, prior: np.ndarray) -> np.ndarray:
 _GRAPH_LIMIT = 1500  # sentences ranked in one graph; beyond it, by closeness to the centroid
 
 
+# Words about the reading itself, not what is asked about: "what does the paper say about BM25?"
+_READING_WORDS = re.compile(
+    r"\b(?:papers?|documents?|notes?|files?|articles?|reports?|chapters?|sections?|books?|pdf|docx|"
+    r"says?|said|tells?|mentions?|writes?|wrote|about)\b|文档|论文|笔记|文件|文章|报告|提到|说了|讲了|关于",
+    re.I,
+)
+
+
+def on_question(sentences: Sequence[Sentence], about: str) -> list[float]:
+    """How much of the question's terms each sentence holds, each term weighted by its rarity in the
+    document (a word every sentence has, like "paper", says little)."""
+    asked = {k for k in match_keys(_READING_WORDS.sub(" ", about)) if not _HAN_CHAR.fullmatch(k)}
+    df = Counter(k for s in sentences for k in asked & s.keys.keys())
+    weight = {k: math.log((len(sentences) + 1) / (df[k] + 0.5)) for k in asked}
+    total = sum(weight.values()) or 1.0
+    return [sum(weight[k] for k in asked & s.keys.keys()) / total for s in sentences]
+
+
 def rank_sentences(sentences: Sequence[Sentence], about: str = "") -> None:
     """Score each sentence by its centrality (LexRank over tf-idf cosines, restarting more often
     at a part's opening sentences, and at sentences sharing the terms of ``about``: a question)."""
@@ -211,8 +229,8 @@ def rank_sentences(sentences: Sequence[Sentence], about: str = "") -> None:
     vecs = _vectors(sentences)
     prior = np.array([1.0 + _LEAD / (1 + s.position) for s in sentences])
     if about:
-        asked = set(match_keys(about))
-        prior += np.array([3.0 * len(asked & s.keys.keys()) / max(1, len(asked)) for s in sentences])
+        relevance = np.array(on_question(sentences, about))
+        prior += 3.0 * relevance
     prior /= prior.sum()
     if len(sentences) <= _GRAPH_LIMIT:
         scores = _pagerank(vecs @ vecs.T, prior)
@@ -252,6 +270,10 @@ def summary_length(n_sentences: int) -> int:
 def extractive_summary(parts: Sequence[Part], most: int | None = None, about: str = "") -> list[Sentence]:
     """The most central sentences of the parts (``about``: a question they are read for)."""
     sentences = sentences_of(parts)
+    if about:  # only sentences on the question, if any are
+        relevance = on_question(sentences, about)
+        best = max(relevance, default=0.0)
+        sentences = [s for s, r in zip(sentences, relevance, strict=True) if r >= 0.5 * best] or sentences
     rank_sentences(sentences, about)
     n = most if most is not None else summary_length(len(sentences))
     return pick_sentences(sentences, n, per_part=max(2, math.ceil(2 * n / max(1, len(parts)))))
