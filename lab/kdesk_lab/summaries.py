@@ -79,13 +79,28 @@ _ABSTRACT = re.compile(r"\bAbstract\b", re.I)
 _INTRO = re.compile(r"\n\s*(?:1\.?|I\.?)?\s*Introduction\b", re.I)
 
 
+def _may_be_paper(path: Path) -> bool:
+    """A PDF of at most 40 pages whose first page says "Abstract" (read cheaply, before parsing it whole)."""
+    import logging
+
+    import pypdf
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = pypdf.PdfReader(path)
+        return len(reader.pages) <= 40 and bool(_ABSTRACT.search(reader.pages[0].extract_text() or ""))
+    except Exception:  # noqa: BLE001 - broken and encrypted test PDFs are not papers
+        return False
+
+
 def papers(root: Path) -> list[Doc]:
     """PDF papers in the shared data whose first page has an abstract: the abstract is cut out."""
     from desktop_app.core.library.parsers import parse_file
 
-    out: list[Doc] = []
-    seen: set[str] = set()
+    found: dict[str, Doc] = {}  # one copy of each paper (by its abstract): the one with the most pages
     for path in sorted((root / "docs").rglob("*.pdf")):
+        if not _may_be_paper(path):
+            continue
         try:
             sections = parse_file(path)
         except Exception:  # noqa: BLE001 - broken and encrypted test PDFs are not papers
@@ -94,15 +109,14 @@ def papers(root: Path) -> list[Doc]:
         a, b = _ABSTRACT.search(first[:3000]), _INTRO.search(first)
         if not a or not b or b.start() <= a.end():
             continue
-        reference = first[a.end() : b.start()].strip()
-        if len(reference) < 300 or reference[:200] in seen:  # one copy of each paper
-            continue
-        seen.add(reference[:200])
+        reference = first[a.end() : b.start()].strip(" .\n")
         body = [Section(first[b.start() :], sections[0].page, sections[0].heading_path)] + sections[1:]
-        if sum(len(s.text) for s in body) < 3000:
+        if len(reference) < 300 or sum(len(s.text) for s in body) < 3000:
             continue
-        out.append(Doc(path.name, "paper", "en", _parts(path.name, body), reference, len(sections)))
-    return out
+        key = " ".join(reference.split())[:200]
+        if key not in found or len(sections) > found[key].pages:
+            found[key] = Doc(path.name, "paper", "en", _parts(path.name, body), reference, len(sections))
+    return list(found.values())
 
 
 def wiki_articles(root: Path, limit: int, offset: int = 0) -> list[Doc]:
