@@ -550,7 +550,11 @@ def cmd_bench_summaries(args: argparse.Namespace) -> int:
         report = run_long_pdf(args.long, args.gguf, progress=eprint)
     else:
         report = run_summaries_bench(
-            limit=args.limit, gguf=args.gguf, model_limit=args.model_limit, progress=eprint
+            limit=args.limit,
+            offset=args.offset,
+            gguf=args.gguf,
+            model_limit=args.model_limit,
+            progress=eprint,
         )
     if args.out is not None:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
