@@ -113,7 +113,7 @@ def chat_conversation(desk: Desk, args: argparse.Namespace, out: dict[str, Any])
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from desktop_app.core.events import Answer, Error, Retrieved, RouteDecided, Token, Warning
+    from desktop_app.core.events import Answer, Error, Progress, Retrieved, RouteDecided, Token, Warning
 
     desk = open_desk_with_llm(args)
     choice = desk.chat
@@ -176,6 +176,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                     print(file=sys.stdout)
                     streamed = False
                 eprint(f"warning: {ev.message}")
+            elif isinstance(ev, Progress):  # a whole document read part by part
+                eprint(f"{ev.what}")
             elif isinstance(ev, Error):
                 out["error"] = str(ev.message)
                 eprint(f"error: {ev.message}")

@@ -121,8 +121,28 @@ class Warning:  # noqa: A001 - the design's event name
 
 
 @dataclass
+class Progress:
+    """How far a long reading has got (a whole document read part by part): ``what`` says what."""
+
+    done: int
+    total: int
+    what: Text
+
+
+@dataclass
 class Error:
     message: Text
 
 
-Event = RouteDecided | Retrieved | Token | Answer | Classified | FeatureQueries | Decision | Warning | Error
+Event = (
+    RouteDecided
+    | Retrieved
+    | Token
+    | Answer
+    | Classified
+    | FeatureQueries
+    | Decision
+    | Warning
+    | Error
+    | Progress
+)

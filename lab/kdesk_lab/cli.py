@@ -617,6 +617,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     h.set_defaults(func=cmd_bench_hostile)
 
+    sm = bench.add_parser(
+        "summaries",
+        parents=[common],
+        help="whole-document summaries against their authors' own (ROUGE-L, key terms) beside LexRank/TextRank",
+        description="Papers with their abstract cut out, Wikipedia articles without their lead, and Chinese CMRC "
+        "paragraphs without their lead sentences (../shared/data): the app's extractive summary, sumy's LexRank "
+        "and TextRank and, with --gguf, the model's map-reduce summary, each held to the reference's number of "
+        "sentences. With --long PDF and --gguf: the model summarises one long PDF (prompt sizes, support of "
+        "each paragraph by the passages it cites, time per page). Needs sumy and rouge-score (the lab's "
+        "dependencies). --data-dir is not used.",
+    )
+    sm.add_argument("--limit", type=positive_int, default=40, help="documents per set (default 40)")
+    sm.add_argument(
+        "--offset",
+        type=non_negative_int,
+        default=0,
+        help="skip the first N documents of each set (40: those the ranking was not tuned on)",
+    )
+    sm.add_argument("--gguf", type=Path, default=None, help="also the model's summary (a GGUF file)")
+    sm.add_argument(
+        "--model-limit",
+        type=positive_int,
+        default=6,
+        help="documents per set the model summarises (default 6)",
+    )
+    sm.add_argument(
+        "--long", type=Path, default=None, metavar="PDF", help="summarise this long PDF (needs --gguf)"
+    )
+    sm.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
+    sm.set_defaults(func=cmd_bench_summaries)
+
+
+def cmd_bench_summaries(args: argparse.Namespace) -> int:
+    import json
+
+    from kdesk_lab.summaries import format_summaries, run_long_pdf, run_summaries_bench
+
+    if args.long is not None:
+        if args.gguf is None:
+            eprint("error: --long needs --gguf")
+            return 2
+        report = run_long_pdf(args.long, args.gguf, progress=eprint)
+    else:
+        report = run_summaries_bench(
+            limit=args.limit,
+            offset=args.offset,
+            gguf=args.gguf,
+            model_limit=args.model_limit,
+            progress=eprint,
+        )
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    if args.json or args.long is not None:
+        emit_json(report)
+    else:
+        print(format_summaries(report))
+    return 0
+
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     from desktop_app.core.config import Config

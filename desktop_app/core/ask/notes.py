@@ -74,3 +74,9 @@ DOCUMENT_CLOSEST = define("ask.document.closest", "The closest: {names}.")
 DOCUMENT_NAME_IT = define(
     "ask.document.name_it", "Name a document by its title or file name, for example “{example}”."
 )
+
+# Whole documents (issue 37): a long reading's progress, and a model that failed mid-reading.
+READING_PARTS = define("ask.whole.reading_parts", "reading {name}: part {done} of {total}")
+FALLBACK_WHOLE = define(
+    "ask.whole.fallback", "{error} ({when}); showing the document's own central sentences instead"
+)

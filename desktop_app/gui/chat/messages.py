@@ -223,6 +223,8 @@ class AnswerMessage(QFrame):
             self._render_timer.stop()
             self._render()
             self._show_chips()
+        elif isinstance(event, ev.Progress):  # a whole document read part by part, before any token
+            self.typing.setText(tr_core(event.what))
         elif isinstance(event, ev.Warning):
             self.add_note(lambda m=event.message: tr_core(m))
         elif isinstance(event, ev.Error):
