@@ -22,6 +22,7 @@ from desktop_app.core.ask.prompts import (
     NO_LLM_NOTHING_FOUND,
     NOT_ANSWERED,
 )
+from desktop_app.core.messages import N_
 from desktop_app.gui.i18n import current_language, on_language_changed, tr, tr_core
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,
@@ -38,6 +39,14 @@ RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
 # window's. (Not the note about passages in the other language: which language the passages are
 # in depends on the question.)
 _ANSWER_NOTES = (NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, NO_LLM_CHAT, LLM_FAILED_NOTE, NOT_ANSWERED)
+
+# The router's kinds of reading (router.py), as a window in another language names them.
+KIND_NAMES = {
+    "none": N_("no documents needed"),
+    "passages": N_("passages of your documents"),
+    "document": N_("whole documents"),
+    "library": N_("the list of your documents"),
+}
 
 
 def shown_answer_text(text: str) -> str:
@@ -241,8 +250,12 @@ class AnswerMessage(QFrame):
         else:
             text = tr("Answered without searching your documents")
         self.route_label.setText(text)
-        # Which kind of reading the router chose, and its own words for why.
-        why = tr("Chose {kind} ({by}): {reason}").format(kind=kind, by=route.by, reason=route.reason)
+        # Which kind of reading the router chose, and its own words for why: those are English
+        # (the router's rule), so another language's window names the kind alone.
+        if current_language() == "en":
+            why = tr("Chose {kind} ({by}): {reason}").format(kind=kind, by=route.by, reason=route.reason)
+        else:
+            why = tr("Chose: {kind}").format(kind=tr(KIND_NAMES.get(kind, kind)))
         self.route_label.setToolTip(why if route.reason else "")
         self.route_label.show()
 
