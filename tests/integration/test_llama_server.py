@@ -105,7 +105,7 @@ def test_kdesk_ask_json_end_to_end_through_router_and_answer(kb_dir: Path, serve
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout)
-    assert set(out["route"]) == {"use_rag", "search_query", "is_followup", "by"}
+    assert set(out["route"]) == {"use_rag", "search_query", "is_followup", "by", "kind", "reason"}
     assert out["route"]["by"] in ("llm", "heuristic")
     assert isinstance(out["answer"], str) and out["answer"].strip()
     assert out["model"] and server in out["model"]
