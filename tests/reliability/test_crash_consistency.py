@@ -48,7 +48,10 @@ def _manifest_rows(data_dir: Path) -> dict[str, tuple[str, str]]:
     """name -> (status, sha256) read straight from the SQLite manifest (as it is on disk right now)."""
     rows: dict[str, tuple[str, str]] = {}
     for db in (data_dir / "index").glob("*/manifest.sqlite3"):
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        try:  # a rebuild's folder may be made or dropped between the glob and the open
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        except sqlite3.OperationalError:
+            continue
         try:
             for name, status, sha in con.execute("SELECT name, status, sha256 FROM documents"):
                 rows[name] = (status, sha)
