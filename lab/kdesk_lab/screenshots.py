@@ -3,11 +3,11 @@
 One fresh temporary data folder and the real window (offscreen without a display), driven like a
 user: models loading, the empty library, a batch indexing (sample PDFs and DOCX files and the parrot
 notes), an answer with the source viewer open at a highlighted PDF passage, an answer from a
-Markdown note with the viewer showing the note rendered and the cited sentence marked, a photo's
-identification card (after reference photos are added), Settings and its Models tab, Help › About.
-Each state is
-written as ``<state>-<language>.png`` at the window's size (a dialog is drawn over the window, as
-the user sees it). Waits are bounded: the whole run stops with TimeoutError past ``time_limit_s``.
+Markdown note with the viewer showing the note rendered and the cited sentence marked, a note
+summarised whole and two notes compared (no language model), a photo's identification card (after
+reference photos are added), Settings and its Models tab, Help › About. Each state is written
+as ``<state>-<language>.png`` at the window's size (a dialog is drawn over the window, as the user
+sees it). Waits are bounded: the whole run stops with TimeoutError past ``time_limit_s``.
 """
 
 from __future__ import annotations
@@ -24,13 +24,28 @@ from typing import Any
 from desktop_app.core.paths import REPO_ROOT
 from kdesk_lab.answers import shared_data_root
 
-STATES = ("loading", "empty", "indexing", "answer", "note", "identify", "settings", "models", "about")
+STATES = (
+    "loading",
+    "empty",
+    "indexing",
+    "answer",
+    "note",
+    "summary",
+    "compare",
+    "identify",
+    "settings",
+    "models",
+    "about",
+)
 LANGUAGES = ("en", "zh_CN")
 WINDOW_SIZE = (1380, 860)
 QUESTION = "What is a cannister shot made of?"  # answered from page 3 of the Vicksburg PDF
 CITED_PDF = "Seige_of_Vicksburg_Sample_OCR.pdf"
 NOTE_QUESTION = "What colours is the blue-and-yellow macaw?"  # answered from a parrot note (Markdown)
 CITED_NOTE = "parrots/blue-and-yellow-macaw.md"
+# Whole-document readings (issue 37), asked in the window's language: a note summarised, two compared.
+SUMMARY_QUESTION = {"en": "Summarize the kea note", "zh_CN": "总结一下啄羊鹦鹉的笔记"}
+COMPARE_QUESTION = {"en": "Compare the kea and the scarlet macaw", "zh_CN": "比较啄羊鹦鹉和绯红金刚鹦鹉"}
 # Two batches (one shot while each indexes, in a language of its own); PDFs first, as they take longest.
 DOCUMENTS = (
     "docs/pypdf/resources/Seige_of_Vicksburg_Sample_OCR.pdf",
@@ -202,7 +217,7 @@ def take_screenshots(
         if "empty" in states:
             shoot("empty")
 
-        if {"indexing", "answer", "note"} & set(states):
+        if {"indexing", "answer", "note", "summary", "compare"} & set(states):
             # A batch's progress line is worded as each file starts (a language switch does not
             # reword it), so each language gets a batch of its own.
             first = [*(data / rel for rel in DOCUMENTS), NOTES]
@@ -262,6 +277,20 @@ def take_screenshots(
                 drive.until(lambda: window.viewer.highlighted, "the note's highlight")
 
             per_language("note", note)
+
+        for state, questions in (("summary", SUMMARY_QUESTION), ("compare", COMPARE_QUESTION)):
+            if state not in states:
+                continue
+
+            def reading(questions: dict[str, str] = questions, state: str = state) -> None:
+                window.new_conversation()
+                finished: list[Any] = []
+                window.chat.answer_finished.connect(finished.append)
+                window.chat.ask(questions.get(window.ctx.config.ui.language, questions["en"]))
+                drive.until(lambda: bool(finished), f"the {state}")
+                window.chat.answer_finished.disconnect(finished.append)
+
+            per_language(state, reading)
 
         if "identify" in states:
             done_photos: list[Any] = []

@@ -30,7 +30,7 @@ def test_bench_ui_takes_screenshots_option():
 
 
 def test_screenshots_of_the_main_states_are_written_at_the_window_size(qtbot, tmp_path, minilm, shared_data):
-    states = ("loading", "empty", "indexing", "answer", "note", "settings", "about")
+    states = ("loading", "empty", "indexing", "answer", "note", "summary", "compare", "settings", "about")
     # Chinese needs a font with Chinese characters (take_screenshots refuses without one).
     lang = "zh_CN" if QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese) else "en"
     written = take_screenshots(
