@@ -289,6 +289,8 @@ def take_screenshots(
                 window.chat.ask(questions.get(window.ctx.config.ui.language, questions["en"]))
                 drive.until(lambda: bool(finished), f"the {state}")
                 window.chat.answer_finished.disconnect(finished.append)
+                if finished[0].chips:  # the viewer shows the first note read, not the last state's
+                    finished[0].chips[0].click()
 
             per_language(state, reading)
 
