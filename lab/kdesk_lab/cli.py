@@ -492,6 +492,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rb.add_argument("--candidates", type=positive_int, default=8, help="--cost: fused candidates a question")
     rb.add_argument("--window", type=positive_int, default=128, help="--cost: window length in tokens")
     rb.add_argument("--batch", type=positive_int, default=1, help="--cost: pairs a call")
+    rb.add_argument(
+        "--against-fp32-whole",
+        action="store_true",
+        help="--cost: torch float32 scoring whole chunks against the product's chosen runtime (the folder's ONNX "
+        "export when it has one) scoring the best windows, in one run, with the chosen runtime's agreement "
+        "(Spearman) with torch float32 on the same windows",
+    )
+    rb.add_argument(
+        "--threads", type=positive_int, default=None, help="--cost: torch and onnxruntime intra-op threads"
+    )
     rb.set_defaults(func=cmd_bench_rerank)
 
     o = bench.add_parser(
@@ -1067,7 +1077,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 def cmd_bench_rerank(args: argparse.Namespace) -> int:
     import json
 
-    from kdesk_lab.rerank_budget import run_cost, run_decisive
+    from kdesk_lab.rerank_budget import run_cost, run_cost_against_fp32_whole, run_decisive
 
     if not (args.decisive or args.cost):
         eprint("error: say --decisive, --cost RERANKER or both")
@@ -1077,7 +1087,18 @@ def cmd_bench_rerank(args: argparse.Namespace) -> int:
         if args.decisive:
             splits = tuple(args.splits or ("train", "test"))
             report["decisive"] = run_decisive(desk, args.beir, splits, args.limit_queries)
-        if args.cost:
+        if args.cost and args.against_fp32_whole:
+            report["cost"] = run_cost_against_fp32_whole(
+                desk,
+                args.beir,
+                args.cost,
+                args.limit_queries or 20,
+                args.candidates,
+                args.window,
+                args.batch,
+                args.threads,
+            )
+        elif args.cost:
             report["cost"] = run_cost(
                 desk, args.beir, args.cost, args.limit_queries or 20, args.candidates, args.window, args.batch
             )

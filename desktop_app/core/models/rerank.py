@@ -56,11 +56,22 @@ class RerankerStatus:
 class CrossEncoderReranker:
     """A sentence-transformers CrossEncoder from a local folder; loads lazily, never downloads."""
 
-    def __init__(self, path: Path, device: str = "auto", max_length: int = 512, batch_size: int = 16) -> None:
+    def __init__(
+        self,
+        path: Path,
+        device: str = "auto",
+        max_length: int = 512,
+        batch_size: int = 16,
+        *,
+        runtime: Runtime | None = None,
+        threads: int | None = None,
+    ) -> None:
         self.path = Path(path)
         self.name = self.path.name
         self.device_setting = device  # embedding.device: "auto", "cpu", "cuda", "mps"
-        self._runtime: Runtime | None = None
+        # runtime: forced by a benchmark (torch float32 as the baseline); None: runtime.py decides.
+        self._runtime: Runtime | None = runtime
+        self.threads = threads  # onnxruntime's intra-op threads; None: one a core
         self.max_length = max_length
         self.batch_size = batch_size
         self._model = None
@@ -101,7 +112,9 @@ class CrossEncoderReranker:
         from desktop_app.core.models.onnx_model import OnnxCrossEncoder, onnx_file
 
         try:
-            return OnnxCrossEncoder(self.path, onnx_file(self.path), max_length=self.max_length)
+            return OnnxCrossEncoder(
+                self.path, onnx_file(self.path), max_length=self.max_length, threads=self.threads
+            )
         except Exception as exc:  # an export of another shape, or onnxruntime missing: torch instead
             log.warning("%s: its ONNX export cannot run (%s); using torch", self.path.name, exc)
             self._runtime = choose_runtime(count_params(self.path), self.device_setting, role="reranker")

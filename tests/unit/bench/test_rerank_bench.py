@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from desktop_app.core.config import Config
 from desktop_app.core.desk import Desk
 from kdesk_lab.latency import run_latency_bench
@@ -58,3 +60,53 @@ def test_rerank_bench_and_latency_report_the_budgeted_stage(tmp_path, minilm, ti
     rerank = latency["always"]["rerank"]
     assert rerank["stages"] >= 2 and rerank["budget_ms"] == 60_000 and rerank["over_budget_20pct"] == 0.0
     assert all(n >= 2 for n in rerank["scored_per_stage"])
+
+
+def _with_onnx_export(src: Path, dst: Path) -> Path:
+    """A copy of the tiny cross-encoder with its ONNX export in onnx/model.onnx (as the product
+    finds a folder's own export), made by torch's exporter."""
+    import shutil
+
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    shutil.copytree(src, dst)
+    model = AutoModelForSequenceClassification.from_pretrained(str(dst)).eval()
+    (dst / "onnx").mkdir()
+    ids = torch.ones((2, 8), dtype=torch.long)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    torch.onnx.export(
+        model,
+        (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+        str(dst / "onnx" / "model.onnx"),
+        input_names=names,
+        output_names=["logits"],
+        dynamic_axes={n: {0: "batch", 1: "seq"} for n in names},
+        dynamo=False,
+    )
+    return dst
+
+
+def test_cost_against_fp32_whole_times_torch_whole_chunks_and_the_chosen_runtimes_windows(
+    tmp_path, minilm, tiny_cross_encoder, capsys, monkeypatch
+):
+    pytest.importorskip("onnx")  # torch's exporter needs it (the lab's dependency)
+    from desktop_app.cli.main import main
+
+    monkeypatch.delenv("KDESK_TORCH_DTYPE", raising=False)
+    folder = _with_onnx_export(tiny_cross_encoder, tmp_path / "with-onnx")
+    beir, data, _ = _library(tmp_path, minilm, folder)
+    argv = ["--data-dir", str(data), "bench", "rerank", "--beir", str(beir), "--cost", str(folder)]
+    argv += ["--against-fp32-whole", "--threads", "1", "--window", "10", "--candidates", "3", "--json"]
+    assert main(argv) == 0
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    # (A) torch float32 on whole chunks although the folder has an export; (B) the export.
+    assert cost["baseline_runtime"].startswith("torch float32 on cpu")
+    assert cost["chosen_runtime"].startswith("onnxruntime float32 on cpu") and cost["threads"] == 1
+    assert {cost[side]["pairs"] for side in ("whole_torch32", "window_chosen", "window_torch32")} == {6}
+    assert cost["window_chosen"]["tokens_per_pair_mean"] < cost["whole_torch32"]["tokens_per_pair_mean"]
+    assert cost["factor"] == pytest.approx(cost["factor_window"] * cost["factor_runtime"], rel=0.05, abs=0.02)
+    # The export's scores are torch float32's on the same windows: the same order, the same values.
+    agreement = cost["agreement"]
+    assert agreement["spearman_all_pairs"] >= 0.99 and agreement["same_order_questions"] == 2
+    assert agreement["max_abs_score_diff"] < 1e-5
