@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from kdesk_lab.ranks import spearman
+
 SEED = 36
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "retrieval"
 
@@ -634,12 +636,6 @@ class _torch_float32:
             os.environ["KDESK_TORCH_DTYPE"] = self.saved
 
 
-def _spearman(a, b) -> float:
-    import numpy as np
-
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ra, rb)[0, 1])
-
 
 def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = None) -> dict:
     """Compare the product's vectors / scores for `folder` with sentence-transformers' own
@@ -693,7 +689,7 @@ def check(folder: Path, n: int = 8, words: int = 200, long_words: int | None = N
         # float32 reference: the rerank order must hold (Spearman >= 0.99) ...
         report["runtime"] = str(product.runtime.describe())
         report["chosen_max_abs_diff"] = float(np.max(np.abs(mine - ref)))
-        report["chosen_spearman"] = _spearman(mine, ref)
+        report["chosen_spearman"] = spearman(mine, ref)
         report["chosen_ok"] = report["chosen_spearman"] >= 0.99
         # ... and the product in torch float32 gives the reference's scores within 1e-5 (pairs,
         # truncation, activation).

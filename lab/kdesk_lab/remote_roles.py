@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from kdesk_lab.ranks import spearman
+
 THREADS = 2
 
 
@@ -218,17 +220,10 @@ def bench_reranker(reference: Path, gguf: Path, n: int = 8, words: int = 200, th
     report["tokens_per_pair"] = round(float(np.mean([len(i) for i in enc["input_ids"]])))
     report["max_abs_diff"] = round(float(np.max(np.abs(remote - ref))), 5)
     report["score_spread"] = round(float(np.ptp(ref)), 5)
-    report["spearman"] = round(_spearman(remote, ref), 4)
+    report["spearman"] = round(spearman(remote, ref), 4)
     report["server_speedup"] = round(report["torch_fp32_ms_per_pair"] / report["server_ms_per_pair"], 2)
     report["ok"] = report["spearman"] >= 0.99
     report["peak_rss_mb"] = _rss_mb()
     report["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     return report
 
-
-def _spearman(a, b) -> float:
-    """Spearman's rank correlation (no ties in float scores): Pearson's of the ranks."""
-    import numpy as np
-
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ra, rb)[0, 1])

@@ -32,6 +32,7 @@ from desktop_app.core.models.rerank import CrossEncoderReranker
 from desktop_app.core.models.rerank_cost import QUERY_TOKENS
 from desktop_app.core.models.runtime import Runtime
 from desktop_app.core.models.torch_threads import torch_threads
+from kdesk_lab.ranks import spearman
 from kdesk_lab.retrieval import load_beir
 
 MARGINS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
@@ -160,11 +161,9 @@ def _side(v: dict[str, list[float]]) -> dict[str, Any]:
 
 def _spearman(a: list[float], b: list[float]) -> float | None:
     """Spearman's rho of two score lists; None when either is constant or too short."""
-    from scipy.stats import spearmanr
-
     if len(a) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
         return None
-    return float(spearmanr(a, b).statistic)
+    return spearman(a, b)
 
 
 def run_cost_against_fp32_whole(

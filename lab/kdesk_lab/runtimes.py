@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from kdesk_lab.ranks import spearman
+
 RUNTIMES = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8", "gguf-f16", "gguf-q8_0")
 
 
@@ -289,12 +291,6 @@ def measure(runtime: str, folder: Path, work: Path, texts: dict, threads: int, g
     report["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     return report
 
-
-def spearman(a, b) -> float:
-    import numpy as np
-
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def agreement(folder: Path, work: Path, runtime: str, n_queries: int) -> dict:
