@@ -79,7 +79,8 @@ class EmbeddingConfig:
     # while this one answers, and changes this value once it is complete; `kdesk models` lists them.
     # Cost on 2 idle cores (docs/fullsize-models.md): Qwen3-Embedding-0.6B 1-2 s a 300-token document
     # and ~0.2 s a question in bfloat16 (CPUs with AVX512-BF16/AMX), 2-4 s and ~0.5 s in float32,
-    # ~20x MiniLM; the folder's own ONNX export (onnx/model.onnx) ran 2.3-2.6x torch float32 here.
+    # ~20x MiniLM; bfloat16 ran 2.75x float32 on a quiet machine, the folder's own ONNX export
+    # (onnx/model.onnx, used on CPUs without bfloat16 units) 2.1-2.6x.
     model: str = "default"
     url: str = ""
     api_key: str = ""

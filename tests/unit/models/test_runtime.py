@@ -50,9 +50,13 @@ def test_reranker_stays_float32_on_a_cpu_with_bf16_units():
     assert "ordered candidates differently" in str(rt.reason)
 
 
-def test_a_folders_onnx_export_wins_on_a_cpu_but_not_over_a_gpu():
-    rt = choose_runtime(LARGE, flags=BF16_CPU, cuda=False, mps=False, onnx=True)
+def test_a_folders_onnx_export_wins_on_a_cpu_but_not_over_a_gpu_nor_over_native_bf16_for_an_embedder():
+    rt = choose_runtime(LARGE, flags=BF16_CPU, cuda=False, mps=False, onnx=True, role="reranker")
     assert (rt.engine, rt.dtype) == ("onnxruntime", "float32")
+    rt = choose_runtime(LARGE, flags=frozenset({"avx2"}), cuda=False, mps=False, onnx=True)
+    assert (rt.engine, rt.dtype) == ("onnxruntime", "float32")  # an embedder without bf16 units
+    rt = choose_runtime(LARGE, flags=BF16_CPU, cuda=False, mps=False, onnx=True)
+    assert (rt.engine, rt.dtype) == ("torch", "bfloat16")  # faster than the export where native
     assert choose_runtime(LARGE, flags=BF16_CPU, cuda=True, mps=False, onnx=True).engine == "torch"
 
 
