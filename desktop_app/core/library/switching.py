@@ -31,6 +31,7 @@ from desktop_app.core.library import reasons
 from desktop_app.core.library.manifest import FAILED, INDEXED
 from desktop_app.core.library.progress_lines import eta
 from desktop_app.core.messages import Message, message
+from desktop_app.core.models.registry import display_name
 from desktop_app.core.tasks import NullTask, TaskState, check
 
 if TYPE_CHECKING:
@@ -75,17 +76,16 @@ class FillProgress:
     def line(self) -> Message:
         """The progress of the fill itself ("Qwen3: 340 of 1000 documents embedded, about 12 min left")."""
         left = self.seconds_left
+        model = display_name(self.model)
         if left is None:
-            return message(reasons.SWITCH_FILLING, model=self.model, done=self.done, total=self.total)
-        return message(
-            reasons.SWITCH_FILLING_ETA, model=self.model, done=self.done, total=self.total, eta=eta(left)
-        )
+            return message(reasons.SWITCH_FILLING, model=model, done=self.done, total=self.total)
+        return message(reasons.SWITCH_FILLING_ETA, model=model, done=self.done, total=self.total, eta=eta(left))
 
     def status(self) -> Message:
         """Which model answers meanwhile, and the fill's state (the status bar, `kdesk models`)."""
         params: dict[str, Any] = {
-            "current": self.current,
-            "model": self.model,
+            "current": display_name(self.current),  # the name the rest of the app gives it
+            "model": display_name(self.model),
             "done": self.done,
             "total": self.total,
         }
