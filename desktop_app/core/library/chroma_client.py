@@ -222,6 +222,22 @@ def make_client(index_dir: Path, chroma_url: str = ""):
     )
 
 
+def refresh_embedded(client) -> bool:
+    """Make an embedded client see the vectors other processes wrote since it loaded an index.
+
+    Chroma's Rust core keeps each HNSW index it has loaded in memory and never reads the files again:
+    after another `kdesk add` writes, this process's reads that include the new vectors fail with
+    "Error finding id" however often they are tried, and its queries miss them. New bindings over the
+    same files (3 ms; each index loads again on its next use) see everything. Every collection object
+    of the client goes through them. False for a server's client, which has nothing to refresh, or a
+    Chroma whose internals are laid out otherwise (then the caller's error stands)."""
+    server = getattr(client, "_server", None)
+    if type(server).__name__ != "RustBindingsAPI" or not hasattr(server, "bindings"):
+        return False
+    server.start()  # replaces `bindings`; a call under way keeps the old ones until it returns
+    return True
+
+
 class LibraryClient:
     """A Chroma client confined to one library's namespace on a shared server.
 

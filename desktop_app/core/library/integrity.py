@@ -61,8 +61,8 @@ def is_sealed(store: ChromaStore, collection_dir: Path) -> bool:
 
 
 def _unreadable_vectors(exc: BaseException) -> bool:
-    """Embedded Chroma in two processes: one cannot read the vectors the other wrote until it
-    reopens (the text and metadata it can); the seals are checked by a later sync."""
+    """Embedded Chroma in two processes: vectors the other is still writing stayed unreadable
+    through the store's refreshed retries (the text and metadata are not); a later sync checks them."""
     return type(exc).__name__ == "InternalError" and "Error finding id" in str(exc)
 
 

@@ -27,7 +27,13 @@ from desktop_app.core.config import Config, load_config
 from desktop_app.core.formats import FormatUnknown
 from desktop_app.core.library import integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
-from desktop_app.core.library.chroma_client import library_id_of, make_client, namespaced, shared_client
+from desktop_app.core.library.chroma_client import (
+    library_id_of,
+    make_client,
+    namespaced,
+    refresh_embedded,
+    shared_client,
+)
 from desktop_app.core.library.datafolder import WriterLock, file_stamp
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
@@ -454,13 +460,14 @@ class KnowledgeBase:
         last looked (a stat call each when nothing changed), and follow another process's
         `reindex` to the index it built."""
         self._follow_generation()
-        if self._keyword is not None:
-            self._keyword.reload_if_changed()
+        others = self._keyword is not None and self._keyword.reload_if_changed()
         dense = self.opened_dense
         if dense is not None:
             if writer:
                 dense.set_writer(True)
-            dense.reload_if_changed()
+            others = dense.reload_if_changed() or others
+        if others and self._store is not None:  # and Chroma's copy of their vectors (photos too)
+            refresh_embedded(self._store.client)
 
     def _follow_generation(self) -> None:
         """If another process switched to a rebuilt index, drop the parts opened on the old one.

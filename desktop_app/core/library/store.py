@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from desktop_app.core.library import reasons
-from desktop_app.core.library.chroma_client import LibraryClient, StoreError
+from desktop_app.core.library.chroma_client import LibraryClient, StoreError, refresh_embedded
 from desktop_app.core.library.documents import Chunk, Hit
 from desktop_app.core.library.seals import Sealer
 from desktop_app.core.messages import message
@@ -82,10 +82,11 @@ def _unreachable(exc: BaseException) -> bool:
         return False
 
 
-# Another process writing the same embedded index (two `kdesk add` and a `kdesk search`) can make a
-# read fail once with Chroma's "InternalError: ... Error finding id" while its commit lands (seen in
-# tests/reliability/test_concurrent_writers.py); the same read a moment later succeeds.
-_READ_RETRIES = (0.1, 0.3, 0.9)
+# A read that includes vectors another process wrote after this one loaded the embedded index fails
+# with Chroma's "InternalError: ... Error finding id" until the client is refreshed (refresh_embedded;
+# two `kdesk add` and a `kdesk search` in tests/reliability/test_concurrent_writers.py). Refreshed and
+# tried again after each delay: the other process may still be writing the files the refresh reads.
+_READ_RETRIES = (0.0, 0.3, 0.9)
 
 
 def _transient(exc: BaseException) -> bool:
@@ -99,7 +100,7 @@ def _vanished(exc: BaseException) -> bool:
 
 def _guarded(method):
     """Turn connection failures into a StoreError that names the server, for every store call;
-    a read that met another process's commit half-way is tried again."""
+    a read that met vectors another process wrote is tried again on a refreshed client."""
     reads = method.__name__ not in ("upsert", "delete_docs")
 
     @functools.wraps(method)
@@ -114,6 +115,7 @@ def _guarded(method):
             except Exception as exc:
                 if delays and _transient(exc):
                     time.sleep(delays.pop(0))
+                    refresh_embedded(self.client)
                     continue
                 if not reopened and _vanished(exc):  # made again, empty: the next sync refills it
                     reopened = True
