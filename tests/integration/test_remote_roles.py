@@ -224,9 +224,14 @@ def test_a_server_of_the_other_role_is_said_and_its_answers_never_used(embed_ser
 
     with pytest.raises(RerankError, match="--reranking"):
         RemoteReranker(embed_server.url).score("parrot", ["seed"])
-    # A reranking llama-server answers /v1/embeddings too, with vectors of zeros: never indexed.
-    with pytest.raises(EmbeddingError, match="vectors of zeros.*--reranking"):
-        OpenAICompatEmbedder("tiny", rerank_server.url, retries=0).embed_queries(["parrot"])
+    # A reranking llama-server answers /v1/embeddings too, with whatever its buffer held (zeros,
+    # non-numbers, or numbers that pass for a vector): asked whether it reranks, it is never indexed.
+    for _ in range(3):
+        with pytest.raises(EmbeddingError, match="answers rerank requests.*--reranking"):
+            OpenAICompatEmbedder("tiny", rerank_server.url, retries=0).embed_queries(["parrot"])
+    # The embedding server itself is asked the same once, refuses (501), and gives its vectors.
+    embedder = OpenAICompatEmbedder("tiny", embed_server.url, retries=0)
+    assert embedder.embed_queries(["parrot"]).shape == (1, 32) and embedder.dim == 32
 
 
 def test_a_wrong_key_is_refused_in_words_that_name_the_setting(models):

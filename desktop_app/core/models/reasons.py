@@ -232,6 +232,11 @@ EMBED_BAD_ANSWER = define(
     "remote.embed_bad_answer",
     "embeddings server {host} sent an answer that is not an embeddings list: {text}",
 )
+EMBED_IS_RERANKER = define(
+    "remote.embed_is_reranker",
+    "embeddings server {host} answers rerank requests: it serves a reranker, not an embedding model "
+    "(llama-server started with --reranking?)",
+)
 EMBED_ZERO_VECTORS = define(
     "remote.embed_zero_vectors",
     "embeddings server {host} sent vectors of zeros or non-numbers: it serves no embedding model "

@@ -118,12 +118,37 @@ class OpenAICompatEmbedder:
     def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
+        if self._dim is None and self._serves_rerank():
+            raise EmbeddingError(reasons.EMBED_IS_RERANKER, host=self._host)
         out: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
             # Servers reject over-long input (TEI: 413/validation error) rather than truncating.
             batch = [(t[: self._max_chars] or " ") for t in texts[start : start + self.batch_size]]
             out.append(self._post_batch(batch))
         return normalize(np.concatenate(out, axis=0))
+
+    def _serves_rerank(self) -> bool:
+        """Whether the server answers a rerank request, asked once before the first vectors are taken.
+
+        llama-server --reranking answers /v1/embeddings too, with whatever its output buffer held:
+        zeros, non-numbers, or numbers that pass for a vector (one CI run in many), which would be
+        indexed. Any other server refuses /rerank (404; llama-server --embeddings: 501) or knows
+        the model as no reranker; every failure here leaves the embeddings request to speak."""
+        import httpx
+        import openai
+
+        body = {"model": self.model, "query": "role check", "documents": ["role check"]}
+        try:
+            resp = self._api.get().post(
+                "/rerank",
+                body=body,
+                cast_to=httpx.Response,
+                options={"headers": self._api.headers, "max_retries": 0},
+            )
+            results = resp.json().get("results")
+        except (openai.OpenAIError, httpx.HTTPError, ValueError, AttributeError):
+            return False
+        return isinstance(results, list) and bool(results)
 
     def _post_batch(self, batch: list[str]) -> np.ndarray:
         import openai
