@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dest", type=Path, help="models folder (default: $KDESK_MODELS or <data-dir>/models)")
     p.add_argument("--data-dir", type=Path, help="the app's data folder (default: the platform's)")
     p.add_argument("--force", action="store_true", help="download again even if already installed")
+    p.add_argument("--no-export", action="store_true", help="leave a reranker without its ONNX export")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     return fetch_command(p.parse_args(argv))
 

@@ -102,8 +102,10 @@ class RetrievalConfig:
     # per token measured on this machine (rerank_cost.json in the data folder). Full-size
     # bge-reranker-base, torch fp32 on 2 cores: ~1.5 ms a token at 2 threads, load 1.6 (~130 ms a
     # pair with a 64-token window: the top 6 in 1000 ms); 2.9 ms at 1 thread, load 9 (the top 2-3);
-    # 16-80 ms at 2 threads, load 9-18 (no pair fits: the fused ranking stands). Measured in
-    # docs/fullsize-models.md; not the "10-50 ms a pair" once assumed.
+    # 16-80 ms at 2 threads, load 9-18 (no pair fits: the fused ranking stands). With the ONNX export
+    # `kdesk models fetch` makes: 52-95 ms a 64-160-token window at 2 threads, load ~1.7 (the
+    # top 8-9 with 160-token windows in 1000 ms). Measured in docs/fullsize-models.md; not the "10-50 ms
+    # a pair" once assumed.
     rerank_budget_ms: int = 1000
     # The fused ranking is decisive (the rerank stage is skipped) when its best document leads the
     # next by this much of the fused score (SciFact: measured in docs/fullsize-models.md); 0: never.

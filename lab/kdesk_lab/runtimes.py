@@ -53,52 +53,18 @@ def onnx_paths(work: Path, folder: Path) -> tuple[Path, Path]:
 
 
 def export_onnx(folder: Path, work: Path) -> tuple[Path, Path]:
-    """model.onnx (fp32) and model_int8.onnx (dynamic int8 weights) for the folder's transformer:
-    the embedder's last hidden state (pooling in NumPy), or the reranker's logits."""
+    """model.onnx (fp32, the product's own export: core/models/onnx_export.py) and model_int8.onnx
+    (dynamic int8 weights) for the folder's transformer: the embedder's last hidden state (pooling in
+    NumPy), or the reranker's logits."""
     import torch
+
+    from desktop_app.core.models.onnx_export import write_export
 
     fp32, int8 = onnx_paths(work, folder)
     fp32.parent.mkdir(parents=True, exist_ok=True)
     if not fp32.is_file():
         torch.set_num_threads(2)
-        if _is_reranker(folder):
-            from transformers import AutoModelForSequenceClassification
-
-            model = AutoModelForSequenceClassification.from_pretrained(str(folder), dtype=torch.float32)
-            outputs = ["logits"]
-        else:
-            from transformers import AutoModel
-
-            model = AutoModel.from_pretrained(str(folder), dtype=torch.float32)
-            outputs = ["last_hidden_state"]
-        model.eval()
-        model.config.use_cache = False
-
-        class Wrapped(torch.nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, input_ids, attention_mask):
-                out = self.m(input_ids=input_ids, attention_mask=attention_mask, return_dict=True)
-                return out["logits"] if outputs == ["logits"] else out["last_hidden_state"]
-
-        ids = torch.ones((2, 16), dtype=torch.long)
-        mask = torch.ones((2, 16), dtype=torch.long)
-        mask[0, :3] = 0  # padding in the example, so masks are traced as data
-        batch, seq = torch.export.Dim("batch"), torch.export.Dim("seq")
-        with torch.no_grad():
-            torch.onnx.export(
-                Wrapped(model),
-                (ids, mask),
-                str(fp32),
-                input_names=["input_ids", "attention_mask"],
-                output_names=outputs,
-                dynamic_shapes={"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}},
-                dynamo=True,
-                external_data=True,
-                optimize=True,
-            )
+        write_export(folder, fp32, reranker=_is_reranker(folder))
     if not int8.is_file():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 

@@ -255,6 +255,15 @@ EMBED_DIM_CHANGED = define(
 RUNTIME_LINE = define("model.runtime.line", "{engine} {dtype} on {device}: {reason}")
 RUNTIME_GPU = define("model.runtime.gpu", "a {gpu} GPU is available")
 RUNTIME_SMALL = define("model.runtime.small", "a small model: bfloat16 gains little on a CPU")
+EXPORT_FAILED = define(
+    "model.export.failed",
+    "{folder}: its ONNX export could not be made ({error}); it runs in torch float32",
+)
+EXPORT_DIFFERS = define(
+    "model.export.differs",
+    "{folder}: its ONNX export scored pairs {diff} away from torch float32 and was not kept; "
+    "it runs in torch float32",
+)
 RUNTIME_BF16 = define(
     "model.runtime.bf16", "this CPU has {flag}: bfloat16 is faster than float32 and matches it"
 )

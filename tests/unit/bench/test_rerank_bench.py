@@ -90,7 +90,6 @@ def _with_onnx_export(src: Path, dst: Path) -> Path:
 def test_cost_against_fp32_whole_times_torch_whole_chunks_and_the_chosen_runtimes_windows(
     tmp_path, minilm, tiny_cross_encoder, capsys, monkeypatch
 ):
-    pytest.importorskip("onnx")  # torch's exporter needs it (the lab's dependency)
     from desktop_app.cli.main import main
 
     monkeypatch.delenv("KDESK_TORCH_DTYPE", raising=False)

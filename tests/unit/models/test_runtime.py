@@ -142,7 +142,6 @@ def _export_cross_encoder(src: Path, dst: Path, segment_ids: bool = True) -> Pat
 
 
 def test_reranker_runs_the_folders_onnx_export_with_torch_float32s_scores(tiny_cross_encoder, tmp_path):
-    pytest.importorskip("onnx")  # torch's exporter needs it (the lab's dependency, not the app's)
     folder = _export_cross_encoder(tiny_cross_encoder, tmp_path / "with-onnx")
     texts = ["parrot macaw fly", "pasta egg", "red blue green seed", "kakapo night forest"]
     mine = CrossEncoderReranker(folder, device="cpu")
@@ -158,7 +157,6 @@ def test_reranker_runs_the_folders_onnx_export_with_torch_float32s_scores(tiny_c
 
 
 def test_an_onnx_export_the_model_cannot_use_falls_back_to_torch(tiny_cross_encoder, tmp_path):
-    pytest.importorskip("onnx")
     # BERT pairs need segment ids: an export without them would score other inputs.
     folder = _export_cross_encoder(tiny_cross_encoder, tmp_path / "no-segments", segment_ids=False)
     mine = CrossEncoderReranker(folder, device="cpu")
@@ -171,7 +169,6 @@ def test_an_onnx_export_the_model_cannot_use_falls_back_to_torch(tiny_cross_enco
 
 
 def test_embedder_runs_the_folders_onnx_export_with_torch_float32s_vectors(tmp_path_factory):
-    pytest.importorskip("onnxscript")  # torch's exporter of this architecture (the lab's dependency)
     import torch
     from transformers import AutoModel
 
