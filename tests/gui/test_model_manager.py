@@ -225,6 +225,9 @@ def test_a_fetched_reranker_is_used_from_the_next_question(
     # Loaded off the UI thread after the download: the running app reranks with it now.
     assert window.ctx.kb.retriever.reranker is not None
     assert "reranks the results from the next question" in page.progress_label.text()
+    # and with its ONNX export, made by the same fetch and chosen on this CPU
+    assert (Path(page.dest) / "tiny-reranker" / "onnx" / "model.onnx").is_file()
+    assert window.ctx.kb.retriever.reranker.runtime.engine == "onnxruntime"
     assert "Reranker: tiny-reranker" in window.status_labels["reranker"].text()
     # What retrieval.rerank_budget_ms allows on this machine, as `kdesk models` says it.
     page.refresh()

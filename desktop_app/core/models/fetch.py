@@ -331,7 +331,7 @@ def _with_export(result: FetchResult, spec: ModelSpec, task: TaskState, export: 
     if onnx_file(folder) is not None:
         result.export = "has its ONNX export"
         return result
-    task.progress(spec.total_size, spec.total_size, f"{spec.id}: making its ONNX export (once; about a minute)")
+    task.progress(spec.total_size, spec.total_size, f"{spec.id}: making its ONNX export (once; under a minute)")
     try:
         path, diff = export_reranker(folder)
     except ExportError as exc:

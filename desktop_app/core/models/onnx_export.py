@@ -136,5 +136,9 @@ def export_reranker(folder: Path) -> tuple[Path, float]:
     if not diff <= CHECK_TOLERANCE:
         shutil.rmtree(work, ignore_errors=True)
         raise ExportError(reasons.EXPORT_DIFFERS, folder=folder.name, diff=f"{diff:.2g}")
-    os.replace(work, folder / EXPORT_DIR)  # whole or not at all: the runtime looks for this folder
+    try:  # whole or not at all: the runtime looks for this folder
+        os.replace(work, folder / EXPORT_DIR)
+    except OSError as exc:  # an onnx/ folder of something else, or a read-only models folder
+        shutil.rmtree(work, ignore_errors=True)
+        raise ExportError(reasons.EXPORT_FAILED, folder=folder.name, error=exc) from exc
     return folder / ONNX_NAMES[0], diff

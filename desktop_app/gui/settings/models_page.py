@@ -394,9 +394,13 @@ class ModelsPage(QWidget):
     def _progress(self, done: int, total: int, _message: str) -> None:
         if total > 0:
             self.progress.setValue(min(1000, done * 1000 // total))
+        model = self.shown_name(self._fetching)
+        if 0 < total <= done:  # all bytes in: checked, installed, a reranker's ONNX export made (~16 s)
+            self.progress_label.setText(tr("Preparing {model} for use…").format(model=model))
+            return
         self.progress_label.setText(
             tr("Downloading {model}: {done} of {total}").format(
-                model=self.shown_name(self._fetching), done=human_size(done), total=human_size(total)
+                model=model, done=human_size(done), total=human_size(total)
             )
         )
 

@@ -80,3 +80,14 @@ def test_kdesk_models_fetch_gives_a_downloaded_reranker_its_export(
     assert main([*args, "--dest", str(dest)]) == 0
     out = capsys.readouterr().out
     assert "tiny-reranker: already installed" in out and "has its ONNX export" in out
+
+
+def test_an_onnx_folder_of_something_else_is_kept_and_the_model_stays_on_torch(tiny_cross_encoder, tmp_path):
+    folder = Path(shutil.copytree(tiny_cross_encoder, tmp_path / "tiny-reranker"))
+    (folder / "onnx").mkdir()
+    (folder / "onnx" / "notes.txt").write_text("the user's own file", encoding="utf-8")
+    with pytest.raises(ExportError, match="tiny-reranker: its ONNX export could not be made"):
+        export_reranker(folder)
+    assert [p.name for p in (folder / "onnx").iterdir()] == ["notes.txt"]
+    assert not list(folder.glob(".onnx*"))
+    assert CrossEncoderReranker(folder, device="cpu").runtime.engine == "torch"
