@@ -4,12 +4,14 @@ indexed here and the tiny cross-encoder (tests/conftest.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from desktop_app.core.config import Config
 from desktop_app.core.desk import Desk
+from desktop_app.core.models.onnx_export import export_reranker
 from kdesk_lab.latency import run_latency_bench
 from kdesk_lab.rerank_budget import run_cost, run_decisive
 
@@ -62,38 +64,14 @@ def test_rerank_bench_and_latency_report_the_budgeted_stage(tmp_path, minilm, ti
     assert all(n >= 2 for n in rerank["scored_per_stage"])
 
 
-def _with_onnx_export(src: Path, dst: Path) -> Path:
-    """A copy of the tiny cross-encoder with its ONNX export in onnx/model.onnx (as the product
-    finds a folder's own export), made by torch's exporter."""
-    import shutil
-
-    import torch
-    from transformers import AutoModelForSequenceClassification
-
-    shutil.copytree(src, dst)
-    model = AutoModelForSequenceClassification.from_pretrained(str(dst)).eval()
-    (dst / "onnx").mkdir()
-    ids = torch.ones((2, 8), dtype=torch.long)
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    torch.onnx.export(
-        model,
-        (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-        str(dst / "onnx" / "model.onnx"),
-        input_names=names,
-        output_names=["logits"],
-        dynamic_axes={n: {0: "batch", 1: "seq"} for n in names},
-        dynamo=False,
-    )
-    return dst
-
-
 def test_cost_against_fp32_whole_times_torch_whole_chunks_and_the_chosen_runtimes_windows(
     tmp_path, minilm, tiny_cross_encoder, capsys, monkeypatch
 ):
     from desktop_app.cli.main import main
 
     monkeypatch.delenv("KDESK_TORCH_DTYPE", raising=False)
-    folder = _with_onnx_export(tiny_cross_encoder, tmp_path / "with-onnx")
+    folder = Path(shutil.copytree(tiny_cross_encoder, tmp_path / "with-onnx"))
+    export_reranker(folder)  # the folder's own export, as `kdesk models fetch` makes it
     beir, data, _ = _library(tmp_path, minilm, folder)
     argv = ["--data-dir", str(data), "bench", "rerank", "--beir", str(beir), "--cost", str(folder)]
     argv += ["--against-fp32-whole", "--threads", "1", "--window", "10", "--candidates", "3", "--json"]

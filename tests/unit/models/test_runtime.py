@@ -3,6 +3,7 @@ about it, and that the chosen format's outputs agree with float32's."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from desktop_app.core.config import Config
 from desktop_app.core.models import runtime
+from desktop_app.core.models.onnx_export import export_reranker
 from desktop_app.core.models.rerank import CrossEncoderReranker
 from desktop_app.core.models.runtime import choose_runtime, count_params
 from desktop_app.core.models.status import format_status, model_status
@@ -116,9 +118,9 @@ def test_bfloat16_embedder_vectors_match_float32_within_its_tolerance(tmp_path_f
     assert float(np.sum(q32 * q16)) >= 0.999
 
 
-def _export_cross_encoder(src: Path, dst: Path, segment_ids: bool = True) -> Path:
-    """A copy of the tiny cross-encoder with its ONNX export in onnx/model.onnx (torch's exporter)."""
-    import shutil
+def _export_without_segments(src: Path, dst: Path) -> Path:
+    """A copy of the tiny cross-encoder whose onnx/model.onnx takes no token_type_ids, which BERT's
+    pairs need (the product's own export always has them: onnx_export.py)."""
 
     import torch
     from transformers import AutoModelForSequenceClassification
@@ -127,11 +129,10 @@ def _export_cross_encoder(src: Path, dst: Path, segment_ids: bool = True) -> Pat
     model = AutoModelForSequenceClassification.from_pretrained(str(dst)).eval()
     (dst / "onnx").mkdir()
     ids = torch.ones((2, 8), dtype=torch.long)
-    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if segment_ids else [])
-    args = (ids, torch.ones_like(ids)) + ((torch.zeros_like(ids),) if segment_ids else ())
+    names = ["input_ids", "attention_mask"]
     torch.onnx.export(
         model,
-        args,
+        (ids, torch.ones_like(ids)),
         str(dst / "onnx" / "model.onnx"),
         input_names=names,
         output_names=["logits"],
@@ -142,7 +143,8 @@ def _export_cross_encoder(src: Path, dst: Path, segment_ids: bool = True) -> Pat
 
 
 def test_reranker_runs_the_folders_onnx_export_with_torch_float32s_scores(tiny_cross_encoder, tmp_path):
-    folder = _export_cross_encoder(tiny_cross_encoder, tmp_path / "with-onnx")
+    folder = Path(shutil.copytree(tiny_cross_encoder, tmp_path / "with-onnx"))
+    export_reranker(folder)  # the folder's own export, as `kdesk models fetch` makes it
     texts = ["parrot macaw fly", "pasta egg", "red blue green seed", "kakapo night forest"]
     mine = CrossEncoderReranker(folder, device="cpu")
     assert mine.runtime.engine == "onnxruntime"
@@ -158,7 +160,7 @@ def test_reranker_runs_the_folders_onnx_export_with_torch_float32s_scores(tiny_c
 
 def test_an_onnx_export_the_model_cannot_use_falls_back_to_torch(tiny_cross_encoder, tmp_path):
     # BERT pairs need segment ids: an export without them would score other inputs.
-    folder = _export_cross_encoder(tiny_cross_encoder, tmp_path / "no-segments", segment_ids=False)
+    folder = _export_without_segments(tiny_cross_encoder, tmp_path / "no-segments")
     mine = CrossEncoderReranker(folder, device="cpu")
     got = mine.score("parrot talk", ["parrot macaw fly", "pasta egg"])
     assert mine.runtime.engine == "torch"
