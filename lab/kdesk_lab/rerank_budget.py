@@ -90,6 +90,43 @@ def run_decisive(desk: Desk, beir: Path, splits: tuple[str, ...], limit: int | N
     return report
 
 
+def _side(v: dict[str, list[float]]) -> dict[str, Any]:
+    return {
+        "pairs": len(v["ms"]),
+        "ms_per_pair_mean": round(statistics.fmean(v["ms"]), 1),
+        "ms_per_pair_p50": round(statistics.median(v["ms"]), 1),
+        "tokens_per_pair_mean": round(statistics.fmean(v["tokens"]), 1),
+        "ms_per_token": round(sum(v["ms"]) / sum(v["tokens"]), 3),
+    }
+
+
+def _pairs(kb, count: TokenCounter, text: str, candidates: int, window_tokens: int):
+    """The question's fused top ``candidates``: (whole chunks, their pair tokens, best windows, theirs)."""
+    hits = kb.retriever.candidates(
+        [text], scope=None, coarse_k=kb.config.retrieval.coarse_k, keep=candidates
+    )[0]
+    chunks = [h.text for h in hits[:candidates]]
+    lengths = count(chunks)
+    windows = [window_of(text, c, window_tokens, n) for c, n in zip(chunks, lengths)]
+    q = count([text])[0] + 3
+    return chunks, [q + min(n, 509) for n in lengths], windows, [q + n for n in count(windows)]
+
+
+def _timed(
+    rr, text: str, texts: list[str], tokens: list[int], batch: int, side: dict[str, list[float]]
+) -> list[float]:
+    """Score ``texts`` in batches, adding each pair's ms and tokens to ``side``; the scores."""
+    got: list[float] = []
+    for i in range(0, len(texts), batch):
+        t0 = time.perf_counter()
+        got += [float(x) for x in rr.score(text, texts[i : i + batch])]
+        ms = (time.perf_counter() - t0) * 1000
+        n = len(texts[i : i + batch])
+        side["ms"] += [ms / n] * n
+    side["tokens"] += tokens
+    return got
+
+
 def run_cost(
     desk: Desk,
     beir: Path,
@@ -100,33 +137,21 @@ def run_cost(
     batch: int,
 ) -> dict[str, Any]:
     """ms per candidate and tokens per pair, whole chunks vs best windows, one run."""
-    kb = desk.kb
-    cfg = kb.config.retrieval
     rr = CrossEncoderReranker(reranker)
     count = TokenCounter(rr)
     rr.score("warm up", ["the model loads and runs once before the clock"])
-    sides: dict[str, dict[str, list[float]]] = {"whole": {"ms": [], "tokens": []}, "window": {"ms": [], "tokens": []}}
+    sides: dict[str, dict[str, list[float]]] = {
+        "whole": {"ms": [], "tokens": []},
+        "window": {"ms": [], "tokens": []},
+    }
     questions = judged_questions(beir, "test", limit)
     for qi, (_, text, _) in enumerate(questions):
-        hits = kb.retriever.candidates([text], scope=None, coarse_k=cfg.coarse_k, keep=candidates)[0]
-        chunks = [h.text for h in hits[:candidates]]
-        lengths = count(chunks)
-        windows = [window_of(text, c, window_tokens, n) for c, n in zip(chunks, lengths)]
-        q = count([text])[0] + 3
-        pairs = {
-            "whole": (chunks, [q + min(n, 509) for n in lengths]),
-            "window": (windows, [q + n for n in count(windows)]),
-        }
-        order = ("whole", "window") if qi % 2 == 0 else ("window", "whole")
-        for side in order:
-            texts, tokens = pairs[side]
-            for i in range(0, len(texts), batch):
-                t0 = time.perf_counter()
-                rr.score(text, texts[i : i + batch])
-                ms = (time.perf_counter() - t0) * 1000
-                n = len(texts[i : i + batch])
-                sides[side]["ms"] += [ms / n] * n
-            sides[side]["tokens"] += tokens
+        chunks, whole_tokens, windows, window_tokens_each = _pairs(
+            desk.kb, count, text, candidates, window_tokens
+        )
+        pairs = {"whole": (chunks, whole_tokens), "window": (windows, window_tokens_each)}
+        for side in ("whole", "window") if qi % 2 == 0 else ("window", "whole"):
+            _timed(rr, text, *pairs[side], batch, sides[side])
         done = {k: round(statistics.fmean(v["ms"]), 1) for k, v in sides.items()}
         print(f"question {qi + 1}/{len(questions)}: ms a pair so far {done}", file=sys.stderr, flush=True)
     out: dict[str, Any] = {
@@ -137,26 +162,9 @@ def run_cost(
         "batch": batch,
         "query_tokens_planned": QUERY_TOKENS,
     }
-    for side, v in sides.items():
-        out[side] = {
-            "pairs": len(v["ms"]),
-            "ms_per_pair_mean": round(statistics.fmean(v["ms"]), 1),
-            "ms_per_pair_p50": round(statistics.median(v["ms"]), 1),
-            "tokens_per_pair_mean": round(statistics.fmean(v["tokens"]), 1),
-            "ms_per_token": round(sum(v["ms"]) / sum(v["tokens"]), 3),
-        }
+    out.update({side: _side(v) for side, v in sides.items()})
     out["whole_over_window"] = round(out["whole"]["ms_per_pair_mean"] / out["window"]["ms_per_pair_mean"], 2)
     return out
-
-
-def _side(v: dict[str, list[float]]) -> dict[str, Any]:
-    return {
-        "pairs": len(v["ms"]),
-        "ms_per_pair_mean": round(statistics.fmean(v["ms"]), 1),
-        "ms_per_pair_p50": round(statistics.median(v["ms"]), 1),
-        "tokens_per_pair_mean": round(statistics.fmean(v["tokens"]), 1),
-        "ms_per_token": round(sum(v["ms"]) / sum(v["tokens"]), 3),
-    }
 
 
 def _spearman(a: list[float], b: list[float]) -> float | None:
@@ -181,8 +189,6 @@ def run_cost_against_fp32_whole(
     fused candidates, the order of the sides alternating per question; (R) torch float32 on the
     same windows, timed too (it splits the factor into window and runtime), is the reference
     whose order (B) must keep. ``threads``: torch's and onnxruntime's intra-op threads."""
-    kb = desk.kb
-    cfg = kb.config.retrieval
     fp32 = Runtime("cpu", "float32", message(reasons.RUNTIME_FORCED, dtype="float32"))
     torch32 = CrossEncoderReranker(reranker, device="cpu", runtime=fp32)
     chosen = CrossEncoderReranker(reranker, device="cpu", threads=threads)
@@ -196,27 +202,16 @@ def run_cost_against_fp32_whole(
         for rr in (torch32, chosen):
             rr.score("warm up", ["the model loads and runs once before the clock"])
         for qi, (_, text, _) in enumerate(questions):
-            hits = kb.retriever.candidates([text], scope=None, coarse_k=cfg.coarse_k, keep=candidates)[0]
-            chunks = [h.text for h in hits[:candidates]]
-            lengths = count(chunks)
-            windows = [window_of(text, c, window_tokens, n) for c, n in zip(chunks, lengths)]
-            q = count([text])[0] + 3
-            window_tokens_each = [q + n for n in count(windows)]
+            chunks, whole_tokens, windows, window_tokens_each = _pairs(
+                desk.kb, count, text, candidates, window_tokens
+            )
             pairs = {
-                "whole_torch32": (chunks, [q + min(n, 509) for n in lengths]),
+                "whole_torch32": (chunks, whole_tokens),
                 "window_chosen": (windows, window_tokens_each),
                 "window_torch32": (windows, window_tokens_each),
             }
             for side in names if qi % 2 == 0 else tuple(reversed(names)):
-                texts, tokens = pairs[side]
-                got: list[float] = []
-                for i in range(0, len(texts), batch):
-                    t0 = time.perf_counter()
-                    got += [float(x) for x in models[side].score(text, texts[i : i + batch])]
-                    ms = (time.perf_counter() - t0) * 1000
-                    n = len(texts[i : i + batch])
-                    sides[side]["ms"] += [ms / n] * n
-                sides[side]["tokens"] += tokens
+                got = _timed(models[side], text, *pairs[side], batch, sides[side])
                 if side in scores:
                     scores[side].append(got)
             done = {k: round(statistics.fmean(v["ms"]), 1) for k, v in sides.items()}
