@@ -397,6 +397,24 @@ def backend_config(config: Config, gguf: str, max_tokens: int | None = None) -> 
     return cfg
 
 
+def use_backend(desk: Any, config: Config, name: str, gguf: str, max_tokens: int | None = None) -> None:
+    """Switch the desk to a backend; a model that does not load is an error, not an extractive run."""
+    desk.apply_config(backend_config(config, gguf, max_tokens))
+    if gguf and not desk.chat.active:
+        raise ValueError(f"{name}: {desk.chat.reason}")
+
+
+def timed_sync(kb: Any, log: Callable[[str], None], label: str = "") -> tuple[Any, float, bool]:
+    """``kb.sync()``, timed and logged: its report, seconds, and whether the index was reused
+    (nothing added or updated: a kept work dir)."""
+    t0 = time.perf_counter()
+    report = kb.sync()
+    seconds = time.perf_counter() - t0
+    reused = not (report.added or report.updated)
+    log(f"{label}{'index reused' if reused else f'indexed in {seconds:.1f} s'}; {kb.store.count()} chunks")
+    return report, seconds, reused
+
+
 # ------------------------------------------------------------------------------------ asking
 @dataclass
 class Asked:
@@ -621,6 +639,14 @@ def write_docs(knowledge_dir: Path, docs: Sequence[Doc]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+def warm_up(assistant: Any, mode: str | None) -> None:
+    """Two questions first (embedder, jieba, a model server), so no timed question pays start-up."""
+    from desktop_app.core.ask.conversation import Conversation
+
+    for warm in ("What is this library about?", "这些文档讲什么？"):
+        ask(assistant, warm, Conversation(), mode)
+
+
 def run_backend(
     desk: Any,
     name: str,
@@ -637,8 +663,7 @@ def run_backend(
 
     assistant = desk.assistant
     t0 = time.perf_counter()
-    for warm in ("What is this library about?", "这些文档讲什么？"):  # embedder, jieba, a model server
-        ask(assistant, warm, Conversation(), mode)
+    warm_up(assistant, mode)
     log(f"{name}: warmed up in {time.perf_counter() - t0:.1f} s")
     rows: list[Row] = []
     for i, q in enumerate(corpus.questions, 1):
@@ -708,13 +733,7 @@ def run_answers_bench(
             write_docs(kb.knowledge_dir, corpus.docs)
             load_start = load_average()
             log(f"indexing {len(corpus.docs)} documents with {emb.name} ...")
-            t0 = time.perf_counter()
-            report = kb.sync()
-            index_seconds = time.perf_counter() - t0
-            reused = not (report.added or report.updated)
-            log(
-                f"{'index reused' if reused else f'indexed in {index_seconds:.1f} s'}; {kb.store.count()} chunks"
-            )
+            report, index_seconds, reused = timed_sync(kb, log)
             result = AnswersResult(
                 seed=seed,
                 documents=dict(Counter("zh" if d.rel.startswith("cmrc/") else "en" for d in corpus.docs)),
@@ -727,9 +746,7 @@ def run_answers_bench(
                 load_start=load_start,
             )
             for name, gguf in resolved:
-                desk.apply_config(backend_config(config, gguf, max_tokens))
-                if gguf and not desk.chat.active:
-                    raise ValueError(f"{name}: {desk.chat.reason}")
+                use_backend(desk, config, name, gguf, max_tokens)
                 t0 = time.perf_counter()
                 rows = run_backend(desk, name, corpus, dialogues, key_of, mode, log, across)
                 result.rows += rows

