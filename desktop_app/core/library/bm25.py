@@ -31,11 +31,26 @@ import numpy as np
 from desktop_app.core.library.datafolder import file_stamp
 from desktop_app.core.library.documents import Chunk
 from desktop_app.core.library.languages import text_lang
-from desktop_app.core.library.text_analysis import TOKENIZER_VERSION, plain_terms, query_terms, tokenize
+from desktop_app.core.library.text_analysis import (
+    HAN_RE,
+    TOKENIZER_VERSION,
+    plain_terms,
+    query_terms,
+    tokenize,
+    translated_terms,
+)
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "bm25.json"
+
+
+def held(term: str, vocab: dict[str, int] | set[str]) -> bool:
+    """Whether the index holds ``term``: as a term, or a Chinese word jieba split otherwise in the
+    pages (布洛芬缓释胶囊) as all of its bigrams."""
+    if term in vocab:
+        return True
+    return len(term) > 2 and bool(HAN_RE.fullmatch(term)) and all(term[i : i + 2] in vocab for i in range(len(term) - 1))
 
 
 def weighted_scores(model, terms: list[str], weights: list[float]) -> np.ndarray | None:
@@ -130,6 +145,7 @@ class KeywordIndex:
         self._doc_ids: list[str] = []
         self._doc_pos: dict[str, int] = {}
         self._doc_scopes: np.ndarray | None = None
+        self._langs: set[str] = set()  # the chunks' languages: a question is translated into the others
         self._lock = threading.RLock()
         self.load_error: str | None = None  # why the persisted state was discarded, if it was
         self._load()
@@ -237,6 +253,12 @@ class KeywordIndex:
         entry = self._entries.get(chunk_id)
         return entry.doc_id if entry is not None else None
 
+    def languages(self) -> set[str]:
+        """The languages of the indexed chunks (languages.py's names: "zh", "latin", ...)."""
+        with self._lock:
+            self._ensure_model()
+            return set(self._langs)
+
     def lang_of(self, chunk_id: str) -> str:
         """The chunk's language ("" when unknown)."""
         entry = self._entries.get(chunk_id)
@@ -282,6 +304,7 @@ class KeywordIndex:
         self._doc_pos = {d: i for i, d in enumerate(self._doc_ids)}
         self._doc_scopes = np.array([self._entries[c[0]].scope for c in self._by_doc.values()], dtype=object)
         self._doc_model = doc_model
+        self._langs = {e.lang for e in self._entries.values()}
         self._model = model
 
     def _scores(self, model, query: str) -> np.ndarray | None:
@@ -290,11 +313,22 @@ class KeywordIndex:
         key = (id(model), query)
         if key in self._last:
             return self._last[key]
-        scores = weighted_scores(model, *query_terms(query))
+        scores = weighted_scores(model, *self.query_terms(query))
         if len(self._last) >= 16:
             self._last.pop(next(iter(self._last)))
         self._last[key] = scores
         return scores
+
+    def query_terms(self, query: str) -> tuple[list[str], list[float]]:
+        """A question's weighted terms, with its words in the library's other language (an English
+        question over Chinese pages, bilingual.py) where the library holds them."""
+        terms, weights = query_terms(query)
+        chinese, english = "zh" in self._langs, "latin" in self._langs
+        if chinese or english:
+            vocab = self._doc_model.vocab_dict if self._doc_model is not None else {}
+            more, more_weights = translated_terms(query, lambda t: held(t, vocab), chinese=chinese, english=english)
+            terms, weights = terms + more, weights + more_weights
+        return terms, weights
 
     def _masked(self, level: str, scores: np.ndarray, scopes: set[str] | None) -> np.ndarray:
         if scopes is None:

@@ -194,6 +194,70 @@ def query_terms(text: str) -> tuple[list[str], list[float]]:
     return _shared().query(text)
 
 
+# A quantity's word and the symbols a page writes it with ("2200 W" answers "how many watts"),
+# as index terms (stemmed words; "°C" is indexed as "c").
+UNIT_SYMBOLS = {
+    "watt": ("w", "kw"), "kilowatt": ("kw",), "degre": ("c", "f"), "celsius": ("c",), "fahrenheit": ("f",),
+    "kilometr": ("km",), "kilomet": ("km",), "metr": ("m",), "meter": ("m",), "centimetr": ("cm",),
+    "centimet": ("cm",), "millimetr": ("mm",), "millimet": ("mm",), "mile": ("mi", "mph"), "inch": ("in",),
+    "litr": ("l", "ml"), "liter": ("l", "ml"), "millilitr": ("ml",), "millilit": ("ml",), "gram": ("g", "kg"),
+    "kilogram": ("kg",), "kilo": ("kg",), "pound": ("lb", "lbs"), "percent": ("%",), "percentag": ("%",),
+    "hour": ("h", "hr", "hrs"), "minut": ("min", "mins"), "second": ("s", "sec"), "volt": ("v",), "amp": ("a",),
+}  # fmt: skip
+
+
+def stem(word: str) -> str:
+    """The index's stem of a lowercase English word."""
+    return _shared()._stem(word)
+
+
+def translations(
+    text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
+) -> list[tuple[str, list[str]]]:
+    """A question's words in the other language (bilingual.py), as (source word, its index terms
+    in the other language): its Chinese words' English glosses (``english``) and its English words'
+    Chinese words (``chinese``), each kept only where ``present`` (the library holds the term); a
+    Chinese word longer than two characters comes with its bigrams, as the index holds it."""
+    from desktop_app.core.library import bilingual
+
+    tok = _shared()
+    low = text.lower().translate(tok._t2s)
+    out: list[tuple[str, list[str]]] = []
+    latin: list[str] = []
+    for match in _TOKEN_RE.finditer(low):
+        run = match.group()
+        if _CJK_RE.match(run):
+            if english:
+                for word in tok._segment(run):
+                    if word in ZH_STOP_CHARS or ZH_QUESTION_WORDS_RE.fullmatch(word):
+                        continue  # 的, 了, 什么: grammar, no word to look for
+                    if found := bilingual.english_for(word, present):
+                        out.append((word, found))
+        elif run not in STOPWORDS_EN and chinese:
+            latin.append(tok._stem(bilingual.american(run)))
+    for start, end, words in bilingual.chinese_for(latin, present) if latin else []:
+        keys: list[str] = []
+        for word in words:
+            keys.extend([word] if len(word) <= 2 else [word, *(word[i : i + 2] for i in range(len(word) - 1))])
+        out.append((" ".join(latin[start:end]), list(dict.fromkeys(keys))))
+    return out
+
+
+def translated_terms(
+    text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
+) -> tuple[list[str], list[float]]:
+    """``translations`` as weighted query terms: a source word's terms share ``bilingual.WEIGHT``
+    of its weight, so a question still matches its own language's pages first."""
+    from desktop_app.core.library.bilingual import WEIGHT
+
+    out: list[str] = []
+    weights: list[float] = []
+    for _source, keys in translations(text, present, chinese, english):
+        out.extend(keys)
+        weights.extend([WEIGHT / len(keys)] * len(keys))
+    return out, weights
+
+
 def idf(docs: int, df: int) -> float:
     """How much a term says about which document is meant: ln((N + 1) / (df + 0.5)), highest for a
     term no document holds."""
