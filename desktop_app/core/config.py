@@ -177,8 +177,12 @@ class AnswerConfig:
     # question in a language it reads, when the best passage's cosine is below min_similarity
     # (other encoders have other cosine scales: coverage alone). Calibrated in
     # docs/chat-benchmarks.md. 0 turns either off.
-    min_coverage: float = 0.3
-    min_similarity: float = 0.3
+    min_coverage: float = 0.15
+    min_similarity: float = 0.2
+    # ... or when this share of the question's (IDF-weighted) words is named by no document in either
+    # language (ask/evidence.py's "absent") and the best passage covers less than ``covered``.
+    max_absent: float = 0.3
+    covered: float = 0.5
     judge_passages: int = 3  # how many top passages are judged
 
 

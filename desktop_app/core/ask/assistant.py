@@ -603,12 +603,17 @@ class Assistant:
         log.info("evidence for %r: %s", query, found.to_dict())
         if found.coverage < cfg.min_coverage:
             return True
+        if cfg.max_absent > 0 and found.absent >= cfg.max_absent and found.coverage < cfg.covered:
+            return True  # what it asks about is named nowhere in the library ("calories")
         # The similarity floor was calibrated on MiniLM's cosines, and means nothing for a
         # language it cannot read.
         minilm = name in (MINILM_FP32, MINILM_INT8)
+        top = hits[: max(1, cfg.judge_passages)]
         return (
             minilm
             and not has_cjk(query)  # MiniLM reads no Chinese: its cosine says nothing of a name in it
+            # nor of a Chinese page an English question found by its words' translations
+            and not any(has_cjk(h.text) for h in top)
             and found.vector is not None
             and found.vector < cfg.min_similarity
         )
@@ -634,7 +639,8 @@ class Assistant:
         """The evidence check over the top ``answer.judge_passages`` hits."""
         top = hits[: max(1, self.config.answer.judge_passages)]
         vectors = [h.vector_score for h in top] if with_vectors else []
-        return judge(query, [h.text for h in top], self.kb.keyword.doc_freq, vectors, cross_lingual)
+        languages = getattr(self.kb.keyword, "languages", set)()
+        return judge(query, [h.text for h in top], self.kb.keyword.doc_freq, vectors, cross_lingual, languages)
 
     def _coverage(self, query: str) -> float | None:
         """The evidence check's coverage of ``query`` by the probe's hits (searched if need be)."""

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from desktop_app.core.library.text_analysis import idf, query_terms, tokenize
+from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, idf, query_terms, tokenize, translations
 
 # Question words are rare in documents (documents rarely ask), so their IDF is high although
 # they say nothing about the answer: never count them.
@@ -38,9 +38,17 @@ class Evidence:
     coverage: float  # 0..1: IDF-weighted share of the question's terms held by the best passage
     vector: float | None  # the best passage's cosine similarity, when the dense side scored it
     passage: int | None  # index (into the hits judged) of the passage that covers most
+    # 0..1: IDF-weighted share of the question's words no document holds in either language (nor
+    # as a unit's symbol): what it asks about is not in the library ("calories", "ice cream")
+    absent: float = 0.0
 
     def to_dict(self) -> dict[str, float | int | None]:
-        return {"coverage": round(self.coverage, 3), "vector": self.vector, "passage": self.passage}
+        return {
+            "coverage": round(self.coverage, 3),
+            "vector": self.vector,
+            "passage": self.passage,
+            "absent": round(self.absent, 3),
+        }
 
 
 def question_terms(question: str) -> dict[str, float]:
@@ -69,11 +77,13 @@ def judge(
     doc_freq: DocFreq,
     vectors: Sequence[float | None] = (),
     cross_lingual: bool = False,
+    languages: set[str] | frozenset[str] = frozenset(),
 ) -> Evidence:
     """Coverage of ``question`` by the best of ``texts`` (the top hits, best first); ``idf`` maps
     ``doc_freq`` is the library's KeywordIndex.doc_freq (a term no document holds weighs most: the
     question asks about something the library never names). ``cross_lingual``: the dense side
-    can match a question to a page in another language (a multilingual encoder)."""
+    can match a question to a page in another language (a multilingual encoder). ``languages``:
+    the library's (KeywordIndex.languages), into which the question's words are translated."""
     wanted = question_terms(question)
     best_vector = max((v for v in vectors if v is not None), default=None)
     if not texts:
@@ -85,6 +95,12 @@ def judge(
     total = sum(weight.values())
     if total <= 0:
         return Evidence(1.0, best_vector, 0)
+    # The question's words in the other language (bilingual.py), each a group held when the
+    # passage holds any of its terms: an English question over a Chinese page is judged by them.
+    groups = _translated(question, docs, doc_freq, languages) if len(languages) > 1 or languages - {
+        _LANG[_script(question)]
+    } else []
+    absent = _absent(weight, df, groups, doc_freq) / total
     best, where, judged = 0.0, 0, False
     for i, text in enumerate(texts):
         # Only terms in a script the passage is written in can be looked for in it: a Chinese
@@ -92,20 +108,76 @@ def judge(
         # a Latin name), and their absence says nothing.
         scripts = {_script(text)} if _script(text) != "both" else {"cjk", "latin"}
         judgeable = {t: w for t, w in weight.items() if _script(t) in scripts}
-        room = sum(judgeable.values())
-        if room <= 0:
+        own = [(keys, w) for _source, keys, w in groups if _script(keys[0]) in scripts]
+        if sum(judgeable.values()) + sum(w for _k, w in own) <= 0:
             continue
         judged = True
         held = set(tokenize(text))
-        share = sum(w for t, w in judgeable.items() if t in held) / room
+        got = sum(w for t, w in judgeable.items() if t in held)
+        room = sum(judgeable.values())
+        share = got / room if room > 0 else 0.0
+        if own:  # with the translations too, when they say more
+            got += sum(w for keys, w in own if held.intersection(keys))
+            share = max(share, got / (room + sum(w for _k, w in own)))
         if share > best:
             best, where = share, i
     if not judged:
         # Nothing of the question can be looked for in these passages (a Chinese question, English
         # pages): a multilingual encoder may have matched them across languages, so trust it;
         # an English-only one could not have, so they are noise.
-        return Evidence(1.0 if cross_lingual else 0.0, best_vector, 0)
-    return Evidence(best, best_vector, where)
+        return Evidence(1.0 if cross_lingual else 0.0, best_vector, 0, absent)
+    return Evidence(best, best_vector, where, absent)
+
+
+_LANG = {"cjk": "zh", "latin": "latin", "both": ""}
+
+
+
+def _absent(
+    weight: dict[str, float], df: dict[str, int], groups: list[tuple[str, list[str], float]], doc_freq: DocFreq
+) -> float:
+    """The IDF weight of the question's Latin-script words that no document holds, in their own
+    language or translated (``groups``), nor as a unit's symbol. Chinese words are left out: a
+    question's jieba words often differ from a page's (刚入职 / 入职), so absence says little."""
+    translated = {w for source, _keys, _w in groups for w in source.split()}
+    out = 0.0
+    for term, w in weight.items():
+        if df.get(term, 0) or _script(term) != "latin" or term.startswith("_") or term.isdigit():
+            continue
+        if term in translated:
+            continue
+        symbols = UNIT_SYMBOLS.get(term, ())
+        if symbols and any(doc_freq(symbols)[1].values()):
+            continue
+        out += w
+    return out
+
+
+def _translated(
+    question: str, docs: int, doc_freq: DocFreq, languages: set[str] | frozenset[str]
+) -> list[tuple[str, list[str], float]]:
+    """The question's translated words (text_analysis.translations) that the library holds, each
+    as its terms and the weight of its rarest term."""
+    present_cache: dict[str, int] = {}
+
+    def present(term: str) -> bool:
+        if term not in present_cache:
+            present_cache[term] = doc_freq([term])[1].get(term, 0)
+            if not present_cache[term] and len(term) > 2 and _CJK.match(term):
+                # a word jieba split otherwise in the pages: held when all of its bigrams are
+                pairs = [term[i : i + 2] for i in range(len(term) - 1)]
+                present_cache[term] = min(doc_freq(pairs)[1].values())
+        return present_cache[term] > 0
+
+    from desktop_app.core.library.bilingual import WEIGHT
+
+    out: list[tuple[str, list[str], float]] = []
+    for source, keys in translations(question, present, "zh" in languages, "latin" in languages):
+        if any(is_question_word(k) for k in keys):
+            continue
+        rarest = max(idf(docs, present_cache.get(k, 0) or docs) for k in keys)
+        out.append((source, keys, WEIGHT * max(rarest, 0.0)))
+    return out
 
 
 def _script(text: str) -> str:

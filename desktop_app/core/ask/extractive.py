@@ -33,12 +33,12 @@ from desktop_app.core.ask.sentences import clauses, split_sentences
 from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN as _STOP
 from desktop_app.core.library.text_analysis import ANSWER_TOKEN_RE as _TOKEN
 from desktop_app.core.library.text_analysis import HAN_RE as _HAN
+from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, terms, translations
 from desktop_app.core.library.text_analysis import ZH_QUESTION_WORDS_RE as _ZH_QWORDS
 from desktop_app.core.library.text_analysis import ZH_STOP_CHARS as _ZH_STOP
 from desktop_app.core.library.text_analysis import answer_stemmer as _stemmer
 from desktop_app.core.library.text_analysis import jieba_module as _jieba
 from desktop_app.core.library.text_analysis import match_keys as _keys
-from desktop_app.core.library.text_analysis import terms
 
 # The general type a fact kind (question.py) is checked as (entities, short answers).
 _BASE_TYPE = {"size": "number", "range": "place"}
@@ -217,6 +217,7 @@ class _Candidate:
     keys: list[str] = field(default_factory=list)  # _keys(text), computed once
     coverage: float = 0.0
     score: float = 0.0
+    asked: str = ""  # the question line or heading it answers (an FAQ's Q:, "## How long ...?")
 
 
 _MIN_CHARS = {"en": 12, "zh": 5}
@@ -261,6 +262,8 @@ def _units(question: str, lang: str) -> list[_Unit]:
                     synonyms[words[-1]] = tuple(_han_keys(a) for a in _ZH_SYNONYMS.get(w, ()))
         elif (low := tok.lower()) not in _STOP:
             words.append(frozenset([stem(low)]))
+            # "how many watts" is answered by "2200 W"
+            synonyms[words[-1]] = tuple(frozenset([u]) for u in UNIT_SYMBOLS.get(stem(low), ()))
     focus: set[int] = set()
     if lang == "zh":
         for i, w in enumerate(words):
@@ -280,6 +283,27 @@ def _units(question: str, lang: str) -> list[_Unit]:
             unit = out.setdefault(w, _Unit(w, chars, synonyms=synonyms.get(w, ())))
             unit.focus = unit.focus or i in focus
     return list(out.values())
+
+
+def _translate(units: list[_Unit], question: str, lang: str, have: set[str]) -> None:
+    """Give the question's words their translations (bilingual.py) that the passages hold, as
+    synonyms: an English question's "leave" meets 年假 in a Chinese page, a Chinese question's 炖
+    meets "simmer". Only when the passages are written in the other script."""
+    other_han = any(_HAN.match(k) for k in have)
+    other_latin = any(not _HAN.match(k) for k in have)
+    chinese, english = lang == "en" and other_han, lang == "zh" and other_latin
+    if not (chinese or english):
+        return
+
+    def present(term: str) -> bool:
+        return _han_keys(term) <= have if _HAN.match(term) else term in have
+
+    by_key = {k: u for u in units for k in u.keys}
+    for source, found in translations(question, present, chinese, english):
+        alts = tuple(_han_keys(t) if _HAN.match(t) else frozenset([t]) for t in found)
+        words = _han_keys(source) if _HAN.match(source) else set(source.split())
+        for unit in {id(by_key[k]): by_key[k] for k in words if k in by_key}.values():
+            unit.synonyms = unit.synonyms + alts
 
 
 def _weigh(units: list[_Unit], sentences: list[set[str]]) -> None:
@@ -440,17 +464,15 @@ def _rank(
             block_keys.append(keys)
     question, lang, kind = q.text, q.language, q.kind
     units = _units(question, lang)
-    sentences = [split_sentences(b.text) for b in kept]
-    found = [
-        _Candidate(r, p, s)
-        for r, sents in enumerate(sentences)
-        for p, s in enumerate(sents)
-        if len(s) >= _MIN_CHARS["zh" if _HAN.search(s) else "en"] and not s.startswith("#")
-    ]
-    if not found:  # blocks with no sentence-like text (tables): quote their start
+    sentences = [split_sentences(table_rows(b.text)) for b in kept]
+    found = _candidates(sentences)
+    if not found:  # blocks with no sentence-like text: quote their start
         found = [_Candidate(r, 0, b.text.strip()[:300]) for r, b in enumerate(kept)]
     for cand in found:
-        cand.keys = _keys(cand.text)
+        # An answer under its question (an FAQ's "Q: ...", a heading that asks) is matched with
+        # the question's words too: the pair is the unit, and the answer is what is quoted.
+        cand.keys = _keys(f"{cand.asked} {cand.text}" if cand.asked else cand.text)
+    _translate(units, question, lang, set().union(*block_keys))
     _weigh(units, [set(c.keys) for c in found])
     blocks_match = [_block_match(units, k) for k in block_keys]
     for cand in found:
@@ -470,7 +492,155 @@ def _rank(
             if _has_new_entity(base, cand.text, question):
                 cand.score += _TYPE_BONUS * max(cand.coverage, 0.2)
         found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+    _fit_tiers(question, found)
     return kept, sentences, found, kind, units
+
+
+# ------------------------------------------------------------------------------ tiers
+# A tier of a list or table is a range of some quantity ("20 to 25 °C: 1:2:2", "满10年不满20年：10天",
+# "Below 20 °C", "体重超过30公斤"): a question giving a number (22 degrees, 工作12年) is answered by the
+# tier whose range holds it, not its neighbours, which share every word but the numbers.
+_NUM = r"(\d+(?:[.,]\d+)?)"
+_NOT_DIGIT_BEFORE = r"(?<![A-Za-z0-9.,])"
+_BETWEEN = re.compile(rf"{_NOT_DIGIT_BEFORE}{_NUM}\s*[^\d\s，。；;,:：]{{0,4}}\s*(?:to|-|–|—|~|～|至|到|不满|不足)\s*{_NUM}")
+_ABOVE = re.compile(
+    rf"(?:above|over|more than|at least|exceeding|超过|高于|大于|多于|满)\s*{_NUM}|"
+    rf"{_NOT_DIGIT_BEFORE}{_NUM}\s*[^\d\s，。；;,:：]{{0,4}}(?:及以上|以上|or more|and (?:over|above)|\+)",
+    re.I,
+)
+_BELOW = re.compile(
+    rf"(?:below|under|less than|up to|fewer than|不满|不足|低于|少于|小于|未满)\s*{_NUM}|"
+    rf"{_NOT_DIGIT_BEFORE}{_NUM}\s*[^\d\s，。；;,:：]{{0,4}}(?:以下|以内|or (?:less|fewer|under))",
+    re.I,
+)
+_QUESTION_NUM = re.compile(rf"{_NOT_DIGIT_BEFORE}{_NUM}(?![A-Za-z0-9])")
+_TIER_BONUS = 0.5
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _unit_after(text: str, end: int) -> str:
+    """The Chinese measure word right after a number ("12年" -> 年, "12个月" -> 个月), "" for none."""
+    m = _CJK_UNIT.match(text, end)
+    return m.group(1) if m else ""
+
+
+_CJK_UNIT = re.compile(r"\s*(个月|个?小时|分钟|公斤|千克|厘米|毫升|[年月周天日岁次袋片粒克米度℃元])")
+
+
+def _ranges(sentence: str) -> list[tuple[float, float, str]]:
+    """The ranges a sentence gives, with their Chinese measure word: [a, b] for "a to b"
+    (满a年不满b年), [a, inf) for "above a", (-inf, b) for "below b"."""
+    out: list[tuple[float, float, str]] = []
+    used: list[int] = []  # where the numbers of ranges found so far start
+    for m in _BETWEEN.finditer(sentence):
+        a, b = _number(m.group(1)), _number(m.group(2))
+        if a < b:
+            out.append((a, b, _unit_after(sentence, m.end(2)) or _unit_after(sentence, m.end(1))))
+            used += [m.start(1), m.start(2)]
+    for m in (*_ABOVE.finditer(sentence), *_BELOW.finditer(sentence)):
+        g = next(i for i in (1, 2) if m.group(i) is not None)
+        if m.start(g) in used:
+            continue
+        value, unit = _number(m.group(g)), _unit_after(sentence, m.end(g))
+        out.append((value, math.inf, unit) if m.re is _ABOVE else (-math.inf, value, unit))
+    return out
+
+
+def _fits(asked: list[tuple[float, str]], ranges: list[tuple[float, float, str]]) -> bool:
+    """Whether a number of the question lies in one of the ranges (of the same measure word,
+    where both give one: 工作12年 is not 满12个月)."""
+    return any(lo <= n <= hi and not (unit and u and unit != u) for n, unit in asked for lo, hi, u in ranges)
+
+
+def _fit_tiers(question: str, found: list[_Candidate]) -> None:
+    """Raise the tier whose range holds the question's number above the tiers beside it; a list
+    of tiers that its sentence took in ("ratios by temperature: - Below 20 °C ... - 20 to 25 °C ...")
+    is quoted with the fitting tier alone."""
+    asked = [(_number(m.group(1)), _unit_after(question, m.end(1))) for m in _QUESTION_NUM.finditer(question)]
+    if not asked:
+        return
+    hit = False
+    for cand in found[: _TYPED * 2]:
+        head, *items = _ITEMS.split(cand.text)
+        fitting = [i for i in items if _fits(asked, _ranges(i))]
+        if len(items) >= 2 and len(fitting) == 1:
+            cand.text = f"{head.rstrip()} {fitting[0].strip()}"
+            cand.score += _TIER_BONUS * max(cand.coverage, 0.3)
+            hit = True
+    tiers = [(c, r) for c in found[: _TYPED * 2] if (r := _ranges(c.text))]
+    if len(tiers) >= 2:  # one range is no list of tiers
+        for cand, ranges in tiers:
+            if _fits(asked, ranges):
+                cand.score += _TIER_BONUS * max(cand.coverage, 0.3)
+                hit = True
+    if hit:
+        found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+
+
+_ITEMS = re.compile(r"\s+[-*•]\s+")
+
+
+_ASKS = re.compile(
+    r"^\s*(?:#+\s*|[-*•]\s*)?(?:\*\*|__)?\s*(?:Q\d*\s*[:：.]|问\s*[:：]|问题\s*\d*\s*[:：])|[?？]\s*(?:\*\*|__)?\s*$",
+    re.I,
+)
+_ANSWER_MARK = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:\*\*|__)?\s*(?:A\d*\s*[:：.]|答\s*[:：]|回答\s*[:：])\s*(?:\*\*|__)?\s*", re.I
+)
+_BULLET = re.compile(r"^\s*[-*+•]\s+")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def _candidates(sentences: list[list[str]]) -> list[_Candidate]:
+    """The sentences that can answer: not headings, not too short, and not questions (a question
+    line lends its words to the sentence that answers it, the next one)."""
+    out: list[_Candidate] = []
+    for r, sents in enumerate(sentences):
+        asked = ""
+        for p, s in enumerate(sents):
+            if _ASKS.search(s) and not _ANSWER_MARK.match(s):
+                asked = s.lstrip("#").strip()
+                continue
+            if s.startswith("#"):
+                continue
+            text = _ANSWER_MARK.sub("", s) if asked else s
+            if len(text) >= _MIN_CHARS["zh" if _HAN.search(text) else "en"]:
+                out.append(_Candidate(r, p, text, asked=asked))
+            asked = ""
+    return out
+
+
+def table_rows(text: str) -> str:
+    """A Markdown table's rows as labelled lines ("Model: K17; Capacity: 1.7 L"), so a row is
+    quoted with the names of its values; other text as it is."""
+    if "|" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    header: list[str] = []
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.strip().startswith("|") else []
+        if cells and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+            header = cells
+            continue
+        if _TABLE_RULE.match(line) and header:
+            continue
+        if cells and header and len(cells) == len(header):
+            zh = bool(_HAN.search(line))
+            row = ("；" if zh else "; ").join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
+            out.append(row + ("。" if zh else "."))
+            continue
+        header = header if cells else []
+        out.append(line)
+    return "\n".join(out)
+
+
+def plain_line(text: str) -> str:
+    """A quoted line without its list bullet ("- 婚假：..." quoted as "婚假：...")."""
+    return _BULLET.sub("", text)
 
 
 def key_sentences(
@@ -633,7 +803,7 @@ def _fact_answer(
         text = lead if i == 0 else cand.text
         if cand.rank not in subject:
             text = _whose(note_title(kept[cand.rank]), text, lang)
-        lines.append(f"{text} [{m}]\n" if i == 0 else f"- {text} [{m}]")
+        lines.append(f"{plain_line(text)} [{m}]\n" if i == 0 else f"- {plain_line(text)} [{m}]")
         if m not in cited:
             cited.append(m)
     return Extract(
@@ -742,7 +912,7 @@ def extractive_answer(
         text = cand.text
         if i and kept[cand.rank].hit.source != kept[best.rank].hit.source and _is_note(kept[cand.rank]):
             text = _whose(note_title(kept[cand.rank]), text, lang)  # another species' note than the lead's
-        lines.append(f"{lead} [{n}]\n" if i == 0 else f"- {text} [{n}]")
+        lines.append(f"{plain_line(lead)} [{n}]\n" if i == 0 else f"- {plain_line(text)} [{n}]")
         if n not in cited:
             cited.append(n)
     return Extract(

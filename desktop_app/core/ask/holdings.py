@@ -95,6 +95,7 @@ def read_holdings(kb: Any, scope: str | None) -> list[Holding]:
     out = []
     for e in entries:
         heading, text = first.get(e.name, ("", ""))
+        heading = heading or _title_line(text)
         stem = PurePosixPath(e.name).stem
         nn = note_names(heading, text[:600], e.name)
         names = set(nn.names) | {name_key(stem)}
@@ -114,6 +115,21 @@ def read_holdings(kb: Any, scope: str | None) -> list[Holding]:
             )
         )
     return out
+
+
+def _title_line(text: str) -> str:
+    """A plain-text file's title: its first line when that is a Markdown heading ("# 郑和下西洋" in a
+    .txt, which no parser reads as a heading) or a short line standing alone before the text."""
+    lines = text.strip().split("\n", 2)
+    first = lines[0].strip() if lines else ""
+    if first.startswith("#"):
+        return first.lstrip("#").strip()
+    alone = len(lines) > 1 and not lines[1].strip()
+    return first if alone and 0 < len(first) <= _TITLE_CHARS and not first.endswith(_SENTENCE_ENDS) else ""
+
+
+_TITLE_CHARS = 60
+_SENTENCE_ENDS = (".", "。", "!", "！", "?", "？", ":", "：", ";", "；", ",", "，")
 
 
 # ---------------------------------------------------------------------------- finding names

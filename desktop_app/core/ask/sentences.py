@@ -16,6 +16,9 @@ import re
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _STRUCTURAL = re.compile(r"^\s*([-*+•]\s|\d+[.)]\s|#|\||>)")
+# A labelled field on a line of its own ("**Origin:** Burgundy", "Capacity: 1.7 L", "用法用量：..."): a
+# record's lines, never a wrapped sentence, so each keeps its break.
+_FIELD = re.compile(r"^\s*(?:\*\*|__)?[^\s:：*_][^:：\n]{0,30}?(?:\*\*|__)?\s*[:：]")
 _ITEM = re.compile(r"^\s*([-*+•]\s|\d+[.)]\s)")
 
 # Words that end with "." without ending the sentence (lower-cased, dots inside kept).
@@ -36,6 +39,7 @@ _OPENERS = set(
 _END = re.compile(r"""(?:[。！？；]+|[!?]+|\.(?:\.\.)?|…+)[”’"'」』）)\]]*""")
 _OPENING_NEXT = re.compile(r"""\s*(?:[“‘"'「『（(\[]\s*)*([A-Z0-9\u3400-\u4dbf\u4e00-\u9fff])""")
 _LEAD_PUNCT = re.compile(r"^[，,、：:；;）)\]」』”’]+\s*")
+_FIELD_CHARS = 80  # a field line longer than this may be a wrapped paragraph's first line
 _LIST_CHARS = 300  # a sentence with its list longer than this is no longer a sentence to quote
 _TOKEN_BEFORE = re.compile(r"([A-Za-z](?:[A-Za-z.]*[A-Za-z])?)$")
 
@@ -47,7 +51,9 @@ def unwrap(text: str) -> str:
     out: list[str] = []
     for line in text.split("\n"):
         prev = out[-1] if out else ""
-        if prev.strip() and line.strip() and not _STRUCTURAL.match(line) and not _STRUCTURAL.match(prev):
+        # A field's line keeps its break; a long one may be a wrapped paragraph ("Abstract: ...").
+        field = _FIELD.match(line) or (_FIELD.match(prev) and len(prev) <= _FIELD_CHARS)
+        if prev.strip() and line.strip() and not _STRUCTURAL.match(line) and not _STRUCTURAL.match(prev) and not field:
             glue = "" if _HAN.search(prev[-1:]) and _HAN.search(line.lstrip()[:1]) else " "
             out[-1] = prev.rstrip() + glue + line.lstrip()
         else:

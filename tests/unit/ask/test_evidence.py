@@ -94,7 +94,7 @@ def test_unanswerable_questions_are_refused_with_related_passages(kb, question, 
 
 def test_refusal_can_be_turned_off(kb):
     cfg = Config()
-    cfg.answer.min_coverage = cfg.answer.min_similarity = 0.0
+    cfg.answer.min_coverage = cfg.answer.min_similarity = cfg.answer.max_absent = 0.0
     answer = answer_of(Assistant(kb, None, config=cfg).ask("What was Abraham Lincoln's favourite ice cream?"))
     assert not answer.refused and answer.citations
 
