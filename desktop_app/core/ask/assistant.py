@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from desktop_app.core.ask import notes, whole
 from desktop_app.core.ask.agent import ask_agentic
 from desktop_app.core.ask.budget import Budget, ContextBlock, fit_blocks, render_blocks
@@ -28,6 +30,7 @@ from desktop_app.core.ask.conversation import Conversation, key_terms, topic_of
 from desktop_app.core.ask.evidence import Evidence, judge
 from desktop_app.core.ask.extractive import (
     FACT_KINDS,
+    Meaning,
     extractive_answer,
     fact_answerable,
     key_sentences,
@@ -70,7 +73,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
-from desktop_app.core.library.languages import multilingual_family, text_lang
+from desktop_app.core.library.languages import is_multilingual, multilingual_family, reads, text_lang
 from desktop_app.core.messages import Text, message, render_lines, translations
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
@@ -484,7 +487,7 @@ class Assistant:
             if use_rag:
                 blocks = fit_blocks(hits, self.config.llm.context_window)
                 answer = self._extractive(q, blocks, None, route.search_query if route else "")
-                answer.refused = not blocks  # "no relevant passages were found"
+                answer.refused = answer.refused or not blocks  # "no relevant passages were found"
             else:
                 answer = Answer(NO_LLM_CHAT[lang], [], by="extractive")
             conv.add_turn(question, answer.text)
@@ -501,7 +504,13 @@ class Assistant:
         blocks = fit_blocks(hits, room, budget) if use_rag else []
         if blocks and self._sentences_only():
             llm = self.config.llm
-            blocks = key_sentences(q, blocks[: llm.context_passages or None], most=llm.context_sentences)
+            blocks = key_sentences(
+                q,
+                blocks[: llm.context_passages or None],
+                most=llm.context_sentences,
+                meaning=self.meaning(),
+                translate=self.config.retrieval.translate,
+            )
         if use_rag and hits and len(blocks) < len(hits):
             log.info("context window fits %d of %d hits", len(blocks), len(hits))
         translate = bool(blocks) and _other_language(lang, blocks[0].hit.text)  # the likely answer's
@@ -618,6 +627,36 @@ class Assistant:
             and found.vector < cfg.min_similarity
         )
 
+    def meaning(self) -> Meaning | None:
+        """The library's encoder as a judge of how close sentences are to a question by meaning
+        (cosine; None for a text in a language it cannot read), for the extractive answer and the
+        sentences a small model reads; None with no library."""
+        try:
+            embedder = getattr(self.kb, "embedder", None)
+        except Exception as exc:  # noqa: BLE001 - an encoder that cannot load leaves the words alone
+            log.warning("no encoder for the extractive answer: %s", exc)
+            return None
+        if embedder is None:
+            return None
+        multilingual = is_multilingual(embedder)
+
+        def cosines(question: str, sentences: Sequence[str]) -> list[float | None]:
+            if not reads(multilingual, text_lang(question)):
+                return [None] * len(sentences)
+            readable = [i for i, s in enumerate(sentences) if reads(multilingual, text_lang(s))]
+            if not readable:
+                return [None] * len(sentences)
+            q = np.asarray(embedder.embed_queries([question]), dtype=np.float32)[0]
+            docs = np.asarray(embedder.embed_documents([sentences[i] for i in readable]), dtype=np.float32)
+            norms = np.linalg.norm(docs, axis=1) * (np.linalg.norm(q) or 1.0)
+            sims = docs @ q / np.where(norms > 0, norms, 1.0)
+            out: list[float | None] = [None] * len(sentences)
+            for i, sim in zip(readable, sims, strict=True):
+                out[i] = float(sim)
+            return out
+
+        return cosines
+
     # ------------------------------------------------------------------ internals
     def _sentences_only(self) -> bool:
         """Whether the model reads the passages' best sentences rather than whole passages."""
@@ -639,7 +678,7 @@ class Assistant:
         """The evidence check over the top ``answer.judge_passages`` hits."""
         top = hits[: max(1, self.config.answer.judge_passages)]
         vectors = [h.vector_score for h in top] if with_vectors else []
-        languages = getattr(self.kb.keyword, "languages", set)()
+        languages = getattr(self.kb.keyword, "languages", set)() if self.config.retrieval.translate else set()
         return judge(query, [h.text for h in top], self.kb.keyword.doc_freq, vectors, cross_lingual, languages)
 
     def _coverage(self, query: str) -> float | None:
@@ -668,13 +707,16 @@ class Assistant:
     def _extractive(
         self, q: Question, blocks: Sequence[ContextBlock], note: str | None, about: str = ""
     ) -> Answer:
-        ex = extractive_answer(q, blocks, note=note, about=about)
+        meaning = self.meaning()
+        translate = self.config.retrieval.translate
+        ex = extractive_answer(q, blocks, note=note, about=about, meaning=meaning, translate=translate)
         lang = q.language
         quoted = [b for b in blocks if b.n in ex.cited]
         if note is None and quoted and all(_other_language(lang, b.hit.text) for b in quoted):
             # Say why the answer is not in the user's language.
-            ex = extractive_answer(q, blocks, note=NO_LLM_NOTE_OTHER_LANGUAGE[lang], about=about)
-        return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive")
+            note = NO_LLM_NOTE_OTHER_LANGUAGE[lang]
+            ex = extractive_answer(q, blocks, note=note, about=about, meaning=meaning, translate=translate)
+        return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive", refused=ex.refused)
 
     def _fit_history(self, history: list[Message], budget: Budget, base: str, question: str) -> list[Message]:
         """Recent turns that fit in a third of what is left after the fixed prompt."""

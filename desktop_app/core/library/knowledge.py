@@ -284,7 +284,7 @@ class KnowledgeBase:
         if self._keyword is None:
             from desktop_app.core.library.bm25 import KeywordIndex
 
-            self._keyword = KeywordIndex(self.collection_dir / "bm25")
+            self._keyword = KeywordIndex(self.collection_dir / "bm25", self.config.retrieval.translate)
         return self._keyword
 
     @property

@@ -211,51 +211,16 @@ def stem(word: str) -> str:
     return _shared()._stem(word)
 
 
-def translations(
-    text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
-) -> list[tuple[str, list[str]]]:
-    """A question's words in the other language (bilingual.py), as (source word, its index terms
-    in the other language): its Chinese words' English glosses (``english``) and its English words'
-    Chinese words (``chinese``), each kept only where ``present`` (the library holds the term); a
-    Chinese word longer than two characters comes with its bigrams, as the index holds it."""
-    from desktop_app.core.library import bilingual
-
-    tok = _shared()
-    low = text.lower().translate(tok._t2s)
-    out: list[tuple[str, list[str]]] = []
-    latin: list[str] = []
-    for match in _TOKEN_RE.finditer(low):
-        run = match.group()
-        if _CJK_RE.match(run):
-            if english:
-                for word in tok._segment(run):
-                    if word in ZH_STOP_CHARS or ZH_QUESTION_WORDS_RE.fullmatch(word):
-                        continue  # 的, 了, 什么: grammar, no word to look for
-                    if found := bilingual.english_for(word, present):
-                        out.append((word, found))
-        elif run not in STOPWORDS_EN and chinese:
-            latin.append(tok._stem(bilingual.american(run)))
-    for start, end, words in bilingual.chinese_for(latin, present) if latin else []:
-        keys: list[str] = []
-        for word in words:
-            keys.extend([word] if len(word) <= 2 else [word, *(word[i : i + 2] for i in range(len(word) - 1))])
-        out.append((" ".join(latin[start:end]), list(dict.fromkeys(keys))))
-    return out
+def query_runs(text: str) -> list[tuple[str, bool]]:
+    """A question's script runs as the index reads them (lowercase, Traditional folded to
+    Simplified), each with whether it is Chinese."""
+    low = text.lower().translate(_shared()._t2s)
+    return [(m.group(), bool(_CJK_RE.match(m.group()))) for m in _TOKEN_RE.finditer(low)]
 
 
-def translated_terms(
-    text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
-) -> tuple[list[str], list[float]]:
-    """``translations`` as weighted query terms: a source word's terms share ``bilingual.WEIGHT``
-    of its weight, so a question still matches its own language's pages first."""
-    from desktop_app.core.library.bilingual import WEIGHT
-
-    out: list[str] = []
-    weights: list[float] = []
-    for _source, keys in translations(text, present, chinese, english):
-        out.extend(keys)
-        weights.extend([WEIGHT / len(keys)] * len(keys))
-    return out, weights
+def segment(run: str) -> list[str]:
+    """jieba's words of a Chinese run, as the index cuts it."""
+    return _shared()._segment(run)
 
 
 def idf(docs: int, df: int) -> float:

@@ -242,3 +242,23 @@ def test_a_question_is_in_the_language_of_its_grammar(text, lang):
     from desktop_app.core.ask.prompts import lang_of
 
     assert lang_of(text) == lang
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        ("Which emperor revised the laws?", "qing.md"),  # 修订律令: an English question, a Chinese page
+        ("陆尚死后她嫁给了谁？", "xu.md"),
+        ("林肯哪一年结婚？", "lincoln.md"),  # 结婚 -> married: a Chinese question, an English page
+    ],
+)
+def test_a_question_in_the_other_language_is_answered_from_the_page(kb, question, source):
+    answer = answer_of(Assistant(kb, None).ask(question))
+    assert not answer.refused
+    assert source in [c.source for c in answer.citations]
+
+
+def test_a_question_about_what_no_document_names_is_refused(kb):
+    # "calories" is in no page, in either language: the kakapo page's words do not answer it.
+    answer = answer_of(Assistant(kb, None).ask("How many calories does a kakapo eat a day?"))
+    assert answer.refused

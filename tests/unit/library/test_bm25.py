@@ -145,7 +145,7 @@ def test_search_respects_k(tmp_path: Path):
 
 
 def test_upsert_replaces_all_previous_chunks_of_a_document(tmp_path: Path):
-    index = KeywordIndex(tmp_path)
+    index = KeywordIndex(tmp_path, translate=False)  # "macaw" would find the Chinese page's 金刚鹦鹉
     fill(index)
     index.upsert([chunk("parrots", 0, "Cockatoos raise their crest when excited.")])
     assert index.search("macaw tails", k=5) == []
@@ -155,11 +155,27 @@ def test_upsert_replaces_all_previous_chunks_of_a_document(tmp_path: Path):
 
 
 def test_delete_docs_removes_their_chunks(tmp_path: Path):
-    index = KeywordIndex(tmp_path)
+    index = KeywordIndex(tmp_path, translate=False)
     fill(index)
     index.delete_docs(["parrots", "unknown-doc"])
     assert index.doc_ids() == {"cooking", "zh"}
     assert index.search("parrot", k=5) == []
+
+
+def test_a_question_finds_pages_in_the_other_language_by_its_words_translations(tmp_path: Path):
+    index = KeywordIndex(tmp_path)
+    fill(index)
+    assert index.search("macaw tails", k=5)[0][0] == "parrots-chunk-1"  # its own language first
+    assert "zh-chunk-0" in [c for c, _ in index.search("macaw tails", k=5)]  # 金刚鹦鹉, 尾巴
+    assert index.search("尾巴很长的鹦鹉", k=5)[0][0] == "zh-chunk-0"
+    assert "parrots-chunk-1" in [c for c, _ in index.search("尾巴很长的鹦鹉", k=5)]  # tail, parrot
+    # Only what the library holds is looked for: no Chinese page, no Chinese terms.
+    english = KeywordIndex(tmp_path / "en")
+    english.upsert([chunk("cooking", 0, "Boil the pasta in salted water for ten minutes.")])
+    assert english.query_terms("How long do I boil pasta?") == query_terms("How long do I boil pasta?")
+    off = KeywordIndex(tmp_path / "off", translate=False)
+    fill(off)
+    assert "zh-chunk-0" not in [c for c, _ in off.search("macaw tails", k=5)]
 
 
 def test_scopes_filter_search(tmp_path: Path):
