@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from desktop_app.core.ask.question import asked_words
 from desktop_app.core.library.bilingual import WEIGHT, translations
 from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, idf, query_terms, tokenize
 
@@ -101,7 +102,7 @@ def judge(
     groups = _translated(question, docs, doc_freq, languages) if len(languages) > 1 or languages - {
         _LANG[_script(question)]
     } else []
-    absent = _absent(weight, df, groups, doc_freq) / total
+    absent = _absent(question, weight, df, groups, doc_freq) / total
     best, where, judged = 0.0, 0, False
     for i, text in enumerate(texts):
         # Only terms in a script the passage is written in can be looked for in it: a Chinese
@@ -135,12 +136,20 @@ _LANG = {"cjk": "zh", "latin": "latin", "both": ""}
 
 
 def _absent(
-    weight: dict[str, float], df: dict[str, int], groups: list[tuple[str, list[str], float]], doc_freq: DocFreq
+    question: str,
+    weight: dict[str, float],
+    df: dict[str, int],
+    groups: list[tuple[str, list[str], float]],
+    doc_freq: DocFreq,
 ) -> float:
     """The IDF weight of the question's Latin-script words that no document holds, in their own
-    language or translated (``groups``), nor as a unit's symbol. Chinese words are left out: a
-    question's jieba words often differ from a page's (刚入职 / 入职), so absence says little."""
+    language or translated (``groups``), nor as a unit's symbol; counted when two or more are
+    absent ("ice cream flavour") or the word asked for is ("how many calories"): one other word
+    alone is as likely a paraphrase of the page's ("where does it live" over "Where: ..."). Chinese
+    words are left out: a question's jieba words often differ from a page's (刚入职 / 入职)."""
     translated = {w for source, _keys, _w in groups for w in source.split()}
+    asked = {tokenize(w)[0] for w in asked_words(question) if tokenize(w)}
+    found: list[str] = []
     out = 0.0
     for term, w in weight.items():
         if df.get(term, 0) or _script(term) != "latin" or term.startswith("_") or term.isdigit():
@@ -150,8 +159,9 @@ def _absent(
         symbols = UNIT_SYMBOLS.get(term, ())
         if symbols and any(doc_freq(symbols)[1].values()):
             continue
+        found.append(term)
         out += w
-    return out
+    return out if len(found) >= 2 or asked.intersection(found) else 0.0
 
 
 def _translated(

@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 
 from desktop_app.core.ask.budget import ContextBlock
 from desktop_app.core.ask.prompts import NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, lang_of
-from desktop_app.core.ask.question import FACT_KINDS, Question, as_question
+from desktop_app.core.ask.question import FACT_KINDS, Question, as_question, asked_words
 from desktop_app.core.ask.question import question_type as question_type  # its old home, still imported
 from desktop_app.core.ask.sentences import clauses, split_sentences
 from desktop_app.core.library.bilingual import translations
@@ -286,7 +286,7 @@ def _units(question: str, lang: str) -> list[_Unit]:
                     focus.add(i - 1)
     # "How much guanciale", "how many watts", "what ratio": the thing asked for, which the
     # answering sentence must hold itself (the subject may be named elsewhere in its passage).
-    asked = {stem(m.group(1).lower()) for m in _EN_FOCUS.finditer(question)} if lang == "en" else set()
+    asked = {stem(w.lower()) for w in asked_words(question)} if lang == "en" else set()
     out: dict[frozenset[str], _Unit] = {}
     for i, w in enumerate(words):
         if w:
@@ -304,12 +304,6 @@ _NUMBER_WORDS = {
         "sixteen seventeen eighteen nineteen twenty".split()
     )
 }
-_EN_FOCUS = re.compile(
-    r"\b(?:how (?:much|many)|what|which)\s+(?:of\s+)?(?:the\s+|a\s+|an\s+|my\s+|your\s+)?"
-    r"(?!(?:is|are|was|were|do|does|did|should|can|could|would|will|has|have|had|i|you|we|they|it|he|she)\b)"
-    r"([A-Za-z][\w-]*)",
-    re.I,
-)
 
 
 def _translate(units: list[_Unit], question: str, lang: str, have: set[str]) -> None:
@@ -963,6 +957,8 @@ def extractive_answer(
             answer = _fact_answer(q, head, kept, found, subject, max_sentences)
             if answer is not None:
                 return answer
+            # The note the question names answers it in its own words, not another note's line.
+            found = [c for c in found if c.rank in subject] or found
     best = found[0]
     chosen = [best]
     for cand in found[1:]:

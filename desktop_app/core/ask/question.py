@@ -117,3 +117,18 @@ def question_type(question: str) -> str:
             continue
         return name
     return "other"
+
+
+# "How much guanciale", "how many watts", "what ratio": the word after the question word names the
+# thing asked for (the answering sentence must hold it; a library that names it nowhere cannot answer).
+_ASKED = re.compile(
+    r"\b(?:how (?:much|many)|what|which)\s+(?:of\s+)?(?:the\s+|a\s+|an\s+|my\s+|your\s+)?"
+    r"(?!(?:is|are|was|were|do|does|did|should|can|could|would|will|has|have|had|i|you|we|they|it|he|she)\b)"
+    r"([A-Za-z][\w-]*)",
+    re.I,
+)
+
+
+def asked_words(question: str) -> list[str]:
+    """The words an English question asks for ("how many calories" -> calories), as written."""
+    return [m.group(1) for m in _ASKED.finditer(question)]

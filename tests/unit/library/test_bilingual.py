@@ -3,7 +3,13 @@ library holds them."""
 
 from __future__ import annotations
 
-from desktop_app.core.library.bilingual import american, chinese_for, english_for, translated_terms, translations
+from desktop_app.core.library.bilingual import (
+    american,
+    chinese_for,
+    english_for,
+    translated_terms,
+    translations,
+)
 from desktop_app.core.library.text_analysis import stem
 
 
