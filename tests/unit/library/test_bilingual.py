@@ -45,6 +45,8 @@ def test_grammar_words_are_not_translated():
     assert [w for w, _ in translations("北京的天气怎么样？", lambda t: True, chinese=False)] == ["北京", "天气"]
 
 
-def test_translations_share_half_a_words_weight():
+def test_a_words_translations_share_its_weight():
     terms, weights = translated_terms("marriage leave", lambda t: t == "婚假")
-    assert terms == ["婚假"] and weights == [0.5]
+    assert terms == ["婚假"] and weights == [1.0]
+    terms, weights = translated_terms("deposit", lambda t: t in {"押金", "存放"})
+    assert sorted(terms) == ["存放", "押金"] and weights == [0.5, 0.5]
