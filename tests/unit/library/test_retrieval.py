@@ -89,7 +89,9 @@ def test_dedup_keeps_best_hit_per_chunk():
 
 def test_hybrid_hits_carry_every_score(kb: KnowledgeBase):
     hits = kb.search("which parrot can talk?", top_k=3)
-    assert hits[0].source == "grey.md"
+    # The English page, or its Chinese twin that says the same (善于模仿人类说话: the question's words
+    # translated, bilingual.py, weigh what its own words weigh).
+    assert {h.source for h in hits[:2]} == {"grey.md", "zh-grey.md"}
     for h in hits:
         assert h.vector_score is not None and -1.0 <= h.vector_score <= 1.0
         assert h.keyword_score is not None and h.keyword_score >= 0.0
