@@ -167,7 +167,7 @@ def _absent(
 def _translated(
     question: str, docs: int, doc_freq: DocFreq, languages: set[str] | frozenset[str]
 ) -> list[tuple[str, list[str], float]]:
-    """The question's translated words (text_analysis.translations) that the library holds, each
+    """The question's translated words (bilingual.translations) that the library holds, each
     as its terms and the weight of its rarest term."""
     present_cache: dict[str, int] = {}
 
