@@ -18,6 +18,7 @@ and bigrams of Chinese runs, name terms, weighted question terms).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.library.bilingual import translated_terms
+from desktop_app.core.library.damage import set_aside_and_say
 from desktop_app.core.library.datafolder import file_stamp
 from desktop_app.core.library.documents import Chunk
 from desktop_app.core.library.languages import text_lang
@@ -158,19 +160,22 @@ class KeywordIndex:
             return
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("tokenizer") != TOKENIZER_VERSION:
-                raise ValueError(f"tokenizer {data.get('tokenizer')!r} != {TOKENIZER_VERSION!r}")
+            if data.get("tokenizer") != TOKENIZER_VERSION:  # another version's: rebuilt, not damage
+                self.load_error = f"written by tokenizer {data.get('tokenizer')!r}"
+                log.info("%s: %s; it is rebuilt", self.path, self.load_error)
+                return
             for chunk_id, doc_id, scope, terms, head, skip, in_text, lang in data["chunks"]:
                 entry = _Entry(
                     doc_id, scope, terms.split(" ") if terms else [], head, skip, bool(in_text), lang
                 )
                 self._add(chunk_id, entry)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            # Derived data: start empty, the KnowledgeBase re-feeds every document.
-            self.load_error = f"keyword index discarded ({exc}); it will be rebuilt"
-            log.warning("%s: %s", self.path, self.load_error)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError) as exc:
+            # Derived data, damaged: set aside, and the KnowledgeBase re-feeds every document.
+            self.load_error = str(exc) or type(exc).__name__
             self._entries.clear()
             self._by_doc.clear()
+            with contextlib.suppress(OSError):  # another process may have set it aside first
+                set_aside_and_say(self.path, self.load_error)
 
     def flush(self) -> None:
         """Persist atomically (tmp file + os.replace); a no-op when nothing changed."""

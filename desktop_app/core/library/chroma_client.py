@@ -9,6 +9,7 @@ private already, and keeps the names it always had.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import ssl
@@ -22,6 +23,8 @@ from desktop_app.core.config import Config
 from desktop_app.core.library import reasons
 from desktop_app.core.library.datafolder import place_once
 from desktop_app.core.messages import message
+
+log = logging.getLogger(__name__)
 
 
 class StoreError(Exception):
@@ -220,6 +223,21 @@ def make_client(index_dir: Path, chroma_url: str = ""):
     return chromadb.PersistentClient(
         path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
     )
+
+
+def forget_embedded(path: Path) -> None:
+    """Forget the embedded Chroma that this process keeps for ``path`` (chromadb caches one per
+    folder, even one whose start failed on damaged files), so the next client opens the folder
+    afresh; other folders' clients are left alone."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    system = SharedSystemClient._identifier_to_system.pop(str(path), None)
+    SharedSystemClient._identifier_to_refcount.pop(str(path), None)
+    if system is not None:
+        try:
+            system.stop()
+        except Exception as exc:  # started half-way on damaged files: nothing more to release
+            log.debug("stopping the embedded Chroma of %s: %s", path, exc)
 
 
 def refresh_embedded(client) -> bool:

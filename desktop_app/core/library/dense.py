@@ -14,6 +14,7 @@ doc id, scope per row, plus the dimension), ``dirty`` (present from the first un
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from desktop_app.core.library.damage import set_aside_and_say
 from desktop_app.core.library.datafolder import file_stamp
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,9 @@ class DenseIndex:
         try:
             rows = json.loads(self._rows_path.read_text(encoding="utf-8"))
             if rows.get("format") != FORMAT or int(rows.get("dim", -1)) != self.dim:
-                raise ValueError("written by another version or for another dimension")
+                log.info("%s: written by another version or for another dimension: rebuilt", self.directory)
+                self.needs_rebuild = True
+                return
             mat = np.load(self._vec_path, allow_pickle=False)
             ids, docs, scopes = rows["ids"], rows["docs"], rows["scopes"]
             if (
@@ -86,9 +90,13 @@ class DenseIndex:
                 or not (len(ids) == len(docs) == len(scopes))
             ):
                 raise ValueError(f"shape {mat.shape} does not match {len(ids)} rows")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s: dense index discarded (%s); it will be rebuilt", self.directory, exc)
+        except Exception as exc:  # whatever numpy or json make of damaged bytes (even a SyntaxError)
             self.needs_rebuild = True
+            if self.read_only:  # a reader's copy is rebuilt in memory; a writer sets the files aside
+                log.info("%s: dense index unreadable (%s); it is rebuilt", self.directory, exc)
+                return
+            with contextlib.suppress(OSError):
+                set_aside_and_say(self.directory, str(exc) or type(exc).__name__)
             return
         self._mat, self._ids, self._docs, self._scopes = mat, list(ids), list(docs), list(scopes)
 

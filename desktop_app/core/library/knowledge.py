@@ -15,35 +15,49 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.formats import FormatUnknown
 from desktop_app.core.library import integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import (
+    forget_embedded,
     library_id_of,
     make_client,
     namespaced,
     refresh_embedded,
     shared_client,
 )
+from desktop_app.core.library.damage import COMPLETE, StoreDamaged, damage_of, set_aside_and_say
 from desktop_app.core.library.datafolder import WriterLock, file_stamp
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
-from desktop_app.core.library.manifest import INDEXED, PENDING, Manifest, adopt_as_pending
+from desktop_app.core.library.manifest import (
+    INDEXED,
+    PENDING,
+    Entry,
+    Manifest,
+    adopt_as_pending,
+    indexed_rows,
+    lacks_table,
+    now_iso,
+)
 from desktop_app.core.library.names import display_name
 from desktop_app.core.library.store import UPSERT_SLICE, UPSERT_SLICE_INTERACTIVE, ChromaStore
 from desktop_app.core.library.sync import DocumentHandler, SyncReport, chunk_from_hit
 from desktop_app.core.messages import Text, message
 from desktop_app.core.models.embeddings import Embedder, make_embedder
 from desktop_app.core.models.embeddings.base import collection_name
+from desktop_app.core.sqlite_repair import damage as sqlite_damage
+from desktop_app.core.sqlite_repair import set_aside
 from desktop_app.core.tasks import Cancelled, NullTask, TaskState
 
 if TYPE_CHECKING:
@@ -58,6 +72,7 @@ __all__ = ["DocumentHandler", "KnowledgeBase", "SyncReport", "chunk_from_hit"]
 log = logging.getLogger(__name__)
 
 EMPTY_LIBRARY = message(reasons.EMPTY_LIBRARY)
+_T = TypeVar("_T")
 _GENERATION = re.compile(r"r[0-9a-f]{12}")  # a rebuilt index's suffix (KnowledgeBase._generation_pointer)
 
 
@@ -106,6 +121,9 @@ class KnowledgeBase:
         self._generation: str | None = None
         self._pointer_seen: tuple[int, int, int] | None = None
         self._pointer_path: Path | None = None
+        self._pointer_damage: str | None = None  # why the pointer was not followed (a writer repairs it)
+        # What was found damaged in index/ and rebuilt (damage.py), told once as it happens.
+        self.notices: list[Text] = []
         self._search_notes = threading.local()  # warnings of each thread's last search
         self.failed_models: list[Text] = []  # models that failed at search time this session
         self._parse_worker: ParseWorker | None = None  # the file reader process, kept across syncs
@@ -170,20 +188,114 @@ class KnowledgeBase:
 
     @property
     def generation(self) -> str:
-        """The build of the index in use ("" for the first); see ``_generation_pointer``."""
+        """The build of the index in use ("" for the first); see ``_generation_pointer``. A pointer
+        that names no build here (empty, garbled, its build deleted) falls back to the newest
+        complete build, never to an empty library; a writer then sets it aside (``_repair_pointer``)."""
         if self._generation is None:
             pointer = self._pointer_path = self._generation_pointer
             self._pointer_seen = file_stamp(pointer)
-            try:
-                text = pointer.read_text(encoding="ascii").strip()
-            except OSError:
-                text = ""
-            except UnicodeDecodeError:
-                text = "?"  # no build of this version's is named so: refused below
-            if text and not _GENERATION.fullmatch(text):  # a newer app's pointer: never read it as ""
-                raise FormatUnknown(pointer)
-            self._generation = text
+            generation, why = self._read_pointer(pointer)
+            if why is not None:
+                generation = self._newest_build()
+                self._notice(
+                    message(
+                        reasons.DAMAGED_POINTER,
+                        path=str(pointer),
+                        why=why,
+                        build=self._build_name(generation),
+                    )
+                )
+            self._generation, self._pointer_damage = generation, why
         return self._generation
+
+    def _build_dir(self, generation: str) -> Path:
+        base = self._base_collection
+        return self.index_dir / namespaced(f"{base}__{generation}" if generation else base, self.library_id)
+
+    def _build_name(self, generation: str) -> str:
+        return self._build_dir(generation).name
+
+    def _read_pointer(self, pointer: Path) -> tuple[str, str | None]:
+        """The build the pointer names, and why it cannot be followed (None: it can)."""
+        try:
+            text = pointer.read_bytes().decode("ascii").strip()
+        except FileNotFoundError:  # the first build, unless only rebuilt ones are here
+            if self._build_dir("").is_dir() or not self._rebuilt_builds():
+                return "", None
+            return "", "missing"
+        except UnicodeDecodeError:
+            return "", "not text"
+        except OSError as exc:
+            return "", exc.strerror or str(exc)
+        if not text:
+            return "", "empty"
+        if _GENERATION.fullmatch(text):
+            if self._build_dir(text).is_dir():
+                return text, None
+            return text, f"{text}: no such build"
+        if text.isprintable() and any(build in text for build in self._builds_here()):
+            raise FormatUnknown(pointer)  # text naming a build that is here, in a form this version never writes
+        return "", "garbled"
+
+    def _builds_here(self) -> list[str]:
+        """The suffixes of this model's index builds here besides the first, in any form."""
+        prefix = namespaced(self._base_collection, self.library_id) + "__"
+        try:
+            names = [e.name for e in os.scandir(self.index_dir) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return []
+        return [n[len(prefix) :] for n in names if n.startswith(prefix) and len(n) > len(prefix)]
+
+    def _rebuilt_builds(self) -> list[str]:
+        """The rebuilt builds of this model's index here (``r`` + 12 hex digits), complete or not."""
+        return [b for b in self._builds_here() if _GENERATION.fullmatch(b)]
+
+    def _newest_build(self) -> str:
+        """The build to answer from when the pointer cannot be read: the newest complete rebuild,
+        else the first build, else the rebuild with the most documents indexed (a `reindex` cut
+        short beats an empty library; the next sync completes it)."""
+        complete, partial = [], []
+        for generation in self._rebuilt_builds():
+            folder = self._build_dir(generation)
+            try:
+                complete.append(((folder / COMPLETE).stat().st_mtime, generation))
+            except OSError:
+                partial.append((indexed_rows(folder / "manifest.sqlite3"), generation))
+        if complete:
+            return max(complete)[1]
+        if self._build_dir("").is_dir() or not partial:
+            return ""
+        return max(partial)[1]
+
+    def _repair_pointer(self) -> None:
+        """A writer's part of a pointer that could not be read: set aside and written again to
+        name the build in use (absent: the first build)."""
+        if self._pointer_damage is None:
+            return
+        pointer, generation = self._generation_pointer, self.generation
+        if pointer.exists() or pointer.is_symlink():
+            aside = set_aside(pointer)
+            self._notice(
+                message(
+                    reasons.DAMAGED_POINTER_ASIDE,
+                    path=str(pointer),
+                    aside=str(aside),
+                    build=self._build_name(generation),
+                )
+            )
+        if generation:
+            self._switch_generation(generation)
+        self._pointer_seen = file_stamp(pointer)
+        self._pointer_damage = None
+
+    def _notice(self, note: Text) -> None:
+        """Tell the user what was found damaged and rebuilt: logged (the CLI prints it), kept in
+        ``notices`` (the window shows them) and added to this thread's search warnings."""
+        log.warning("%s", note)
+        self.notices.append(note)
+        warnings = getattr(self._search_notes, "warnings", None)
+        if warnings is not None:
+            warnings.append(note)
 
     @property
     def _chunks_collection(self) -> str:
@@ -206,8 +318,51 @@ class KnowledgeBase:
             if self.library_id:  # a shared server: a client confined to this library's namespace
                 self._client = shared_client(self.config, self.library_id)
             else:
-                self._client = make_client(self.index_dir, self._server.url if self._server else "")
+                self._client = self._embedded_client()
         return self._client
+
+    def _embedded_client(self) -> Any:
+        """The client of this data folder's own Chroma (in the app's child process, if it runs one);
+        damaged files are said as such (StoreDamaged), never as Chroma's internal error."""
+        try:
+            return make_client(self.index_dir, self._server.url if self._server else "")
+        except Exception as exc:
+            why = damage_of(exc)
+            if why is None:
+                raise
+            forget_embedded(self._store_file.parent)  # chromadb keeps the failed one for the folder
+            raise StoreDamaged(self._store_file, why) from exc
+
+    @property
+    def _store_file(self) -> Path:
+        return self.index_dir / "chroma" / "chroma.sqlite3"
+
+    def _repairing(self, write: Callable[[], _T]) -> _T:
+        """Run a write (the caller holds the writer lock); a damaged vector store met on the way is
+        set aside and the write runs once more, on a new, empty one that it fills again."""
+        try:
+            return write()
+        except StoreDamaged as exc:
+            if self.library_id:  # a shared server's store: not in this folder, not this app's to move
+                raise
+            self._set_store_aside(exc)
+        return write()
+
+    def _set_store_aside(self, exc: StoreDamaged) -> None:
+        """Close everything opened on the damaged store, move its folder aside and start afresh:
+        each manifest's rows then disagree with the empty store, and the sync re-embeds them."""
+        with self._lock:
+            self._detach_index()[-1]()
+            self._handlers = None  # the photo gallery lives in the same store
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+            self._client = None
+            forget_embedded(self._store_file.parent)
+            self._notice(set_aside_and_say(self.index_dir / "chroma", exc.why, reasons.DAMAGED_STORE))
+            # Photos live in the same store (the gallery): their rows go back to pending as well.
+            photos = [e for e in self.manifest.all().values() if e.kind != "text" and e.status == INDEXED]
+            self.manifest.put_many([replace(e, status=PENDING) for e in photos])
 
     @property
     def chroma_process(self) -> ChromaServer | None:
@@ -227,6 +382,8 @@ class KnowledgeBase:
                 location=self.config.index.chroma_url or str(self.index_dir),
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
                 sealer=seals.Sealer(seals.chunk_key_of(self.data_dir)),
+                # this folder's own files: damage there is named as such (StoreDamaged)
+                damaged_file=None if self.library_id else self._store_file,
             )
             store.strict = integrity.is_sealed(store, self.collection_dir)
             store.on_foreign = self._foreign_chunks
@@ -276,16 +433,72 @@ class KnowledgeBase:
                         "own one on the Chroma server: the next sync re-indexes them",
                         adopted,
                     )
-            self._manifest = Manifest(path)
+            self._manifest = self._open_manifest(path)
         return self._manifest
+
+    def _manifest_damage(self, path: Path) -> str | None:
+        """Why the manifest at ``path`` cannot be trusted (None: it can, or it is simply new). An
+        empty or missing one counts only where the build has a keyword index: it listed documents."""
+        listed = (self.collection_dir / "bm25").is_dir()
+        if not path.exists():
+            return "missing" if listed else None
+        if path.stat().st_size == 0:
+            return "an empty file" if listed else None
+        return sqlite_damage(path) or lacks_table(path)
+
+    def _open_manifest(self, path: Path) -> Manifest:
+        why = self._manifest_damage(path)
+        if why is None:
+            try:
+                return Manifest(path)
+            except sqlite3.DatabaseError as exc:
+                why = damage_of(exc)
+                if why is None:
+                    raise
+        with self._writing():  # one process rebuilds it; another waits, then opens the new one
+            if self._manifest_damage(path) is None:
+                return Manifest(path)
+            return self._rebuild_manifest(path, why)
+
+    def _rebuild_manifest(self, path: Path, why: str) -> Manifest:
+        """Set the damaged manifest aside and make a new one: the rows that can still be read, then a
+        row for each document only the vector store still knows, from its chunks' metadata. Those
+        have no content hash: search goes on finding them, and the next sync indexes them again
+        from the knowledge folder (as it does the rows read back as pending)."""
+        aside = set_aside(path) if path.exists() else None
+        manifest = Manifest(path)
+        kept = manifest.salvage(aside) if aside is not None else 0
+        known = {e.doc_id for e in manifest.all().values()}
+        try:
+            stored = self.store.documents()
+        except StoreDamaged:  # rebuilt too, by the writer that meets it
+            stored = {}
+        manifest.put_many(
+            [
+                Entry(source, doc_id, "", 0, 0, chunks, INDEXED, None, now_iso(), "text", scope)
+                for doc_id, (source, scope, chunks) in sorted(stored.items())
+                if doc_id not in known and source
+            ]
+        )
+        again = sum(e.status != INDEXED or not e.sha256 for e in manifest.all().values())
+        code = reasons.DAMAGED_MANIFEST if aside is not None else reasons.MISSING_MANIFEST
+        self._notice(message(code, path=str(path), why=why, aside=str(aside), kept=kept, pending=again))
+        return manifest
 
     @property
     def keyword(self) -> KeywordIndex:
         if self._keyword is None:
             from desktop_app.core.library.bm25 import KeywordIndex
 
-            self._keyword = KeywordIndex(self.collection_dir / "bm25", self.config.retrieval.translate)
+            keyword = KeywordIndex(self.collection_dir / "bm25", self.config.retrieval.translate)
+            if not keyword.path.exists() and self._lists_text():  # deleted: refilled from the vector store
+                self._notice(message(reasons.MISSING_DERIVED, path=str(keyword.path)))
+            self._keyword = keyword
         return self._keyword
+
+    def _lists_text(self) -> bool:
+        """The manifest lists an indexed text document (so the derived indexes should hold some)."""
+        return any(e.status == INDEXED and e.kind == "text" and e.chunks for e in self.manifest.all().values())
 
     @property
     def dense(self) -> DenseIndex | None:
@@ -294,6 +507,7 @@ class KnowledgeBase:
         if self._dense is None:
             with self._lock:
                 if self._dense is None:
+                    missing = not (self.collection_dir / "dense" / "rows.json").exists()
                     dense = syncing.open_dense(
                         self.collection_dir / "dense",
                         self.config.retrieval.exact_dense_mb,
@@ -302,6 +516,8 @@ class KnowledgeBase:
                         self._embedder_dim(),
                         self._writer,
                     )
+                    if dense is not None and missing and self._lists_text():  # deleted: refilled
+                        self._notice(message(reasons.MISSING_DERIVED, path=str(dense.directory)))
                     self._dense = dense if dense is not None else False
         return self.opened_dense
 
@@ -509,6 +725,7 @@ class KnowledgeBase:
         """Delete what a rebuild left that is not in use: a build a killed or failed `reindex` had
         started, or the one replaced when the process ended before deleting it. Writers only."""
         current = self.generation
+        self._repair_pointer()
         base = namespaced(self._base_collection, self.library_id)
         stale = []
         try:
@@ -571,7 +788,9 @@ class KnowledgeBase:
         file that failed is tried again once it changes, or now with ``retry_failed``."""
         with self._writing(task):
             self._drop_stale_generations()
-            return self._sync(self.scan(), task or NullTask(), prune=True, retry_failed=retry_failed)
+            return self._repairing(
+                lambda: self._sync(self.scan(), task or NullTask(), prune=True, retry_failed=retry_failed)
+            )
 
     def reindex(self, task: TaskState | None = None) -> SyncReport:
         """Rebuild this model's index from the knowledge folder, beside the one in use (a new
@@ -579,35 +798,39 @@ class KnowledgeBase:
         complete: searches meanwhile, and after a failed, cancelled or killed rebuild, use the old one."""
         with self._writing(task):
             self._drop_stale_generations()
-            self.chroma_client  # noqa: B018 - opened here, so the new build shares it (and its process)
-            current, building = self.generation, "r" + uuid.uuid4().hex[:12]
-            old_photos = {e.doc_id for e in self.manifest.all().values() if e.kind != "text"}
-            new = copy.copy(self)  # the same settings, clients and writer lock; its own index parts
-            new._attach_index((building, self._pointer_seen, None, None, None, None))
-            try:
-                # Its folder first: a crash from here on leaves something _drop_stale_generations finds.
-                new.collection_dir.mkdir(parents=True)
-                report = new._sync(new.scan(), task or NullTask(), prune=True)
-                new.manifest  # noqa: B018 - made even for an empty folder: the new build's list
-            except BaseException:
-                log.warning("re-indexing stopped: the index in use is kept")
-                new._detach_index()[-1]()
-                self._drop_generation(building)
-                raise
-            finally:
-                self._embedder, self._handlers = new._embedder, new._handlers  # loaded on the way
-                self._parse_worker = new._parse_worker  # started on the way: closed with this one
-            self._switch_generation(building)
-            self._detach_index()[-1]()  # the old build's manifest closed, then the build deleted
-            self._attach_index(new._detach_index())
-            self._pointer_seen = file_stamp(self._generation_pointer)
-            self._drop_generation(current)
-            # Photos live in one gallery for every build: drop those the new build no longer has.
-            gone = old_photos - {e.doc_id for e in self.manifest.all().values() if e.kind != "text"}
-            handler = self.handler_for(".jpg") if gone else None
-            if handler is not None:
-                handler.delete(gone)
-            return report
+            return self._repairing(lambda: self._reindex(task))
+
+    def _reindex(self, task: TaskState | None) -> SyncReport:
+        self.chroma_client  # noqa: B018 - opened here, so the new build shares it (and its process)
+        current, building = self.generation, "r" + uuid.uuid4().hex[:12]
+        old_photos = {e.doc_id for e in self.manifest.all().values() if e.kind != "text"}
+        new = copy.copy(self)  # the same settings, clients and writer lock; its own index parts
+        new._attach_index((building, self._pointer_seen, None, None, None, None))
+        try:
+            # Its folder first: a crash from here on leaves something _drop_stale_generations finds.
+            new.collection_dir.mkdir(parents=True)
+            report = new._sync(new.scan(), task or NullTask(), prune=True)
+            new.manifest  # noqa: B018 - made even for an empty folder: the new build's list
+            (new.collection_dir / COMPLETE).write_text(now_iso() + "\n", encoding="ascii")
+        except BaseException:
+            log.warning("re-indexing stopped: the index in use is kept")
+            new._detach_index()[-1]()
+            self._drop_generation(building)
+            raise
+        finally:
+            self._embedder, self._handlers = new._embedder, new._handlers  # loaded on the way
+            self._parse_worker = new._parse_worker  # started on the way: closed with this one
+        self._switch_generation(building)
+        self._detach_index()[-1]()  # the old build's manifest closed, then the build deleted
+        self._attach_index(new._detach_index())
+        self._pointer_seen = file_stamp(self._generation_pointer)
+        self._drop_generation(current)
+        # Photos live in one gallery for every build: drop those the new build no longer has.
+        gone = old_photos - {e.doc_id for e in self.manifest.all().values() if e.kind != "text"}
+        handler = self.handler_for(".jpg") if gone else None
+        if handler is not None:
+            handler.delete(gone)
+        return report
 
     def add(
         self, paths: Sequence[Path | str], scope: str = "shared", task: TaskState | None = None
@@ -625,7 +848,7 @@ class KnowledgeBase:
             for dest in copied.copied:
                 targets[self.folder.relative(dest)] = dest
             try:
-                report = self._sync(targets, task or NullTask(), prune=False)
+                report = self._repairing(lambda: self._sync(targets, task or NullTask(), prune=False))
             except Cancelled:
                 # Left in the folder, the next sync (the window's watcher, at once) would index
                 # what the user just cancelled: this add's new copies not fully indexed go.
@@ -640,7 +863,9 @@ class KnowledgeBase:
         indexed, with their manifest rows and any chunks."""
         entries = self.manifest.all()
         doomed = [
-            rel for rel in copies if rel not in known and (rel not in entries or entries[rel].status != INDEXED)
+            rel
+            for rel in copies
+            if rel not in known and (rel not in entries or entries[rel].status != INDEXED)
         ]
         syncing.drop_documents(self, [rel for rel in doomed if rel in entries], entries)
         self.folder.delete(doomed)
@@ -665,7 +890,9 @@ class KnowledgeBase:
         report = SyncReport()
         if prune:  # missing or altered chunks go back to pending: re-embedded below
             report.repaired = integrity.check_store(self.store, self.manifest, self.collection_dir)
-        changes = syncing.find_changes(self, files, report, prune=prune, force=force, retry_failed=retry_failed)
+        changes = syncing.find_changes(
+            self, files, report, prune=prune, force=force, retry_failed=retry_failed
+        )
         try:
             syncing.index_changes(self, changes, task, report)
         finally:  # cancelled or not, what was fully embedded is kept
@@ -695,7 +922,18 @@ class KnowledgeBase:
         retriever = self.retriever
         if self._writes == 0:  # a reader: another process may have written since the last search
             self._take_others_writes()
-        return retriever.search_many(queries, top_k=top_k, scope=scope)
+        hits = retriever.search_many(queries, top_k=top_k, scope=scope)
+        if not hits:
+            self._check_store_holds_chunks()
+        return hits
+
+    def _check_store_holds_chunks(self) -> None:
+        """No hit at all: say so when it is because the vector store lost what the manifest lists
+        (its files deleted or emptied), rather than let it pass for an answer."""
+        listed = sum(e.chunks for e in self.manifest.all().values() if e.status == INDEXED and e.kind == "text")
+        if listed and self.store.count() == 0:
+            where = self.store.location if self.library_id else str(self._store_file.parent)
+            self._notice(message(reasons.STORE_EMPTIED, path=where, count=listed))
 
     def get_chunk(self, chunk_id: str) -> Hit | None:
         got = self.store.get([chunk_id])

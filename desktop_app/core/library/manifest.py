@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from contextlib import closing
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -164,6 +165,13 @@ class Manifest:
                 self._db.execute("ROLLBACK")
                 raise
 
+    def salvage(self, damaged: Path) -> int:
+        """Copy the rows that can still be read from a damaged manifest; returns how many."""
+        from desktop_app.core.sqlite_repair import salvage
+
+        with self._lock:
+            return salvage(damaged, self._db, "documents", _COLUMNS.split(", "))
+
     def delete(self, names: list[str]) -> None:
         with self._lock:
             self._db.execute("BEGIN")
@@ -192,6 +200,29 @@ def adopt_as_pending(legacy: Path, path: Path) -> int:
     new.put_many(rows)
     new.close()
     return len(rows) if place_once(tmp, path) else 0
+
+
+def lacks_table(path: Path) -> str | None:
+    """Why a manifest file that opens is still not one: it has no documents table (None: it has)."""
+    try:
+        with closing(sqlite3.connect(path, timeout=10)) as db:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='documents'"
+            ).fetchone()
+    except sqlite3.Error as exc:
+        return str(exc)
+    return None if found else "no documents table"
+
+
+def indexed_rows(path: Path) -> int:
+    """How many documents a build's manifest lists as indexed (0 when it cannot be read)."""
+    if not path.is_file():  # (connecting would make one)
+        return 0
+    try:
+        with closing(sqlite3.connect(path, timeout=10)) as db:
+            return int(db.execute("SELECT count(*) FROM documents WHERE status=?", (INDEXED,)).fetchone()[0])
+    except sqlite3.Error:
+        return 0
 
 
 def now_iso() -> str:

@@ -404,3 +404,41 @@ SWITCH_STOPPED = define(
     "library.switch.stopped", "stopped at {done} of {total} documents: run `kdesk reindex` to continue"
 )
 SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")
+
+# -- issue 44: damaged derived files in index/ (damage.py): named, set aside, rebuilt
+DAMAGED_MANIFEST = define(
+    "index.damaged.manifest",
+    "The index manifest {path} was damaged ({why}): it was set aside as {aside} and rebuilt; {kept} documents"
+    " were read back from it, {pending} are indexed again from the knowledge folder by the next sync",
+)
+MISSING_MANIFEST = define(
+    "index.damaged.manifest_missing",
+    "The index manifest {path} was missing and has been rebuilt: {pending} documents are indexed again"
+    " from the knowledge folder by the next sync",
+)
+DAMAGED_POINTER = define(
+    "index.damaged.pointer",
+    "{path} does not name a build of the index that is here ({why}): the build {build} answers instead",
+)
+DAMAGED_POINTER_ASIDE = define(
+    "index.damaged.pointer_aside", "{path} was damaged: it was set aside as {aside} and now names {build}"
+)
+DAMAGED_DERIVED = define(
+    "index.damaged.derived", "{path} was damaged ({why}): it was set aside as {aside} and is rebuilt"
+)
+MISSING_DERIVED = define("index.damaged.missing", "{path} was missing: it is rebuilt from the vector store")
+DAMAGED_STORE = define(
+    "index.damaged.store",
+    "The vector store {path} was damaged ({why}): it was set aside as {aside}; every document is indexed"
+    " again from the knowledge folder, and search finds each one again as soon as it is",
+)
+STORE_EMPTIED = define(
+    "index.damaged.store_emptied",
+    "The vector store {path} holds none of the {count} chunks the index lists: its files were removed or"
+    " emptied. Run `kdesk sync` (or open the window) to index the knowledge folder again",
+)
+STORE_DAMAGED_ERROR = define(
+    "index.damaged.store_error",
+    "The vector store {path} is damaged ({why}). Run `kdesk sync` (or open the window): it is set aside"
+    " and rebuilt from the knowledge folder, which holds every document",
+)

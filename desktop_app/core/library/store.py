@@ -11,12 +11,14 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from desktop_app.core.library import reasons
 from desktop_app.core.library.chroma_client import LibraryClient, StoreError, refresh_embedded
+from desktop_app.core.library.damage import StoreDamaged, damage_of
 from desktop_app.core.library.documents import Chunk, Hit
 from desktop_app.core.library.seals import Sealer
 from desktop_app.core.messages import message
@@ -113,6 +115,11 @@ def _guarded(method):
             except StoreError:
                 raise
             except Exception as exc:
+                why = damage_of(exc) if self.damaged_file is not None else None
+                if (
+                    why is not None
+                ):  # SQLite's "malformed" under Chroma: said as damage, set aside by a writer
+                    raise StoreDamaged(self.damaged_file, why) from exc
                 if delays and _transient(exc):
                     time.sleep(delays.pop(0))
                     refresh_embedded(self.client)
@@ -146,12 +153,15 @@ class ChromaStore:
         *,
         upsert_slice: int = UPSERT_SLICE,
         sealer: Sealer | None = None,
+        damaged_file: Path | None = None,
     ) -> None:
         self.client = client
         self.name = name
         self.location = location
         self.upsert_slice = max(1, upsert_slice)
         self.sealer = sealer
+        # The embedded store's SQLite file (None on a server): its damage raises StoreDamaged.
+        self.damaged_file = damaged_file
         # Chunks without a seal pass until the collection is sealed (written by an older release).
         self.strict = False
         self.on_foreign: Callable[[list[str]], None] = lambda chunk_ids: None
@@ -169,6 +179,9 @@ class ChromaStore:
                 embedding_function=None,
             )
         except Exception as exc:
+            why = damage_of(exc) if self.damaged_file is not None else None
+            if why is not None:
+                raise StoreDamaged(self.damaged_file, why) from exc
             raise StoreError(message(reasons.STORE_COLLECTION, name=self.name, error=exc)) from exc
 
     # -- seals ---------------------------------------------------------------------------------
@@ -253,6 +266,26 @@ class ChromaStore:
                     undocumented.append(cid)
             if len(metas) < page:
                 return found, undocumented
+            offset += page
+
+    @_guarded
+    def documents(self) -> dict[str, tuple[str, str, int]]:
+        """Each stored document: its file's name, scope and chunk count, read from the chunks'
+        metadata (what rebuilds the rows of a lost manifest)."""
+        found: dict[str, tuple[str, str, int]] = {}
+        offset, page = 0, 5000
+        while True:
+            got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
+            metas = got.get("metadatas") or []
+            for meta in metas:
+                doc = str((meta or {}).get("doc_id", "") or "")
+                if doc:
+                    source, scope, n = found.get(
+                        doc, (str(meta.get("source", "")), str(meta.get("scope", "shared")), 0)
+                    )
+                    found[doc] = (source, scope, n + 1)
+            if len(metas) < page:
+                return found
             offset += page
 
     @_guarded

@@ -256,7 +256,7 @@ def open_dense(
             pass  # a writer is at work and will flush them itself
         else:
             try:
-                dense.set_writer(True)
+                dense = DenseIndex(directory, dim)  # read again under the lock: damaged files are set aside
                 reconcile_dense(dense, store, manifest.all())
                 return dense
             finally:

@@ -223,11 +223,13 @@ def test_search_sees_updates_made_after_the_model_was_built(tmp_path: Path):
     assert index.search("kiwi", 5)[0][0] == "kiwi-chunk-0"
 
 
-def test_corrupt_file_starts_empty_with_a_reason(tmp_path: Path):
+def test_corrupt_file_starts_empty_with_a_reason_and_is_set_aside(tmp_path: Path):
     (tmp_path / FILE_NAME).write_text("{not json", encoding="utf-8")
     index = KeywordIndex(tmp_path)
     assert index.doc_ids() == set()
-    assert index.load_error and "rebuilt" in index.load_error
+    assert index.load_error and "double quotes" in index.load_error  # JSON's own words
+    (aside,) = tmp_path.glob(f"{FILE_NAME}.damaged-*")  # kept beside it, never deleted
+    assert aside.read_text(encoding="utf-8") == "{not json"
     fill(index)  # the KnowledgeBase re-feeds it
     index.flush()
     assert KeywordIndex(tmp_path).doc_ids() == {"parrots", "cooking", "zh"}
