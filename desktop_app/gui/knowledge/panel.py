@@ -99,6 +99,7 @@ class KnowledgePanel(QWidget):
         self._scopes: list[str] = ["shared"]
         self.last_report: Any = None
         self._known_failures: dict[str, str] = {}  # name -> reason, as last listed or reported
+        self._notices_shown: tuple[object, int] = (None, 0)  # the knowledge base, and how many of its notices
 
         self.title = QLabel(objectName="panelTitle")
         self.scope_label = QLabel()
@@ -508,16 +509,35 @@ class KnowledgePanel(QWidget):
                     pages = trn("{n} page read by OCR", "{n} pages read by OCR", got["ocr_pages"])
                     what += ", " + pages.format(n=got["ocr_pages"])
                 self._add_outcome(f"{display_name(name)}: {what}")
+        self._show_notices()
         self.errors.setVisible(self.errors.count() > 0)
         busy = any(self.ctx.runner.is_busy(k) for k in INDEXING)
         self.retry_button.setVisible(bool(report.failed) and not busy)
 
+    def _show_notices(self) -> None:
+        """What the library found damaged in its index and rebuilt (a manifest, the vector store:
+        ``KnowledgeBase.notices``), each once, first in the outcomes list."""
+        kb = self.ctx.kb
+        if kb is None:
+            return
+        seen = self._notices_shown[1] if self._notices_shown[0] is kb else 0
+        fresh = kb.notices[seen:]
+        self._notices_shown = (kb, seen + len(fresh))
+        for i, note in enumerate(fresh):
+            self.errors.insertItem(i, self._outcome(tr_core(note), FAILED_COLOUR))
+        if fresh:
+            self.errors.show()
+
     def _add_outcome(self, text: str, colour: str = "") -> None:
+        self.errors.addItem(self._outcome(text, colour))
+
+    @staticmethod
+    def _outcome(text: str, colour: str = "") -> QListWidgetItem:
         item = QListWidgetItem(text)
         item.setToolTip(plain_tooltip(text))  # the list is narrow: the whole line on hover
         if colour:
             item.setForeground(QColor(colour))
-        self.errors.addItem(item)
+        return item
 
     def _show_error(self, failure: Failure) -> None:
         """Why the operation failed ("Could not <operation>: <reason>"), under the list."""
@@ -537,6 +557,7 @@ class KnowledgePanel(QWidget):
                 self._scopes.append(scope)
         self._fill_scopes()
         self._update_buttons()
+        self._show_notices()  # the list may have found a damaged manifest and rebuilt it
         self.documents_refreshed.emit()
 
     def _set_busy(self, busy: bool) -> None:
