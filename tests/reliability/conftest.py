@@ -207,6 +207,59 @@ def write_text_pdf(path, pages: list[list[str]]) -> None:
     path.write_bytes(bytes(out))
 
 
+# Twenty documents of many kinds (a recipe, a leaflet, a manual, a policy, a paper...) in English and
+# Chinese, one question each: the damage and kill tests compare their top-10 sources before and after.
+TWENTY_DOCS = {
+    "recipes/dumplings.md": "# Pork dumplings\nMix minced pork, cabbage and ginger. Fold the filling into wrappers and steam for twelve minutes.",
+    "recipes/番茄炒蛋.md": "# 番茄炒蛋\n鸡蛋打散后先炒至凝固盛出，再炒番茄出汁，最后倒回鸡蛋，加少许糖和盐。",
+    "leaflets/ibuprofen.txt": "Ibuprofen 200 mg tablets. Adults take one or two tablets every four to six hours. Do not exceed six tablets in 24 hours. Take with food.",
+    "leaflets/阿莫西林.txt": "阿莫西林胶囊用于敏感细菌引起的感染。对青霉素过敏者禁用。成人每次一粒，每日三次。",
+    "manuals/kettle.md": "# Kettle manual\nDescale the kettle every month with white vinegar. Never fill above the MAX mark. The lid opens with the button on the handle.",
+    "manuals/router.md": "# Router setup\nHold the reset button for ten seconds to restore factory settings. The default Wi-Fi password is printed on the label underneath.",
+    "policies/leave.md": "# Annual leave policy\nEmployees receive twenty days of paid annual leave. Unused leave of up to five days carries over to the next year.",
+    "policies/报销制度.md": "# 差旅报销制度\n出差住宿标准为每晚不超过五百元。报销须在出差结束后三十天内提交，并附发票原件。",
+    "papers/sleep.md": "# Sleep and memory\nIn a study of 120 students, a night of sleep after learning improved recall by 20 percent compared with staying awake.",
+    "papers/soil.md": "# Soil carbon\nCover crops raised soil organic carbon by 0.3 percent over five years in the trial plots of clay loam.",
+    "garden/tomatoes.md": "# Growing tomatoes\nPlant tomatoes after the last frost, two feet apart, in full sun. Water deeply twice a week and pinch out side shoots.",
+    "garden/月季.md": "# 月季养护\n月季喜阳光，每天至少六小时日照。春季修剪枯枝，开花期每两周施一次磷钾肥。",
+    "travel/kyoto.md": "# Kyoto in autumn\nThe maple leaves peak in mid November. Buy a one-day bus pass for 700 yen to reach the temples.",
+    "travel/成都.md": "# 成都三日游\n第一天去大熊猫繁育研究基地，最好早上八点前到。第二天逛宽窄巷子，晚上吃火锅。",
+    "finance/budget.md": "# Household budget\nSave fifteen percent of take-home pay. Keep an emergency fund of three months of expenses in a savings account.",
+    "history/silk-road.md": "# The Silk Road\nThe Han dynasty envoy Zhang Qian travelled west in 138 BC, opening routes that carried silk to Central Asia.",
+    "pets/rabbit.md": "# Rabbit care\nRabbits need unlimited hay, fresh greens daily and a large run. Their teeth grow all their life.",
+    "sports/badminton.md": "# Badminton rules\nA game is played to 21 points; at 20 all, a side must lead by two. The shuttle landing on the line is in.",
+    "car/tyres.md": "# Tyre care\nCheck tyre pressure monthly when the tyres are cold. Replace tyres when the tread depth falls below 1.6 mm.",
+    "tea/oolong.md": "# Brewing oolong\nRinse the leaves once, then steep at 95 degrees for about one minute, adding ten seconds for each later infusion.",
+}
+TWENTY_QUESTIONS = [
+    "how long do I steam the dumplings",
+    "番茄炒蛋先炒什么",
+    "maximum ibuprofen tablets a day",
+    "青霉素过敏能吃阿莫西林吗",
+    "how do I descale the kettle",
+    "router factory reset",
+    "how many days of annual leave carry over",
+    "出差住宿标准是多少",
+    "does sleep improve recall",
+    "cover crops soil organic carbon",
+    "how far apart should tomatoes be planted",
+    "月季需要多少日照",
+    "when do the Kyoto maple leaves peak",
+    "成都大熊猫基地几点到",
+    "how big should an emergency fund be",
+    "who was Zhang Qian",
+    "what do rabbits eat",
+    "badminton score at 20 all",
+    "minimum tyre tread depth",
+    "oolong steeping temperature",
+]
+
+@pytest.fixture(scope="session")
+def twenty() -> tuple[dict[str, str], list[str]]:
+    """TWENTY_DOCS and TWENTY_QUESTIONS."""
+    return TWENTY_DOCS, TWENTY_QUESTIONS
+
+
 # -- the real CLI in a subprocess --------------------------------------------------------------------
 
 
