@@ -30,14 +30,18 @@ PHOTO_UNCERTAIN_TWO = define("chat.title.uncertain_two", "Uncertain: {a} or {b}"
 
 # Kinds of reading (issue 37): answers about the library's files, and documents a question names.
 LIBRARY_TOTAL = define_plural(
-    "ask.library.total", "You have {count} document in your library.", "You have {count} documents in your library."
+    "ask.library.total",
+    "You have {count} document in your library.",
+    "You have {count} documents in your library.",
 )
 LIBRARY_OF_FORMAT = define_plural(
     "ask.library.of_format",
     "{count} of your documents is a {format} file.",
     "{count} of your documents are {format} files.",
 )
-LIBRARY_FOLDER = define_plural("ask.library.folder", "{folder}: {count} document", "{folder}: {count} documents")
+LIBRARY_FOLDER = define_plural(
+    "ask.library.folder", "{folder}: {count} document", "{folder}: {count} documents"
+)
 LIBRARY_TOP_FOLDER = define("ask.library.top_folder", "(top folder)")
 LIBRARY_MORE = define_plural("ask.library.more", "… and {count} more", "… and {count} more")
 LIBRARY_ABOUT = define_plural(
@@ -53,7 +57,9 @@ LIBRARY_ONLY_MENTION = define_plural(
     "No document is about {subject}; {count} mentions it:",
     "No document is about {subject}; {count} mention it:",
 )
-LIBRARY_NONE_ABOUT = define("ask.library.none_about", "No document in your library is about or mentions {subject}.")
+LIBRARY_NONE_ABOUT = define(
+    "ask.library.none_about", "No document in your library is about or mentions {subject}."
+)
 LIBRARY_NEW = define_plural(
     "ask.library.new",
     "Added or changed most recently ({date}): {count} document",
@@ -68,7 +74,8 @@ LIBRARY_COLLECTIONS = define_plural(
     "Your documents are in {count} folders or collections:",
 )
 DOCUMENT_NOT_FOUND = define(
-    "ask.document.not_found", "I could not tell which document the question means: none is named so in your library."
+    "ask.document.not_found",
+    "I could not tell which document the question means: none is named so in your library.",
 )
 DOCUMENT_CLOSEST = define("ask.document.closest", "The closest: {names}.")
 DOCUMENT_NAME_IT = define(
@@ -79,4 +86,17 @@ DOCUMENT_NAME_IT = define(
 READING_PARTS = define("ask.whole.reading_parts", "reading {name}: part {done} of {total}")
 FALLBACK_WHOLE = define(
     "ask.whole.fallback", "{error} ({when}); showing the document's own central sentences instead"
+)
+
+# -- issue 44: a damaged conversation store
+STORE_REPAIRED = define_plural(
+    "chats.store_repaired",
+    "The conversation store {path} was damaged: it was set aside as {aside}; {count} conversation"
+    " was kept in a new store.",
+    "The conversation store {path} was damaged: it was set aside as {aside}; {count} conversations"
+    " were kept in a new store.",
+)
+STORE_DAMAGED = define(
+    "chats.store_damaged",
+    "The conversation store {path} is damaged and could not be repaired: {error}. Nothing was deleted.",
 )
