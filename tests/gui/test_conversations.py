@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -150,11 +151,8 @@ def test_a_damaged_store_is_said_in_the_status_bar_and_the_list_works(make_windo
         store.append(Conversation(), StoredMessage("ask", f"question {i}", "an answer"))
     data = path.read_bytes()
     # The page of `messages` holds all three rows: write over it, so the conversations stay.
-    root = (
-        sqlite3.connect(path)
-        .execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'")
-        .fetchone()[0]
-    )
+    with closing(sqlite3.connect(path)) as db:
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
     path.write_bytes(data[: (root - 1) * 4096] + b"\x00" * 4096 + data[root * 4096 :])
     window = make_window(wait=False)
     qtbot.waitUntil(lambda: "was damaged" in window.statusBar().currentMessage(), timeout=20_000)
