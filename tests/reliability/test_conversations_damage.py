@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core import sqlite_repair
+from desktop_app.core.ask import conversation_store
 from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.ask.conversation_store import (
     FILE_NAME,
@@ -249,6 +250,22 @@ def test_damage_found_while_running_is_repaired_and_the_call_goes_on(tmp_path: P
     conv = Conversation()
     assert store.append(conv, StoredMessage("ask", "a new question", "an answer")) > 0
     assert store.find(conv.id) is not None
+
+
+def test_a_store_too_large_for_quick_check_is_repaired_when_a_read_meets_the_damage(
+    tmp_path: Path, seeded, monkeypatch
+) -> None:
+    pristine, ids = seeded
+    monkeypatch.setattr(conversation_store, "QUICK_CHECK_MAX_BYTES", 0)
+    path = tmp_path / FILE_NAME
+    shutil.copyfile(pristine, path)
+    lost = _wreck_page_of(path, "messages")
+    told: list[str] = []
+    store = ConversationStore(path, tmp_path / "knowledge", on_repaired=lambda m: told.append(str(m)))
+    assert len(store.list_chats()) == WITH_MESSAGES + EMPTY  # counted from an index: no damage met
+    loaded = [store.load(c) for c in ids["with"]]
+    assert sum(len(chat.messages) for chat in loaded if chat) == WITH_MESSAGES * TURNS - len(lost)
+    assert len(told) == 1 and _repaired(told[0])[0] == path
 
 
 def test_a_store_that_cannot_be_repaired_is_a_clear_error(tmp_path: Path, seeded, monkeypatch) -> None:
