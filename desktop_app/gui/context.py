@@ -75,9 +75,7 @@ def role_statuses(desk: Desk) -> dict[str, ComponentStatus]:
     out: dict[str, ComponentStatus] = {}
     chat = desk.chat
     shown = display_name(chat.name) if chat.active and isinstance(chat.name, str) else chat.name
-    out["llm"] = ComponentStatus(
-        "llm", shown if chat.active else None, chat.reason, _other_id(chat.name, shown)
-    )
+    out["llm"] = ComponentStatus("llm", shown if chat.active else None, chat.reason, _other_id(chat.name, shown))
     try:
         for row in desk.model_status():
             role = {"reranker": "reranker", "classifier": "classifier"}.get(row.role)

@@ -284,9 +284,7 @@ class MainWindow(QMainWindow):
             JobKind.CHATS,
             write,
             operation=Operation.EXPORT_CONVERSATION,
-            on_success=lambda out: self.statusBar().showMessage(
-                tr("Exported to {path}").format(path=out), 10_000
-            ),
+            on_success=lambda out: self.statusBar().showMessage(tr("Exported to {path}").format(path=out), 10_000),
             on_failure=self.show_failure,
             exclusive=False,
             lock=CHATS_LOCK,

@@ -200,9 +200,7 @@ def _cards_as_messages(db: sqlite3.Connection) -> None:
         data["visual_description"] = _english_json(data.get("visual_description", ""))
         if "answer_lines" not in data:
             data["answer_lines"] = [to_json(t) for t in _english_lines(answer or "")]
-        db.execute(
-            "UPDATE messages SET card = ? WHERE id = ?", (json.dumps(data, ensure_ascii=False), row_id)
-        )
+        db.execute("UPDATE messages SET card = ? WHERE id = ?", (json.dumps(data, ensure_ascii=False), row_id))
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
@@ -668,7 +666,7 @@ class ConversationStore:
         """Set the damaged file aside and copy every row that can still be read into a new one."""
         try:
             with sqlite_repair.exclusive(self.path.parent):
-                if recheck and sqlite_repair.damage(self.path) is None:
+                if not self.path.exists() or (recheck and sqlite_repair.damage(self.path) is None):
                     return  # another process repaired it while this one waited (or before)
                 kept = self._rebuild(reason)
         except (OSError, sqlite3.Error) as exc:
@@ -876,15 +874,7 @@ class ConversationStore:
             db.execute(
                 "UPDATE conversations SET last_subject = ?, last_query = ?, scope = ?, updated = ?,"
                 " system_prompt = ?, temperature = ? WHERE id = ?",
-                (
-                    conv.last_subject,
-                    conv.last_query,
-                    conv.scope,
-                    now,
-                    conv.system_prompt,
-                    conv.temperature,
-                    conv.id,
-                ),
+                (conv.last_subject, conv.last_query, conv.scope, now, conv.system_prompt, conv.temperature, conv.id),
             )
             cur = db.execute(
                 "INSERT INTO messages (conversation_id, kind, question, answer, answer_by, refused,"

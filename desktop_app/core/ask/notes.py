@@ -30,18 +30,14 @@ PHOTO_UNCERTAIN_TWO = define("chat.title.uncertain_two", "Uncertain: {a} or {b}"
 
 # Kinds of reading (issue 37): answers about the library's files, and documents a question names.
 LIBRARY_TOTAL = define_plural(
-    "ask.library.total",
-    "You have {count} document in your library.",
-    "You have {count} documents in your library.",
+    "ask.library.total", "You have {count} document in your library.", "You have {count} documents in your library."
 )
 LIBRARY_OF_FORMAT = define_plural(
     "ask.library.of_format",
     "{count} of your documents is a {format} file.",
     "{count} of your documents are {format} files.",
 )
-LIBRARY_FOLDER = define_plural(
-    "ask.library.folder", "{folder}: {count} document", "{folder}: {count} documents"
-)
+LIBRARY_FOLDER = define_plural("ask.library.folder", "{folder}: {count} document", "{folder}: {count} documents")
 LIBRARY_TOP_FOLDER = define("ask.library.top_folder", "(top folder)")
 LIBRARY_MORE = define_plural("ask.library.more", "… and {count} more", "… and {count} more")
 LIBRARY_ABOUT = define_plural(
@@ -57,9 +53,7 @@ LIBRARY_ONLY_MENTION = define_plural(
     "No document is about {subject}; {count} mentions it:",
     "No document is about {subject}; {count} mention it:",
 )
-LIBRARY_NONE_ABOUT = define(
-    "ask.library.none_about", "No document in your library is about or mentions {subject}."
-)
+LIBRARY_NONE_ABOUT = define("ask.library.none_about", "No document in your library is about or mentions {subject}.")
 LIBRARY_NEW = define_plural(
     "ask.library.new",
     "Added or changed most recently ({date}): {count} document",
@@ -74,8 +68,7 @@ LIBRARY_COLLECTIONS = define_plural(
     "Your documents are in {count} folders or collections:",
 )
 DOCUMENT_NOT_FOUND = define(
-    "ask.document.not_found",
-    "I could not tell which document the question means: none is named so in your library.",
+    "ask.document.not_found", "I could not tell which document the question means: none is named so in your library."
 )
 DOCUMENT_CLOSEST = define("ask.document.closest", "The closest: {names}.")
 DOCUMENT_NAME_IT = define(
