@@ -12,7 +12,8 @@ reads every page, so rows past a damaged page are found). Not every build has it
 3.40.1 lacks the ``sqlite_dbpage`` table ``.recover`` reads, and fails with "SQL logic error". Then,
 or where the tool is missing, rows are read through Python's ``sqlite3``: forward in rowid order,
 seeking past a damaged page (a rowid probe that doubles until it lands on a readable page, then
-narrows back), and backward from the end, with a time budget, so a damaged file never hangs it.
+narrows back), and backward from the end, with a time budget, so a damaged file never hangs it; with
+``writable_schema`` on, so a file cut short opens with the pages it still has.
 """
 
 from __future__ import annotations
@@ -291,6 +292,13 @@ def _rows_python(
         return
     with closing(db):
         db.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)  # aborts a stuck read
+        try:
+            # Relaxes the checks made when the file opens: a file shorter than its header says (cut
+            # short by a copy or a full disk) then opens with the pages it has, instead of failing
+            # whole with "malformed". Harmless here: this connection reads a temporary copy.
+            db.execute("PRAGMA writable_schema = ON")
+        except sqlite3.Error:
+            pass  # a build that refuses it (SQLITE_DBCONFIG_DEFENSIVE): the checks stay
         cols = _columns(db, table, columns)
         if not cols:
             return

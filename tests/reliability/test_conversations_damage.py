@@ -68,8 +68,11 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, li
     return path, ids
 
 
-def _leaves(data: bytes, page: int) -> list[int]:
-    """The leaf pages of the table b-tree rooted at ``page``, read from the file's bytes."""
+def _leaves(data: bytes, page: int, last: int | None = None) -> list[int]:
+    """The leaf pages of the table b-tree rooted at ``page``, read from the file's bytes; with
+    ``last``, those reached through pages up to ``last`` only (a file cut after it)."""
+    if last is not None and page > last:
+        return []
     base = (page - 1) * PAGE
     head = base + (100 if page == 1 else 0)
     if data[head] == 0x0D:
@@ -81,7 +84,7 @@ def _leaves(data: bytes, page: int) -> list[int]:
         ptr = int.from_bytes(data[head + 12 + 2 * i : head + 14 + 2 * i], "big")
         children.append(int.from_bytes(data[base + ptr : base + ptr + 4], "big"))
     children.append(int.from_bytes(data[head + 8 : head + 12], "big"))  # the right-most child
-    return [leaf for child in children for leaf in _leaves(data, child)]
+    return [leaf for child in children for leaf in _leaves(data, child, last)]
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -107,12 +110,21 @@ def _rowids(data: bytes, page: int) -> set[int]:
     return out
 
 
+def _root(path: Path, table: str) -> int:
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+
+
+def _reachable(path: Path, table: str, last: int) -> set[int]:
+    """The rowids of ``table`` in ``path`` that a cut after page ``last`` leaves readable."""
+    data = path.read_bytes()
+    return {r for leaf in _leaves(data, _root(path, table), last) for r in _rowids(data, leaf)}
+
+
 def _wreck_page_of(path: Path, table: str) -> set[int]:
     """Overwrite the middle leaf page of ``table`` with random bytes; the rowids it held."""
-    with closing(sqlite3.connect(path)) as db:
-        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
     data = path.read_bytes()
-    leaves = _leaves(data, root)
+    leaves = _leaves(data, _root(path, table))
     assert len(leaves) >= 3, leaves
     page = leaves[len(leaves) // 2]
     with open(path, "r+b") as f:
@@ -141,6 +153,8 @@ def _damaged_data_dir(kdesk_factory, seeded, how: str):
     lost: set[int] = set()
     if how == "truncate-1000":
         os.truncate(store, 1000)
+    elif how == "truncate-half":
+        os.truncate(store, store.stat().st_size // PAGE // 2 * PAGE)
     elif how == "random-at-100":
         with open(store, "r+b") as f:
             f.seek(100)
@@ -154,7 +168,7 @@ def _damaged_data_dir(kdesk_factory, seeded, how: str):
     return kd, store, store.read_bytes() if store.exists() else b"", lost
 
 
-@pytest.mark.parametrize("how", ["random-at-100", "conversations-page", "messages-page"])
+@pytest.mark.parametrize("how", ["random-at-100", "truncate-half", "conversations-page", "messages-page"])
 def test_damaged_store_is_set_aside_and_what_can_be_read_is_kept(kdesk_factory, seeded, how: str) -> None:
     kd, store, damaged, lost = _damaged_data_dir(kdesk_factory, seeded, how)
     pristine, ids = seeded
@@ -174,7 +188,14 @@ def test_damaged_store_is_set_aside_and_what_can_be_read_is_kept(kdesk_factory, 
         return
     by_rowid = dict(_rows(pristine, "SELECT rowid, id FROM conversations"))
     messages = {c["id"]: c["messages"] for c in chats}
-    if how == "conversations-page":
+    if how == "truncate-half":  # what the pages before the cut still reach
+        cut = len(damaged) // PAGE
+        rows, msgs = _reachable(pristine, "conversations", cut), _reachable(pristine, "messages", cut)
+        owner = dict(_rows(pristine, "SELECT id, conversation_id FROM messages"))
+        expected = {by_rowid[r] for r in rows} | {owner[m] for m in msgs}
+        assert set(messages) == expected and kept == len(expected)
+        assert 0 < sum(messages.values()) == len(msgs) < WITH_MESSAGES * TURNS
+    elif how == "conversations-page":
         gone = {by_rowid[r] for r in lost}
         # A lost row of a conversation with messages is made again from them; an empty one is gone.
         assert set(messages) == set(every) - (gone & set(ids["empty"]))
