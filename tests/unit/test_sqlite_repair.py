@@ -354,3 +354,25 @@ def test_salvage_stops_within_its_budget(
     start = time.monotonic()
     salvage(path, _target(), "t", COLUMNS)
     assert time.monotonic() - start < 2
+
+
+def test_exclusive_serialises_repairs_and_leaves_no_file(tmp_path: Path) -> None:
+    import threading
+
+    order: list[str] = []
+    inside = threading.Event()
+
+    def first() -> None:
+        with sqlite_repair.exclusive(tmp_path):
+            inside.set()
+            time.sleep(0.3)
+            order.append("first out")
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    inside.wait(5)
+    with sqlite_repair.exclusive(tmp_path):  # another open of the folder: waits for the first
+        order.append("second in")
+    worker.join()
+    assert order == ["first out", "second in"]
+    assert list(tmp_path.iterdir()) == []
