@@ -117,4 +117,5 @@ def open_desk(args: argparse.Namespace, config: Config | None = None) -> Desk:
         data_dir_of(args),
         config if config is not None else load_cfg(args),
         on_wait=lambda message: eprint(f"{message}..."),  # another process holds the writer lock
+        on_notice=lambda message: eprint(f"warning: {message}"),  # a damaged store set aside, rebuilt
     )

@@ -21,6 +21,7 @@ from desktop_app.core.ask import notes as ask_notes
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.identify import texts as identify_texts
 from desktop_app.core.library import reasons as library_reasons
+from desktop_app.core.messages import Message
 from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.llm.factory import ChatModelChoice, resolve_chat_model
 
@@ -99,12 +100,16 @@ class Desk:
         embedder: Embedder | None = None,
         own_process: bool = False,
         on_wait: Callable[[str], None] | None = None,
+        on_notice: Callable[[Message], None] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser()
         self._config = config if config is not None else load_config(self.data_dir / "config.toml")
         self._embedder = embedder
         self._own_process = own_process
         self._on_wait = on_wait  # told when another process holds the data folder's writer lock
+        # Told what the user must know that is no error: a damaged store set aside and rebuilt
+        # (called on whichever thread found it).
+        self._on_notice = on_notice
         # Builds are serialised (the GUI's worker threads build too); reading a built service takes
         # no lock, so the UI thread never waits while, say, the image classifier loads.
         self._lock = threading.RLock()
@@ -213,7 +218,9 @@ class Desk:
         def build() -> ConversationStore:
             from desktop_app.core.ask.conversation_store import FILE_NAME, ConversationStore
 
-            return ConversationStore(self.data_dir / FILE_NAME, self.data_dir / "knowledge")
+            return ConversationStore(
+                self.data_dir / FILE_NAME, self.data_dir / "knowledge", on_repaired=self._on_notice
+            )
 
         return self._built("_conversations", build)
 

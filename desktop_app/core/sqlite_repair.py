@@ -12,19 +12,21 @@ reads every page, so rows past a damaged page are found). Not every build has it
 3.40.1 lacks the ``sqlite_dbpage`` table ``.recover`` reads, and fails with "SQL logic error". Then,
 or where the tool is missing, rows are read through Python's ``sqlite3``: forward in rowid order,
 seeking past a damaged page (a rowid probe that doubles until it lands on a readable page, then
-narrows back), and backward from the end, with a time budget, so a damaged file never hangs it.
+narrows back), and backward from the end, with a time budget, so a damaged file never hangs it; with
+``writable_schema`` on, so a file cut short opens with the pages it still has.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sqlite3
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import closing
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -34,7 +36,7 @@ SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside a database, nam
 # Result codes that mean the file itself is bad; busy, locked, cannot open or I/O errors do not.
 _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
 CLI_TIMEOUT_S = 120.0  # the sqlite3 tool's .recover of one file
-PYTHON_BUDGET_S = 60.0  # the row-by-row read of one table
+PYTHON_BUDGET_S = 60.0  # the row-by-row read of one file's tables
 _BATCH = 500
 _MIN_ROWID, _MAX_ROWID = -(2**63), 2**63 - 1
 
@@ -59,7 +61,7 @@ def damage(path: Path) -> str | None:
         with closing(sqlite3.connect(path, timeout=10)) as db:
             row = db.execute("PRAGMA quick_check(1)").fetchone()
     except sqlite3.DatabaseError as exc:
-        if _corrupt(exc):
+        if is_corruption(exc):
             return str(exc)
         log.warning("cannot check %s: %s", path, exc)
         return None
@@ -71,7 +73,11 @@ def damage(path: Path) -> str | None:
     return lines[0] if lines else report
 
 
-def _corrupt(exc: sqlite3.Error) -> bool:
+def is_corruption(exc: BaseException) -> bool:
+    """Does this error say the file itself is bad (SQLITE_CORRUPT, SQLITE_NOTADB), not that it is
+    busy, locked, unreachable or the disk failing?"""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:  # Python < 3.11: only the text tells
         return any(s in str(exc) for s in ("malformed", "not a database", "corrupt"))
@@ -120,18 +126,75 @@ def salvage(damaged: Path, into: sqlite3.Connection, table: str, columns: Sequen
     get their defaults). A row that ``into`` refuses (a constraint such as a foreign key) is
     skipped. The rows go in the caller's open transaction, else in one of salvage's own, committed.
     The damaged file is read from a temporary copy: nothing beside it is created or changed."""
+    return salvage_tables(damaged, into, {table: columns})[table]
+
+
+def salvage_tables(
+    damaged: Path, into: sqlite3.Connection, tables: Mapping[str, Sequence[str]]
+) -> dict[str, int]:
+    """``salvage`` of several tables (in this order: parents first) from one copy and one
+    ``.recover`` of the damaged file; how many rows each got."""
     damaged = Path(damaged)
+    copied = dict.fromkeys(tables, 0)
     if not damaged.is_file():
-        return 0
+        return copied
     with tempfile.TemporaryDirectory(prefix="kdesk-salvage-") as tmp:
         copy = Path(tmp) / "damaged.sqlite3"
         shutil.copyfile(damaged, copy)
         if Path(f"{damaged}-wal").is_file():  # committed transactions not yet checkpointed
             shutil.copyfile(f"{damaged}-wal", f"{copy}-wal")
         recovered = _recover_cli(copy, Path(tmp) / "recovered.sqlite3")
-        if recovered is not None and _has_table(recovered, table):
-            return _insert(into, table, _rows_recovered(recovered, table, columns))
-        return _insert(into, table, _rows_python(copy, table, columns))
+        deadline = time.monotonic() + PYTHON_BUDGET_S
+        for table, columns in tables.items():
+            if recovered is not None and _has_table(recovered, table):
+                rows = _rows_recovered(recovered, table, columns)
+            else:  # no tool, a tool whose .recover fails, or it found no such table
+                rows = _rows_python(copy, table, columns, deadline)
+            copied[table] = _insert(into, table, rows)
+    return copied
+
+
+def header_user_version(path: Path) -> int | None:
+    """The ``PRAGMA user_version`` a SQLite file's header records, read from its bytes (a damaged
+    file's header usually survives); None when the file does not start as SQLite."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError:
+        return None
+    if len(head) < 64 or not head.startswith(b"SQLite format 3\x00"):
+        return None
+    return int.from_bytes(head[60:64], "big", signed=True)
+
+
+@contextmanager
+def exclusive(folder: Path, timeout: float = 300.0) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` itself (no lock file is left in it) while repairing a
+    file there: two processes (the window and a ``kdesk`` command) finding the same damage set it
+    aside once. Other threads of this process wait too. No lock where the system has no ``flock``
+    (Windows): there a file in use cannot be renamed anyway."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        stop = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > stop:
+                    raise TimeoutError(f"another process is repairing a file in {folder}") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------------------- reading
@@ -219,15 +282,23 @@ def _rows_recovered(path: Path, table: str, columns: Sequence[str]) -> Iterator[
             log.warning("reading the recovered %s stopped: %s", table, exc)
 
 
-def _rows_python(path: Path, table: str, columns: Sequence[str]) -> Iterator[tuple[list[str], tuple]]:
-    """Every row of ``table`` SQLite can still decode, each once, within PYTHON_BUDGET_S."""
-    deadline = time.monotonic() + PYTHON_BUDGET_S
+def _rows_python(
+    path: Path, table: str, columns: Sequence[str], deadline: float
+) -> Iterator[tuple[list[str], tuple]]:
+    """Every row of ``table`` SQLite can still decode, each once, until ``deadline``."""
     try:
         db = _open(path)
     except sqlite3.Error:
         return
     with closing(db):
         db.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)  # aborts a stuck read
+        try:
+            # Relaxes the checks made when the file opens: a file shorter than its header says (cut
+            # short by a copy or a full disk) then opens with the pages it has, instead of failing
+            # whole with "malformed". Harmless here: this connection reads a temporary copy.
+            db.execute("PRAGMA writable_schema = ON")
+        except sqlite3.Error:
+            pass  # a build that refuses it (SQLITE_DBCONFIG_DEFENSIVE): the checks stay
         cols = _columns(db, table, columns)
         if not cols:
             return

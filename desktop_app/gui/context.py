@@ -107,6 +107,9 @@ class AppContext(QObject):
     # A model failed during a search on a pool thread (search went on without it): the status bar
     # says so. Emitted on that thread; the slot runs queued on the UI thread.
     model_failed = Signal()
+    # A core notice (a Message) the user must see, such as a damaged store set aside and rebuilt.
+    # Emitted on whichever thread found it; the window's slot runs queued on the UI thread.
+    notice = Signal(object)
 
     def __init__(
         self,
@@ -119,8 +122,13 @@ class AppContext(QObject):
     ) -> None:
         super().__init__(parent)
         self.data_dir = Path(data_dir)
+        self.notices: list[Message] = []  # every notice so far: a window made later shows them too
         self.desk = Desk(
-            self.data_dir, config, embedder=embedder, own_process=config.index.chroma_own_process
+            self.data_dir,
+            config,
+            embedder=embedder,
+            own_process=config.index.chroma_own_process,
+            on_notice=self._note,
         )
         self.runner = runner or TaskRunner(parent=self)
         self.ready = False  # the knowledge base is open and the models loaded
@@ -133,6 +141,10 @@ class AppContext(QObject):
             for role in ("embedder", "reranker", "llm", "classifier")
         }
         self.model_failed.connect(self._note_model_failures)
+
+    def _note(self, notice: Message) -> None:
+        self.notices.append(notice)
+        self.notice.emit(notice)
 
     @property
     def config(self) -> Config:

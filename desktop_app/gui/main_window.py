@@ -11,7 +11,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter
 
 from desktop_app.core.ask.conversation_store import StoredChat
-from desktop_app.core.messages import N_
+from desktop_app.core.messages import N_, Message
 from desktop_app.gui.about import AboutDialog
 from desktop_app.gui.chat.conversations import ConversationList
 from desktop_app.gui.chat.panel import ChatPanel
@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         ctx.settings_failed.connect(self.show_failure)
         ctx.runner.unhandled_failure.connect(self.show_failure)  # jobs that name no handler of their own
         ctx.config_changed.connect(self._config_changed)
+        ctx.notice.connect(self.show_notice)
 
         self.settings_action = QAction(self)
         self.settings_action.setShortcut(QKeySequence.Preferences)
@@ -126,8 +127,11 @@ class MainWindow(QMainWindow):
         self.help_menu.addAction(self.about_action)
 
         self._failure: tuple[Failure, str] | None = None  # the failure the status bar shows, as shown
+        self._notice: tuple[Message, str] | None = None  # the notice the status bar shows, as shown
         on_language_changed(self.retranslate)
         self.retranslate()
+        for notice in ctx.notices:  # told before this window listened
+            self.show_notice(notice)
         self.restore_last_conversation()
 
     def retranslate(self, *_: object) -> None:
@@ -141,6 +145,8 @@ class MainWindow(QMainWindow):
         self.update_loading()
         if self._failure is not None and self.statusBar().currentMessage() == self._failure[1]:
             self.show_failure(self._failure[0])  # still shown: say it in the new language
+        if self._notice is not None and self.statusBar().currentMessage() == self._notice[1]:
+            self.show_notice(self._notice[0])
 
     def update_loading(self) -> None:
         """The loading indicator: the step under way, or why loading failed; hidden once loaded."""
@@ -313,6 +319,13 @@ class MainWindow(QMainWindow):
         """Say in the status bar what could not be done and why ("Could not save Settings: …")."""
         text = failure.text()
         self._failure = (failure, text)
+        self.statusBar().showMessage(text)
+
+    def show_notice(self, notice: Message) -> None:
+        """Say in the status bar, in the UI language, what the core found that the user must know
+        (a damaged conversation store set aside and rebuilt: both files and what was kept)."""
+        text = tr_core(notice)
+        self._notice = (notice, text)
         self.statusBar().showMessage(text)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

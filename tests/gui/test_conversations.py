@@ -3,14 +3,16 @@ and its follow-up subject; the list renames, searches, starts and deletes conver
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from desktop_app.core.ask.conversation import Conversation
-from desktop_app.core.ask.conversation_store import FILE_NAME, ConversationStore
+from desktop_app.core.ask.conversation_store import FILE_NAME, ConversationStore, StoredMessage
 from desktop_app.core.events import (
     Answer,
     Candidate,
@@ -138,3 +140,29 @@ def test_a_long_conversation_reopens_with_its_last_messages_cards_and_removed_fi
         qtbot.mouseClick(chip, Qt.LeftButton)
     qtbot.waitUntil(lambda: window.viewer.text_view.toPlainText() == passage, timeout=10_000)
     assert Path(window.viewer.source).name == "kakapo.md"
+
+
+def test_a_damaged_store_is_said_in_the_status_bar_and_the_list_works(make_window, qtbot, tmp_path):
+    """The window finds the damaged store when it reopens the last conversation: the status bar
+    names both files and what was kept; the list shows the kept conversations (issue 44)."""
+    path = tmp_path / "data" / FILE_NAME
+    store = ConversationStore(path, tmp_path / "data" / "knowledge")
+    for i in range(3):
+        store.append(Conversation(), StoredMessage("ask", f"question {i}", "an answer"))
+    data = path.read_bytes()
+    # The page of `messages` holds all three rows: write over it, so the conversations stay.
+    with closing(sqlite3.connect(path)) as db:
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+    path.write_bytes(data[: (root - 1) * 4096] + b"\x00" * 4096 + data[root * 4096 :])
+    window = make_window(wait=False)
+    qtbot.waitUntil(lambda: "was damaged" in window.statusBar().currentMessage(), timeout=20_000)
+    said = window.statusBar().currentMessage()
+    aside = next(path.parent.glob(f"{FILE_NAME}.damaged-*"))
+    assert said == (
+        f"The conversation store {path} was damaged: it was set aside as {aside}; 3 conversations were kept"
+        " in a new store."
+    )
+    qtbot.waitUntil(
+        lambda: sorted(window.conversations.titles()) == ["question 0", "question 1", "question 2"]
+    )
+    window.ctx.runner.wait_idle(60_000)

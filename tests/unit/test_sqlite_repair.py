@@ -78,6 +78,12 @@ def _damage(path: Path, how: str) -> set[int]:
     if how == "truncate-1000":
         os.truncate(path, 1000)
         return set()
+    if how == "truncate-half":  # the pages past the cut are gone, the ones before it intact
+        cut = len(data) // PAGE // 2
+        os.truncate(path, cut * PAGE)
+        kept = {r for page in _leaves(data) if page <= cut for r in _leaf_rowids(data, page)}
+        assert 0 < len(kept) < ROWS
+        return kept
     if how == "zero-length":
         os.truncate(path, 0)
         return set()
@@ -104,7 +110,15 @@ def _damage(path: Path, how: str) -> set[int]:
     return every - lost
 
 
-KINDS = ["truncate-1000", "zero-length", "random-at-100", "not-sqlite", "one-page", "three-pages"]
+KINDS = [
+    "truncate-1000",
+    "truncate-half",
+    "zero-length",
+    "random-at-100",
+    "not-sqlite",
+    "one-page",
+    "three-pages",
+]
 
 
 def _listing(folder: Path) -> dict[str, bytes]:
@@ -340,3 +354,25 @@ def test_salvage_stops_within_its_budget(
     start = time.monotonic()
     salvage(path, _target(), "t", COLUMNS)
     assert time.monotonic() - start < 2
+
+
+def test_exclusive_serialises_repairs_and_leaves_no_file(tmp_path: Path) -> None:
+    import threading
+
+    order: list[str] = []
+    inside = threading.Event()
+
+    def first() -> None:
+        with sqlite_repair.exclusive(tmp_path):
+            inside.set()
+            time.sleep(0.3)
+            order.append("first out")
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    inside.wait(5)
+    with sqlite_repair.exclusive(tmp_path):  # another open of the folder: waits for the first
+        order.append("second in")
+    worker.join()
+    assert order == ["first out", "second in"]
+    assert list(tmp_path.iterdir()) == []

@@ -9,23 +9,31 @@ as events for display) and the ``Conversation`` a follow-up continues from.
 
 WAL mode lets the window read while a ``kdesk`` process writes. Each call opens its own short
 connection, so any thread may use the store.
+
+A damaged file (it does not open as SQLite, ``PRAGMA quick_check`` finds a fault, or a read meets
+SQLITE_CORRUPT while the app runs) is set aside beside itself, never deleted, and every row that can
+still be read is copied into a new file (``core/sqlite_repair.py``); ``on_repaired`` is told, with
+the message naming both files and how many conversations were kept.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
 import re
 import sqlite3
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from desktop_app.core import messages
+from desktop_app.core import messages, sqlite_repair
 from desktop_app.core.ask import notes
 from desktop_app.core.ask.conversation import Conversation
 from desktop_app.core.events import (
@@ -40,12 +48,26 @@ from desktop_app.core.events import (
     RouteDecided,
     Warning,
 )
-from desktop_app.core.formats import STORE_CONVERSATIONS, check_readable, check_sqlite_file, user_version
+from desktop_app.core.formats import (
+    STORE_CONVERSATIONS,
+    FormatTooNew,
+    check_readable,
+    check_sqlite_file,
+    user_version,
+)
 from desktop_app.core.identify.names import pretty_name
 from desktop_app.core.identify.result import UNCERTAIN, IdentifyResult, decision_json
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.names import fs_path
-from desktop_app.core.messages import Text, from_english, from_json, lines_from_json, to_json
+from desktop_app.core.messages import (
+    Message,
+    Text,
+    UserError,
+    from_english,
+    from_json,
+    lines_from_json,
+    to_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +77,9 @@ FILE_NAME = "conversations.sqlite3"
 # conversation's system prompt, temperature and where its title came from (title_source)
 SCHEMA_VERSION = 5
 TITLE_CHARS = 60  # a title taken from the first question is cut here
+# PRAGMA quick_check reads the whole file: 65 MB (2000 conversations, 20000 answers) took 0.27-0.6 s
+# at load 5. Above this size only the open (header, schema, version) and each read look for damage.
+QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -481,19 +506,105 @@ class _Turn:
         )  # fmt: skip
 
 
+def _reattach(db: sqlite3.Connection) -> dict[str, int]:
+    """Make the rows copied from a damaged file hold together: a message whose conversation row was
+    lost gets it back (titled by its first question, or its photo's file name, as a new one would
+    be); a message whose stored JSON no longer parses, and a citation whose message was lost, are
+    dropped. Returns what was done, for the log."""
+    garbled = []
+    for row_id, route, card, turn, warnings in db.execute(
+        "SELECT id, route, card, turn, warnings FROM messages"
+    ):
+        try:
+            if route:
+                RouteDecided(**json.loads(route))
+            if card:
+                _card_from(json.loads(card))
+            if turn:
+                tuple(json.loads(turn))
+            [from_json(w) for w in json.loads(warnings or "[]")]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            garbled.append((row_id,))
+    db.executemany("DELETE FROM messages WHERE id = ?", garbled)
+    lost = db.execute(
+        "SELECT conversation_id, MIN(id), MAX(created) FROM messages"
+        " WHERE conversation_id NOT IN (SELECT id FROM conversations) GROUP BY conversation_id"
+    ).fetchall()
+    for conv_id, first, last in lost:
+        question, image, created = db.execute(
+            "SELECT question, image, created FROM messages WHERE id = ?", (first,)
+        ).fetchone()
+        title, source = question, "auto"
+        if not title:
+            title, source = (Path(image).name, "file") if image else (conv_id, "auto")
+        db.execute(
+            "INSERT INTO conversations (id, title, created, updated, title_source) VALUES (?, ?, ?, ?, ?)",
+            (conv_id, _title_of(title), created, last, source),
+        )
+    cites = db.execute("DELETE FROM citations WHERE message_id NOT IN (SELECT id FROM messages)").rowcount
+    return {"garbled messages": len(garbled), "conversations rebuilt": len(lost), "citations dropped": cites}
+
+
 def check_format(path: Path | str) -> None:
     """Raise FormatTooNew when the conversations file at ``path`` is newer than this build reads."""
     check_sqlite_file(STORE_CONVERSATIONS, Path(path), SCHEMA_VERSION)
 
 
+class StoreDamaged(UserError):
+    """The conversation store is damaged and could not be repaired (set aside and rebuilt)."""
+
+    def __init__(self, path: Path, error: object) -> None:
+        self.path = path
+        super().__init__(notes.STORE_DAMAGED, path=str(path), error=str(error))
+
+
+_R = TypeVar("_R")
+_P = ParamSpec("_P")
+
+
+def _repairs(
+    method: Callable[Concatenate[ConversationStore, _P], _R],
+) -> Callable[Concatenate[ConversationStore, _P], _R]:
+    """Run a store method; where the file turns out damaged while the app runs (SQLITE_CORRUPT),
+    repair it (set aside, rows copied into a new file) and run the method again. Its transaction
+    was rolled back, so running it again writes it once."""
+
+    @functools.wraps(method)
+    def call(self: ConversationStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        for attempt in range(3):
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.DatabaseError as exc:
+                if not sqlite_repair.is_corruption(exc):
+                    raise
+                if attempt == 2:
+                    raise StoreDamaged(self.path, exc) from exc
+                # First as quick_check judges the file (another process may have repaired it
+                # already); if the method fails again, repair on the strength of its error.
+                self._damaged_in_use(exc, force=attempt == 1)
+        raise AssertionError("unreachable")
+
+    return call
+
+
 class ConversationStore:
     """Create, list, search, rename, delete, load and append to the conversations of one data
-    folder. ``knowledge_dir`` is where cited files are looked for when a conversation is loaded."""
+    folder. ``knowledge_dir`` is where cited files are looked for when a conversation is loaded.
+    ``on_repaired`` is told (from whichever thread used the store) when a damaged file was set aside
+    and rebuilt; ``repaired`` keeps the last such message."""
 
-    def __init__(self, path: Path | str, knowledge_dir: Path | str) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        knowledge_dir: Path | str,
+        on_repaired: Callable[[Message], None] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.knowledge_dir = Path(knowledge_dir)
+        self.on_repaired = on_repaired
+        self.repaired: Message | None = None
         self._ready = False
+        self._setup = threading.Lock()  # one thread checks, repairs and migrates the file
         # Deleted here: an answer still streaming into one must not bring it back when it completes.
         self._deleted: set[str] = set()
 
@@ -502,22 +613,117 @@ class ConversationStore:
     def _db(self) -> Iterator[sqlite3.Connection]:
         """A connection in one transaction (committed on success, rolled back on error)."""
         if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._open()
         with closing(sqlite3.connect(self.path, timeout=10)) as db:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA foreign_keys = ON")
-            if not self._ready:
-                # A newer app's file: refused before anything below writes to it (formats.py).
-                check_readable(STORE_CONVERSATIONS, user_version(db), SCHEMA_VERSION, self.path)
-                db.execute("PRAGMA journal_mode = WAL")  # persistent: readers never wait on a writer
-                db.executescript(SCHEMA)
-                if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-                    _migrate(db)
-                self._ready = True
             with db:
                 yield db
 
+    def _open(self) -> None:
+        """Check the file once per process (quick_check, up to QUICK_CHECK_MAX_BYTES), repairing
+        it when damaged, then bring it to this version's schema."""
+        with self._setup:
+            if self._ready:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                small = self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES
+            except OSError:
+                small = True  # missing: nothing to check
+            reason, recheck = (sqlite_repair.damage(self.path) if small else None), True
+            if reason is None:
+                try:
+                    self._prepare()
+                except sqlite3.DatabaseError as exc:  # quick_check passed, the schema's pages did not
+                    if not sqlite_repair.is_corruption(exc):
+                        raise
+                    reason, recheck = str(exc), False
+            if reason is not None:
+                self._repair(reason, recheck)  # quick_check's verdict is looked at again under the lock
+                self._prepare()
+            self._ready = True
+
+    def _prepare(self) -> None:
+        with closing(sqlite3.connect(self.path, timeout=10)) as db:
+            # A newer app's file: refused before anything below writes to it (formats.py).
+            check_readable(STORE_CONVERSATIONS, user_version(db), SCHEMA_VERSION, self.path)
+            db.execute("PRAGMA journal_mode = WAL")  # persistent: readers never wait on a writer
+            db.executescript(SCHEMA)
+            if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                _migrate(db)
+
+    def _damaged_in_use(self, exc: sqlite3.Error, force: bool) -> None:
+        with self._setup:
+            self._ready = False
+            reason = str(exc) if force else sqlite_repair.damage(self.path)
+            if reason is not None:
+                log.error("conversation store %s failed while in use: %s", self.path, exc)
+                self._repair(reason, not force)
+        self._open()
+
+    def _repair(self, reason: str, recheck: bool) -> None:
+        """Set the damaged file aside and copy every row that can still be read into a new one."""
+        try:
+            with sqlite_repair.exclusive(self.path.parent):
+                if not self.path.exists() or (recheck and sqlite_repair.damage(self.path) is None):
+                    return  # another process repaired it while this one waited (or before)
+                kept = self._rebuild(reason)
+        except (OSError, sqlite3.Error) as exc:
+            log.error(
+                "conversation store %s is damaged (%s) and could not be repaired: %s", self.path, reason, exc
+            )
+            raise StoreDamaged(self.path, exc) from exc
+        aside, count = kept
+        notice = messages.message(notes.STORE_REPAIRED, path=str(self.path), aside=str(aside), count=count)
+        self.repaired = notice
+        # Said once: by whoever is told (the CLI's stderr, the window's status bar), else the log.
+        log.log(logging.INFO if self.on_repaired else logging.WARNING, "%s (%s)", notice, reason)
+        if self.on_repaired is not None:
+            self.on_repaired(notice)
+
+    def _rebuild(self, reason: str) -> tuple[Path, int]:
+        """The new file, filled from the damaged one and put in its place; (where the damaged one
+        went, how many conversations the new one holds)."""
+        found = sqlite_repair.header_user_version(self.path)
+        # A newer app's file is never rewritten in this version's format. Bytes a fault wrote over
+        # the header read as a version too: only a plausible one counts (a random 32-bit number
+        # lands below 1000 once in four million), the others as damage with the rest.
+        if found is not None and SCHEMA_VERSION < found < 1000:
+            raise FormatTooNew(STORE_CONVERSATIONS, found, SCHEMA_VERSION, self.path)
+        if found is None or not 0 <= found <= SCHEMA_VERSION:
+            found = SCHEMA_VERSION
+        fresh = self.path.with_name(self.path.name + ".repairing")
+        for suffix in ("", *sqlite_repair.SIDECARS):  # an interrupted repair's: this process's to redo
+            Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+        try:
+            copied, dropped, kept = self._fill(fresh, found)
+            aside = sqlite_repair.set_aside(self.path)
+        except BaseException:
+            for suffix in ("", *sqlite_repair.SIDECARS):
+                Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+            raise
+        os.replace(fresh, self.path)
+        log.info("conversation store %s (%s): rows read %s; %s", self.path, reason, copied, dropped)
+        return aside, kept
+
+    def _fill(self, fresh: Path, version: int) -> tuple[dict[str, int], dict[str, int], int]:
+        with closing(sqlite3.connect(fresh)) as db:
+            db.executescript(SCHEMA)
+            # The rows keep the damaged file's format: the migrations bring them up when it opens.
+            db.execute(f"PRAGMA user_version = {int(version)}")
+            tables = {
+                table: [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+                for table in ("conversations", "messages", "citations")  # parents first
+            }
+            copied = sqlite_repair.salvage_tables(self.path, db, tables)
+            dropped = _reattach(db)
+            db.commit()
+            kept = db.execute("SELECT COUNT(*) FROM conversations").fetchone()[0]
+        return copied, dropped, int(kept)
+
     # ------------------------------------------------------------------ conversations
+    @_repairs
     def recent_sources(self, limit: int = 200) -> list[str]:
         """The documents cited in the latest answers, most recent first (a model switch embeds them first)."""
         if not self.path.exists():
@@ -529,6 +735,7 @@ class ConversationStore:
             ).fetchall()
         return list(dict.fromkeys(r[0] for r in rows))
 
+    @_repairs
     def create(self, title: str, scope: str | None = None, conv_id: str | None = None) -> ChatSummary:
         """A new, empty conversation (its id is the Conversation's, when one is given)."""
         now = _now()
@@ -540,6 +747,7 @@ class ConversationStore:
             )
         return ChatSummary(conv_id, _title_of(title), scope, now, now, 0)
 
+    @_repairs
     def list_chats(self, search: str = "") -> list[ChatSummary]:
         """Every conversation (or those whose title contains ``search``), most recent first."""
         sql = (
@@ -558,6 +766,7 @@ class ConversationStore:
             ChatSummary(r["id"], r["title"], r["scope"], r["created"], r["updated"], r["n"]) for r in rows
         ]
 
+    @_repairs
     def find(self, name: str) -> ChatSummary | None:
         """The conversation with id ``name``, else the most recent one titled ``name``."""
         with self._db() as db:
@@ -571,6 +780,7 @@ class ConversationStore:
             return None
         return next(s for s in self.list_chats() if s.id == row["id"])
 
+    @_repairs
     def rename(self, conv_id: str, title: str) -> bool:
         title = _title_of(title)
         if not title:
@@ -579,6 +789,7 @@ class ConversationStore:
             sql = "UPDATE conversations SET title = ?, title_source = 'user' WHERE id = ?"
             return db.execute(sql, (title, conv_id)).rowcount > 0
 
+    @_repairs
     def name_by_photo(self, conv_id: str, title: str) -> bool:
         """Title a conversation that began with a photo by what the photo was identified as (the
         window's language); a title the user gave is kept, and so is one taken from a question."""
@@ -594,6 +805,7 @@ class ConversationStore:
             sql = "UPDATE conversations SET title = ?, title_source = 'auto' WHERE id = ? AND title_source != 'user'"
             return db.execute(sql, (title, conv_id)).rowcount > 0
 
+    @_repairs
     def set_options(self, conv_id: str, system_prompt: str, temperature: float | None) -> bool:
         """Save a conversation's system prompt and temperature (False: it is not saved yet; its
         first answer saves them)."""
@@ -601,6 +813,7 @@ class ConversationStore:
             sql = "UPDATE conversations SET system_prompt = ?, temperature = ? WHERE id = ?"
             return db.execute(sql, (system_prompt, temperature, conv_id)).rowcount > 0
 
+    @_repairs
     def truncate(self, conv_id: str, keep: int) -> int:
         """Keep the first ``keep`` messages of a conversation and delete the rest (a question
         edited and sent again replaces its turn and those after it); returns how many went.
@@ -623,6 +836,7 @@ class ConversationStore:
             db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (_now(), conv_id))
         return len(gone)
 
+    @_repairs
     def delete(self, conv_id: str) -> bool:
         """Remove a conversation with its messages and citations (the cascade)."""
         self._deleted.add(conv_id)
@@ -635,6 +849,7 @@ class ConversationStore:
         return chats[0] if chats else None
 
     # ------------------------------------------------------------------ messages
+    @_repairs
     def append(self, conv: Conversation, message: StoredMessage, title: str | None = None) -> int:
         """Write one completed turn and the conversation's follow-up state in one transaction; the
         conversation row is created on its first message (titled ``title`` or the question). A turn
@@ -695,6 +910,7 @@ class ConversationStore:
             )
         return message.id
 
+    @_repairs
     def load(self, conv_id: str) -> StoredChat | None:
         """A conversation with its messages; a cited file no longer in the knowledge folder (or a
         photo no longer on disk) is marked ``gone``, and the conversation still opens."""
@@ -789,7 +1005,7 @@ class ConversationStore:
         pair = (conv.history[-2]["content"], conv.history[-1]["content"]) if new else None
         try:
             self.append(conv, turn.message(pair), title=title)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreDamaged) as exc:
             log.error("conversation %s not saved: %s", conv.id, exc)
             return messages.message(notes.NOT_SAVED, error=exc)
         return ""

@@ -80,3 +80,16 @@ READING_PARTS = define("ask.whole.reading_parts", "reading {name}: part {done} o
 FALLBACK_WHOLE = define(
     "ask.whole.fallback", "{error} ({when}); showing the document's own central sentences instead"
 )
+
+# -- issue 44: a damaged conversation store
+STORE_REPAIRED = define_plural(
+    "chats.store_repaired",
+    "The conversation store {path} was damaged: it was set aside as {aside}; {count} conversation"
+    " was kept in a new store.",
+    "The conversation store {path} was damaged: it was set aside as {aside}; {count} conversations"
+    " were kept in a new store.",
+)
+STORE_DAMAGED = define(
+    "chats.store_damaged",
+    "The conversation store {path} is damaged and could not be repaired: {error}. Nothing was deleted.",
+)
