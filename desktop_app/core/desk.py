@@ -163,6 +163,8 @@ class Desk:
             )
             if self._on_wait is not None:
                 kb.on_wait = self._on_wait
+            if self._on_notice is not None:  # a damaged file of its index set aside and rebuilt
+                kb.on_notice = self._on_notice
             return kb
 
         return self._built("_kb", build)

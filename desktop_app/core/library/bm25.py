@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.library.bilingual import translated_terms
-from desktop_app.core.library.damage import set_aside_and_say
 from desktop_app.core.library.datafolder import file_stamp
 from desktop_app.core.library.documents import Chunk
 from desktop_app.core.library.languages import text_lang
@@ -41,6 +40,7 @@ from desktop_app.core.library.text_analysis import (
     query_terms,
     tokenize,
 )
+from desktop_app.core.sqlite_repair import set_aside
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +151,7 @@ class KeywordIndex:
         self._langs: set[str] = set()  # the chunks' languages: a question is translated into the others
         self._lock = threading.RLock()
         self.load_error: str | None = None  # why the persisted state was discarded, if it was
+        self.set_aside: Path | None = None  # where its damaged file went (damage.py), if it was
         self._load()
 
     # -- persistence -------------------------------------------------------------------------
@@ -175,7 +176,7 @@ class KeywordIndex:
             self._entries.clear()
             self._by_doc.clear()
             with contextlib.suppress(OSError):  # another process may have set it aside first
-                set_aside_and_say(self.path, self.load_error)
+                self.set_aside = set_aside(self.path)
 
     def flush(self) -> None:
         """Persist atomically (tmp file + os.replace); a no-op when nothing changed."""

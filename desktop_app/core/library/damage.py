@@ -20,16 +20,12 @@ knowledge base's ``notices``).
 
 from __future__ import annotations
 
-import logging
 import re
 import sqlite3
 from pathlib import Path
 
 from desktop_app.core.library import reasons
-from desktop_app.core.messages import Text, UserError, message
-from desktop_app.core.sqlite_repair import set_aside
-
-log = logging.getLogger(__name__)
+from desktop_app.core.messages import UserError
 
 COMPLETE = "complete"  # in a build's folder: written once a `reindex` finished it, before the switch
 
@@ -62,11 +58,3 @@ def damage_of(exc: BaseException) -> str | None:
 def _short(text: str) -> str:
     """Chroma's wording without its prefix ("error returned from database: (code: 11) ...")."""
     return re.sub(r"^.*?\(code: \d+\)\s*", "", text).strip() or text
-
-
-def set_aside_and_say(path: Path, why: str, code: str = reasons.DAMAGED_DERIVED, **params: object) -> Text:
-    """Rename a damaged file or folder beside itself and return what the user is told."""
-    aside = set_aside(path)
-    note = message(code, path=str(path), why=why, aside=str(aside), **params)
-    log.warning("%s", note)
-    return note

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.core.library.damage import set_aside_and_say
 from desktop_app.core.library.datafolder import file_stamp
+from desktop_app.core.sqlite_repair import set_aside
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ class DenseIndex:
         # True when what is on disk cannot be trusted (missing, unreadable, or an unflushed change
         # was lost in a crash): the KnowledgeBase then rebuilds the index from the vector store.
         self.needs_rebuild = False
+        self.damage: tuple[str, Path] | None = None  # why its files were set aside, and where to
         self._load()
 
     # -- persistence -------------------------------------------------------------------------
@@ -96,7 +97,7 @@ class DenseIndex:
                 log.info("%s: dense index unreadable (%s); it is rebuilt", self.directory, exc)
                 return
             with contextlib.suppress(OSError):
-                set_aside_and_say(self.directory, str(exc) or type(exc).__name__)
+                self.damage = (str(exc) or type(exc).__name__, set_aside(self.directory))
             return
         self._mat, self._ids, self._docs, self._scopes = mat, list(ids), list(docs), list(scopes)
 

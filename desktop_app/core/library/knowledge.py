@@ -36,7 +36,7 @@ from desktop_app.core.library.chroma_client import (
     refresh_embedded,
     shared_client,
 )
-from desktop_app.core.library.damage import COMPLETE, StoreDamaged, damage_of, set_aside_and_say
+from desktop_app.core.library.damage import COMPLETE, StoreDamaged, damage_of
 from desktop_app.core.library.datafolder import WriterLock, file_stamp
 from desktop_app.core.library.documents import Chunk, DocumentInfo, Hit
 from desktop_app.core.library.folder import KnowledgeFolder, matching
@@ -100,6 +100,8 @@ class KnowledgeBase:
         # ... and one writer process at a time: the data folder's lock, taken by the outermost write.
         self._writer = WriterLock(self.index_dir)
         self._writes = 0
+        # Told what was found damaged in index/ and rebuilt (the Desk passes its on_notice).
+        self.on_notice: Callable[[Text], None] = lambda note: log.warning("%s", note)
         # Told once, with who holds it, when a write waits for another process.
         self.on_wait: Callable[[str], None] = lambda message: log.warning("%s", message)
         self._client: Any = None
@@ -291,7 +293,7 @@ class KnowledgeBase:
     def _notice(self, note: Text) -> None:
         """Tell the user what was found damaged and rebuilt: logged (the CLI prints it), kept in
         ``notices`` (the window shows them) and added to this thread's search warnings."""
-        log.warning("%s", note)
+        self.on_notice(note)
         self.notices.append(note)
         warnings = getattr(self._search_notes, "warnings", None)
         if warnings is not None:
@@ -359,7 +361,9 @@ class KnowledgeBase:
                 self._server = None
             self._client = None
             forget_embedded(self._store_file.parent)
-            self._notice(set_aside_and_say(self.index_dir / "chroma", exc.why, reasons.DAMAGED_STORE))
+            folder = self.index_dir / "chroma"
+            aside = set_aside(folder)
+            self._notice(message(reasons.DAMAGED_STORE, path=str(folder), why=exc.why, aside=str(aside)))
             # Photos live in the same store (the gallery): their rows go back to pending as well.
             photos = [e for e in self.manifest.all().values() if e.kind != "text" and e.status == INDEXED]
             self.manifest.put_many([replace(e, status=PENDING) for e in photos])
@@ -491,10 +495,16 @@ class KnowledgeBase:
             from desktop_app.core.library.bm25 import KeywordIndex
 
             keyword = KeywordIndex(self.collection_dir / "bm25", self.config.retrieval.translate)
-            if not keyword.path.exists() and self._lists_text():  # deleted: refilled from the vector store
+            if keyword.set_aside is not None:  # damaged: refilled from the vector store
+                self._notice(self._derived_damage(keyword.path, keyword.load_error or "", keyword.set_aside))
+            elif not keyword.path.exists() and self._lists_text():  # deleted: refilled as well
                 self._notice(message(reasons.MISSING_DERIVED, path=str(keyword.path)))
             self._keyword = keyword
         return self._keyword
+
+    @staticmethod
+    def _derived_damage(path: Path, why: str, aside: Path) -> Text:
+        return message(reasons.DAMAGED_DERIVED, path=str(path), why=why, aside=str(aside))
 
     def _lists_text(self) -> bool:
         """The manifest lists an indexed text document (so the derived indexes should hold some)."""
@@ -516,7 +526,9 @@ class KnowledgeBase:
                         self._embedder_dim(),
                         self._writer,
                     )
-                    if dense is not None and missing and self._lists_text():  # deleted: refilled
+                    if dense is not None and dense.damage is not None:  # damaged: refilled
+                        self._notice(self._derived_damage(dense.directory, *dense.damage))
+                    elif dense is not None and missing and self._lists_text():  # deleted: refilled
                         self._notice(message(reasons.MISSING_DERIVED, path=str(dense.directory)))
                     self._dense = dense if dense is not None else False
         return self.opened_dense
