@@ -404,3 +404,10 @@ SWITCH_STOPPED = define(
     "library.switch.stopped", "stopped at {done} of {total} documents: run `kdesk reindex` to continue"
 )
 SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")
+
+# -- issue 44: links in the knowledge folder never lead out of it (folder.py, sync.py, reading.py)
+LINK_OUTSIDE = define(
+    "doc.link_outside",
+    "a link to outside the knowledge folder ({target}): never read; copy the file in to index it",
+)
+LINK_DUPLICATE = define("doc.link_duplicate", "a link to {name}, which is indexed under its own name")
