@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.config import Config
+from desktop_app.core.library import switching
 from desktop_app.core.library.documents import ParseError
 from desktop_app.core.library.knowledge import KnowledgeBase
 from desktop_app.core.paths import OutsideFolder, open_regular
@@ -137,7 +138,7 @@ def test_what_an_older_version_indexed_through_a_link_out_leaves_every_index(kb,
         reopened.close()
 
 
-def test_reindex_and_add_apply_the_same_rule(kb, secret, embeddings_server):
+def test_reindex_add_and_a_model_switch_apply_the_same_rule(kb, secret, embeddings_server):
     k = kb.knowledge_dir
     out = _links_out(k, secret)
     (k / "sub" / "b.md").write_text("# Tui\nThe tui sings at dawn.\n", encoding="utf-8")
@@ -149,6 +150,16 @@ def test_reindex_and_add_apply_the_same_rule(kb, secret, embeddings_server):
     report = kb.reindex()
     assert {n for n, _ in report.failed} == out and report.added == ["sub/b.md"]
     assert {d.name for d in kb.list_documents() if d.status == "failed"} == out
+    # The model switch's fill (the same scan, in batches): the new index lists them failed too.
+    old = kb.embedder_name
+    assert switching.start(kb, "openai:hash2", embeddings_server.url) is not None
+    assert switching.fill(kb, batch_seconds=0.0)
+    switched = KnowledgeBase(kb.data_dir)  # config.toml now names the new model
+    try:
+        assert switched.embedder_name != old
+        assert {d.name for d in switched.list_documents() if d.status == "failed"} == out
+    finally:
+        switched.close()
     assert SECRET not in _embedded(embeddings_server)
 
 
