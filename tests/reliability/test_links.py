@@ -220,3 +220,20 @@ def test_kdesk_sync_and_list_say_why_a_link_out_is_never_read(kdesk_factory, tmp
     res = kd.run("list", timeout=120)  # the row, status failed, with why
     row = next(line for line in res.stdout.splitlines() if line.startswith("passwd.txt"))
     assert row.split()[1] == "failed" and row.endswith(why)
+
+
+def test_every_link_below_the_knowledge_folder_is_followed_to_its_end(kb, secret):
+    from desktop_app.core.paths import resolve_inside
+
+    k = kb.knowledge_dir
+    root = k.resolve()
+    _links_out(k, secret)
+    (k / "a.md").write_text("# Kea\n", encoding="utf-8")
+    os.symlink(k / "sub", k / "alias")  # a folder link that stays inside
+    for path in (k / "linked" / "secret.txt", k / "up" / ".." / "secret.txt", k / "alias" / "deep.txt"):
+        with pytest.raises(OutsideFolder) as out:
+            resolve_inside(path, root)
+        assert out.value.target == str(secret), path
+    assert resolve_inside(k / "a.md", root) == k / "a.md"  # no link: the path itself
+    assert resolve_inside(k / "sub" / ".." / "a.md", root) == root / "a.md"
+    assert resolve_inside(k / "alias" / ".." / "a.md", root) == root / "a.md"
