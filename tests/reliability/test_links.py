@@ -100,6 +100,10 @@ def test_sync_reads_nothing_through_a_link_out_and_says_where_it_leads(kb, secre
     again = kb.sync()  # said again, nothing read
     assert {n for n, _ in again.failed} == out and sorted(again.unchanged) == ["a.md", "kaka.md"]
     assert SECRET not in _embedded(embeddings_server)
+    (k / "passwd.txt").unlink()  # what the reason says: the file copied in is indexed
+    (k / "passwd.txt").write_text(secret.read_text(encoding="utf-8"), encoding="utf-8")
+    assert kb.sync().updated == ["passwd.txt"]
+    assert {d.name: d.status for d in kb.list_documents()}["passwd.txt"] == "indexed"
 
 
 def test_what_an_older_version_indexed_through_a_link_out_leaves_every_index(kb, secret, embeddings_server):
