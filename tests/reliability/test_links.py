@@ -148,9 +148,10 @@ def test_reindex_add_and_a_model_switch_apply_the_same_rule(kb, secret, embeddin
     (k / "sub" / "b.md").write_text("# Tui\nThe tui sings at dawn.\n", encoding="utf-8")
     report = kb.add([k / "sub"])  # a folder inside the knowledge folder: indexed in place
     assert report.added == ["sub/b.md"] and [n for n, _ in report.failed] == ["sub/deep.txt"]
-    named = kb.add([k / "passwd.txt"])  # a link out, named: refused, nothing copied in
-    assert [(n, str(why)[: len(OUTSIDE)]) for n, why in named.failed] == [(str(k / "passwd.txt"), OUTSIDE)]
-    assert not list(k.glob("passwd (*"))
+    named = [k / "passwd.txt", k / "linked", k / "linked" / "secret.txt"]  # refused, nothing copied in
+    report = kb.add(named)
+    assert [(n, str(why)[: len(OUTSIDE)]) for n, why in report.failed] == [(str(n), OUTSIDE) for n in named]
+    assert not list(k.glob("passwd (*")) and not (k / "secret.txt").exists() and not (k / "outside").exists()
     report = kb.reindex()
     assert {n for n, _ in report.failed} == out and report.added == ["sub/b.md"]
     assert {d.name for d in kb.list_documents() if d.status == "failed"} == out

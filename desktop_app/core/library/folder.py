@@ -177,8 +177,9 @@ class KnowledgeFolder:
                 placement.refused.append((str(src), self._refusal(real)))
                 continue
             if not inside(real, knowledge):
-                # A link in the knowledge folder to outside it is never read, even when named.
-                if src.is_symlink() and inside(src.parent.resolve(), knowledge):
+                # A link in the knowledge folder to outside it is never read, even when named
+                # (the link itself, or a path through a linked folder in it).
+                if any(inside(up.resolve(), knowledge) for up in Path(os.path.abspath(src)).parents):
                     why = message(reasons.LINK_OUTSIDE, target=display_name(escape_name(str(real))))
                     placement.refused.append((str(src), why))
                 else:
