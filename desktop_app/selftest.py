@@ -83,9 +83,9 @@ def _gui(data_dir: Path, embedder: Any, log: list[str]) -> bool:
         and sys.platform.startswith("linux")
     ):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from desktop_app.core.system_libs import xcb_problem
+    from desktop_app.core.system_libs import display_problem, xcb_problem
 
-    problem = xcb_problem()  # Qt would abort the whole process, naming no package
+    problem = display_problem() or xcb_problem()  # Qt would abort the whole process (a dead DISPLAY...)
     if problem is not None:
         raise RuntimeError(str(problem))
     from PySide6.QtTest import QTest

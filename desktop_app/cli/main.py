@@ -41,9 +41,11 @@ _EPILOG = """examples:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from desktop_app.core.system_libs import xcb_problem
+    from desktop_app.core.system_libs import display_problem, xcb_problem
 
-    problem = xcb_problem()  # before Qt, which would abort (exit 134) naming no package
+    # Before Qt, which would abort (exit 134): with no display to open on (a terminal over SSH), or
+    # naming no package when a system library is missing.
+    problem = display_problem() or xcb_problem()
     if problem is not None:
         eprint(f"error: {problem}")
         return 1

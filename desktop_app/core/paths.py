@@ -106,30 +106,74 @@ def ensure_regular(path: Path | str) -> os.stat_result:
     return st
 
 
-def open_regular(path: Path | str, *, nofollow: bool = False) -> BinaryIO:
+class OutsideFolder(OSError):
+    """A path that leads, through a link, to a file outside the folder it must stay in: never read."""
+
+    def __init__(self, path: Path | str, target: Path | str) -> None:
+        super().__init__(errno.EACCES, "a link to outside the folder", str(path))
+        self.target = str(target)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def resolve_inside(path: Path | str, root: Path | str) -> Path:
+    """``path`` with every link in it resolved (chains, ``..``), or OutsideFolder when that leaves
+    ``root`` (resolved by the caller). A link loop stays unresolved: opening it fails (ELOOP)."""
+    lexical, top = os.fspath(path), os.fspath(root)
+    if _within(lexical, top):  # the usual case: only what lies below root (resolved) can be a link
+        here = top
+        for part in lexical[len(top) :].split(os.sep):
+            if part in (".", ".."):
+                break
+            here = os.path.join(here, part)
+            if part and os.path.islink(here):
+                break
+        else:
+            return Path(lexical)  # no link on the way: a few lstat calls, not a realpath (~10x less)
+    real = os.path.realpath(lexical)
+    if not _within(real, top):
+        raise OutsideFolder(path, real)
+    return Path(real)
+
+
+def open_regular(path: Path | str, *, nofollow: bool = False, inside: Path | None = None) -> BinaryIO:
     """Open a file for reading only if it is a regular file, without ever blocking: opened with
     O_NONBLOCK (opening a FIFO with no writer would wait forever), its type checked on the open
     descriptor (so a file swapped for a pipe after a stat is still caught), then read as usual.
-    ``nofollow``: refuse a symlink as the last component (O_NOFOLLOW). Raises NotRegularFile."""
+    ``nofollow``: refuse a symlink as the last component (O_NOFOLLOW). Raises NotRegularFile.
+    ``inside`` (a resolved folder): the file opened must be one inside it, or OutsideFolder is
+    raised before a byte is read; checked after the open, on the descriptor (the resolved path
+    names the very file opened: same device and inode), so a link swapped at any time is caught."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     if nofollow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(path, "folder" if stat.S_ISDIR(mode) else file_kind(mode))
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path, "folder" if stat.S_ISDIR(st.st_mode) else file_kind(st.st_mode))
+        if inside is not None:
+            real = resolve_inside(path, inside)
+            try:
+                there = os.stat(real)
+            except OSError:
+                there = None
+            if there is None or (there.st_dev, there.st_ino) != (st.st_dev, st.st_ino):
+                raise OutsideFolder(path, real)  # the link changed under us: what was opened is unknown
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path, inside: Path | None = None) -> str:
     """A file's sha256 (hex), read in 1 MiB blocks so a large file never sits in memory whole.
-    Only a regular file is read (``open_regular``): a pipe raises NotRegularFile, never blocks."""
+    Only a regular file is read (``open_regular``): a pipe raises NotRegularFile, never blocks;
+    with ``inside``, a file outside that folder raises OutsideFolder."""
     h = hashlib.sha256()
-    with open_regular(path) as f:
+    with open_regular(path, inside=inside) as f:
         while block := f.read(1 << 20):
             h.update(block)
     return h.hexdigest()

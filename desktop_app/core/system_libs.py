@@ -154,3 +154,71 @@ def xcb_problem(env: Mapping[str, str] = os.environ) -> Message | None:
     if command is None:
         return message(XCB_MISSING_UNKNOWN, libraries=libraries)
     return message(XCB_MISSING, libraries=libraries, command=command)
+
+
+# -- issue 44: no display (a terminal over SSH): said in one line before Qt aborts (exit 134)
+NO_DISPLAY = define(
+    "window.no_display",
+    "no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the window cannot open: start "
+    "`kdesk` from a desktop session or with a display set (e.g. `ssh -X`); the commands need none: "
+    "`kdesk --help`",
+)
+NO_X_SERVER = define(
+    "window.no_x_server",
+    "no display found: no X server answers at DISPLAY={display}, so the window cannot open: start "
+    "`kdesk` from a desktop session or with a working display set; the commands need none: "
+    "`kdesk --help`",
+)
+X_TIMEOUT_S = 1.0  # a remote X server (DISPLAY=host:0) that does not answer in this long would not for Qt
+
+
+def display_problem(env: Mapping[str, str] = os.environ) -> Message | None:
+    """Why the window has no display to open on, or None. Linux only (Windows and macOS always
+    have one), and only where Qt would need one: QT_QPA_PLATFORM unset or naming xcb first (offscreen,
+    minimal, vnc, eglfs, wayland... are Qt's own choice). Without DISPLAY and WAYLAND_DISPLAY Qt aborts
+    with exit 134; with DISPLAY naming no X server too, so the server's socket is tried (a local
+    connect, microseconds). An X server that answers but refuses us (Xauthority) is left to Qt."""
+    if not sys.platform.startswith("linux"):
+        return None
+    platform = env.get("QT_QPA_PLATFORM", "").strip()
+    first = re.split(r"[;:]", platform, maxsplit=1)[0] if platform else ""
+    if first not in ("", "xcb"):
+        return None
+    display = env.get("DISPLAY", "").strip()
+    wayland = not first and bool(env.get("WAYLAND_DISPLAY"))
+    if not display:
+        return None if wayland else message(NO_DISPLAY)
+    if wayland and env.get("XDG_SESSION_TYPE") == "wayland":
+        return None  # Qt opens its windows through Wayland there
+    if x_server_answers(display) is False:
+        return message(NO_X_SERVER, display=display)
+    return None
+
+
+def x_server_answers(display: str, timeout: float = X_TIMEOUT_S) -> bool | None:
+    """Whether an X server accepts connections at ``display`` ([protocol/][host]:number[.screen]),
+    tried as libxcb does: a local one at its abstract then its file socket (/tmp/.X11-unix/X<n>),
+    then TCP port 6000 + n; None for a form this does not read (a socket path: then Qt says)."""
+    import socket
+
+    m = re.fullmatch(r"(?:(?P<proto>[a-z]+)/)?(?P<host>[^:/]*):(?P<num>\d+)(?:\.\d+)?", display)
+    if m is None:
+        return None
+    proto, host, number = m["proto"], m["host"], int(m["num"])
+    if host in ("", "unix") and proto in (None, "unix"):
+        path = f"/tmp/.X11-unix/X{number}"
+        for address in ("\0" + path, path):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout)
+                try:
+                    sock.connect(address)
+                    return True
+                except OSError:
+                    continue
+        if host == "unix" or proto == "unix":
+            return False
+    try:
+        socket.create_connection((host or "localhost", 6000 + number), timeout=timeout).close()
+        return True
+    except (OSError, OverflowError):  # OverflowError: a display number past the last port
+        return False

@@ -71,7 +71,6 @@ def test_files_changed_while_the_app_was_closed_are_indexed_at_start(make_window
     assert any("corella" in h.text for h in kb.search("corella", top_k=3))
 
 
-
 def test_the_watcher_lists_no_pipe_socket_or_name_qt_cannot_hold(tmp_path):
     import os
     import socket
@@ -89,3 +88,36 @@ def test_the_watcher_lists_no_pipe_socket_or_name_qt_cannot_hold(tmp_path):
     finally:
         sock.close()
     assert dirs == [str(tmp_path)] and files == [str(tmp_path / "notes.md")]
+
+
+def test_the_watcher_watches_nothing_outside_the_knowledge_folder(tmp_path):
+    from desktop_app.gui.knowledge.watcher import _scan
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("root:x:0:0\n", encoding="utf-8")
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n", encoding="utf-8")
+    (root / "b.md").symlink_to("a.md")  # inside: watched
+    (root / "passwd.txt").symlink_to(outside / "secret.txt")
+    (root / "linked").symlink_to(outside)
+    dirs, files = _scan(root)
+    assert dirs == [str(root)] and sorted(files) == [str(root / "a.md"), str(root / "b.md")]
+
+
+@pytest.mark.slow
+def test_a_link_out_seen_by_the_watcher_is_listed_failed_and_never_read(make_window, qtbot, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0 zebrasecret\n", encoding="utf-8")
+    window = make_window(Config())
+    kb: KnowledgeBase = window.ctx.kb
+    window.knowledge.watcher.timer.setInterval(200)
+    qtbot.waitUntil(lambda: bool(window.knowledge.watcher.fs.directories()), timeout=10_000)
+    (kb.knowledge_dir / "passwd.txt").symlink_to(secret)
+    qtbot.waitUntil(lambda: "passwd.txt" in {d.name for d in kb.list_documents()}, timeout=60_000)
+    window.ctx.runner.wait_idle(60_000)
+    (doc,) = kb.list_documents()
+    assert doc.status == "failed" and str(doc.error).startswith("a link to outside the knowledge folder (")
+    assert str(secret) not in window.knowledge.watcher.fs.files()
+    assert all("zebrasecret" not in h.text for h in kb.search("zebrasecret"))

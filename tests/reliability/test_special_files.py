@@ -130,10 +130,10 @@ def test_an_unreadable_file_is_listed_as_failed_with_why(kb, monkeypatch):
     (kb.knowledge_dir / "open.md").write_text("# Open\nA public note about the kea.\n", encoding="utf-8")
     real = syncing.sha256_file
 
-    def denied(path):
+    def denied(path, inside=None):
         if Path(path).name == "locked.md":
             raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
+        return real(path, inside=inside)
 
     monkeypatch.setattr(syncing, "sha256_file", denied)
     report = kb.sync()

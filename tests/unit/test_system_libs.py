@@ -128,3 +128,74 @@ def test_the_installed_plugin_loads_and_the_check_passes():
 
 def test_a_plugin_that_does_not_exist_is_left_to_qt(tmp_path):
     assert unloadable_libraries(tmp_path / "libqxcb.so") == []
+
+
+# -- issue 44: no display ---------------------------------------------------------------------------
+def test_no_display_is_said_only_where_qt_would_need_one(monkeypatch):
+    from desktop_app.core.system_libs import NO_DISPLAY, display_problem
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    for env in ({}, {"QT_QPA_PLATFORM": "xcb"}, {"QT_QPA_PLATFORM": "xcb", "WAYLAND_DISPLAY": "wayland-0"}):
+        problem = display_problem(env)
+        assert problem is not None and problem.code == NO_DISPLAY, env
+    for platform in (
+        "offscreen",
+        "minimal",
+        "vnc:size=800x600",
+        "eglfs",
+        "linuxfb",
+        "wayland",
+        "wayland;xcb",
+    ):
+        assert display_problem({"QT_QPA_PLATFORM": platform}) is None, platform  # needs no X display
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}) is None
+    assert display_problem({"DISPLAY": "/private/tmp/launchd-1/org.xquartz:0"}) is None  # a path: Qt says
+    for other in ("darwin", "win32"):
+        monkeypatch.setattr(sys, "platform", other)
+        assert display_problem({}) is None
+
+
+def test_a_display_where_no_x_server_answers_is_found(monkeypatch, tmp_path):
+    import os
+    import socket
+
+    from desktop_app.core.system_libs import NO_X_SERVER, display_problem, x_server_answers
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    number = next(n for n in range(300 + os.getpid() % 500, 900) if not x_server_answers(f":{n}"))
+    problem = display_problem({"DISPLAY": f":{number}"})
+    assert problem is not None and problem.code == NO_X_SERVER and f"DISPLAY=:{number}" in str(problem)
+    # A local server (the abstract socket Xorg, Xwayland and Xvfb listen on), then one over TCP
+    # (`ssh -X` forwards localhost:6010): both answer.
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(f"\0/tmp/.X11-unix/X{number}")
+        server.listen()
+        assert display_problem({"DISPLAY": f":{number}.0"}) is None
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        tcp = server.getsockname()[1] - 6000
+        assert tcp > 0 and display_problem({"DISPLAY": f"127.0.0.1:{tcp}.0"}) is None
+    assert x_server_answers(f"127.0.0.1:{tcp}") is False
+
+
+def test_kdesk_without_a_display_says_so_in_one_line_and_exits_1(tmp_path):
+    import os
+    import subprocess
+
+    from desktop_app.core.system_libs import x_server_answers
+
+    dead = next(n for n in range(900, 1500) if not x_server_answers(f":{n}"))
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    for extra, words in (({}, "no display found (DISPLAY"), ({"DISPLAY": f":{dead}"}, f"DISPLAY=:{dead}")):
+        res = subprocess.run(
+            [sys.executable, "-m", "desktop_app.cli.main", "--data-dir", str(tmp_path / "data")],
+            env=env | extra,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        lines = res.stderr.splitlines()
+        assert res.returncode == 1 and res.stdout == "", res.stderr
+        assert len(lines) == 1 and lines[0].startswith("error: no display found") and words in lines[0]
+        assert "`kdesk --help`" in lines[0] and "Qt platform plugin" not in res.stderr

@@ -47,6 +47,7 @@ from desktop_app.core.library.names import fs_path  # a document name back to it
 from desktop_app.core.library.parsers import IMAGE_SUFFIXES
 from desktop_app.core.library.parsers.image import PHOTO_FOLDERS
 from desktop_app.core.library.scopes import chroma_where
+from desktop_app.core.paths import resolve_inside
 
 if TYPE_CHECKING:
     from desktop_app.core.library.knowledge import KnowledgeBase
@@ -315,11 +316,13 @@ class GalleryHandler:
             return 0
         stored = self.stored_doc_ids()
         done = 0
+        top = Path(root).resolve()
         for doc in list_documents():
             if doc.kind != "image" or doc.status != "indexed" or doc.doc_id in stored:
                 continue
-            try:
-                self.index(doc.doc_id, fs_path(Path(root), doc.name), doc.name, doc.scope or "shared")
+            try:  # never read through a link out of the knowledge folder (OutsideFolder: said below)
+                path = resolve_inside(fs_path(Path(root), doc.name), top)
+                self.index(doc.doc_id, path, doc.name, doc.scope or "shared")
                 done += 1
             except Exception as exc:  # the file may have gone; the next sync reports it
                 log.warning("re-embedding %s failed: %s", doc.name, exc)

@@ -31,6 +31,15 @@ _TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", "~")
 PARSED_SIZE_SUFFIXES = (".pdf", ".docx", ".pptx", ".xlsx", ".epub")
 
 
+class Scan(dict[str, Path]):
+    """The knowledge folder's files to index, by relative posix path, and the ones left out on
+    purpose with why (``skipped``: a second name of a file, through a link)."""
+
+    def __init__(self, items: Iterator[tuple[str, Path]] = iter(())) -> None:
+        super().__init__(items)
+        self.skipped: list[tuple[str, Text]] = []
+
+
 @dataclass
 class Placement:
     """Paths given to ``add`` sorted: already in the knowledge folder, to copy in, or refused."""
@@ -102,10 +111,25 @@ class KnowledgeFolder:
             return message(reasons.OTHER_DATA_FOLDER)
         return None
 
-    def scan(self) -> dict[str, Path]:
+    def scan(self) -> Scan:
         """Every candidate file, by relative posix path. Symlinked folders are not followed (no
-        loops); hidden and temporary files are skipped."""
-        return dict(self._candidates())
+        loops); hidden and temporary files are skipped. A file link whose target is itself a
+        candidate is left out (``skipped``): the file is indexed once, under its own name. A link
+        leading out of the knowledge folder stays in: the sync refuses it with its reason, so it
+        shows in the list and an older version's chunks of it leave the index."""
+        found = Scan(self._candidates())
+        root = self.path.resolve()
+        links = [rel for rel, path in found.items() if path.is_symlink()]
+        for rel in links:
+            try:
+                real = Path(os.path.realpath(found[rel])).relative_to(root)
+            except ValueError:
+                continue  # outside: the sync's to refuse
+            target = escape_name(real.as_posix())
+            if target != rel and target in found and not found[target].is_symlink():
+                del found[rel]
+                found.skipped.append((rel, message(reasons.LINK_DUPLICATE, name=display_name(target))))
+        return found
 
     def is_empty(self) -> bool:
         """No file to index at all (stops at the first one)."""
@@ -153,7 +177,13 @@ class KnowledgeFolder:
                 placement.refused.append((str(src), self._refusal(real)))
                 continue
             if not inside(real, knowledge):
-                placement.outside.append(src)
+                # A link in the knowledge folder to outside it is never read, even when named
+                # (the link itself, or a path through a linked folder in it).
+                if any(inside(up.resolve(), knowledge) for up in Path(os.path.abspath(src)).parents):
+                    why = message(reasons.LINK_OUTSIDE, target=display_name(escape_name(str(real))))
+                    placement.refused.append((str(src), why))
+                else:
+                    placement.outside.append(src)
                 continue
             rel_in = escape_name(real.relative_to(knowledge).as_posix())
             if src.is_dir():
@@ -161,7 +191,7 @@ class KnowledgeFolder:
                     (r, p) for r, p in self.scan().items() if rel_in == "." or r.startswith(rel_in + "/")
                 )
             else:
-                placement.inside[rel_in] = src
+                placement.inside[rel_in] = real  # the file itself, not a link to it
         return placement
 
     def _refusal(self, real: Path) -> Text:

@@ -12,7 +12,7 @@ from desktop_app.core.library import reasons
 from desktop_app.core.library.documents import Chunk, ParseError
 from desktop_app.core.library.folder import PARSED_SIZE_SUFFIXES
 from desktop_app.core.library.scopes import scope_of
-from desktop_app.core.paths import NotRegularFile, ensure_regular
+from desktop_app.core.paths import NotRegularFile, OutsideFolder, ensure_regular, resolve_inside
 
 if TYPE_CHECKING:
     from desktop_app.core.library.ocr import OcrJob
@@ -34,6 +34,7 @@ def chunk_file(
     from desktop_app.core.library.chunking import chunk_sections
     from desktop_app.core.library.parsers import IMAGE_SUFFIXES, parse_file
 
+    path = real_path(path, knowledge_root(path, rel))  # parsers open by path: never by a link
     try:  # swapped for a pipe since it was hashed: parsers open by path, and must never block
         ensure_regular(path)
     except NotRegularFile as exc:
@@ -64,3 +65,19 @@ def chunk_file(
 def _check_size(nbytes: int, limit_mb: float) -> None:
     if nbytes / 1e6 > limit_mb:
         raise ParseError(reasons.TOO_LARGE_TEXT, mb=nbytes / 1e6, limit_mb=limit_mb)
+
+
+def knowledge_root(path: Path, rel: str) -> Path:
+    """The knowledge folder that ``path``, listed as ``rel``, lies in (resolved)."""
+    return path.parents[rel.count("/")].resolve()
+
+
+def real_path(path: Path, root: Path) -> Path:
+    """``path`` with its links resolved, for the parsers to open: a link swapped after the sync
+    hashed the file then changes nothing; one that leads out of ``root`` (resolved) is refused."""
+    from desktop_app.core.library.names import display_name, escape_name
+
+    try:
+        return resolve_inside(path, root)
+    except OutsideFolder as exc:
+        raise ParseError(reasons.LINK_OUTSIDE, target=display_name(escape_name(exc.target))) from exc

@@ -442,3 +442,10 @@ STORE_DAMAGED_ERROR = define(
     "The vector store {path} is damaged ({why}). Run `kdesk sync` (or open the window): it is set aside"
     " and rebuilt from the knowledge folder, which holds every document",
 )
+
+# -- issue 44: links in the knowledge folder never lead out of it (folder.py, sync.py, reading.py)
+LINK_OUTSIDE = define(
+    "doc.link_outside",
+    "a link to outside the knowledge folder ({target}): never read; copy the file in to index it",
+)
+LINK_DUPLICATE = define("doc.link_duplicate", "a link to {name}, which is indexed under its own name")

@@ -31,7 +31,7 @@ from desktop_app.core.library.progress_lines import FileProgress
 from desktop_app.core.library.reading import chunk_file
 from desktop_app.core.library.scopes import scope_of
 from desktop_app.core.messages import Message, Text, message
-from desktop_app.core.paths import NotRegularFile, ensure_regular, sha256_file
+from desktop_app.core.paths import NotRegularFile, OutsideFolder, ensure_regular, resolve_inside, sha256_file
 from desktop_app.core.tasks import Cancelled, TaskState, check
 
 if TYPE_CHECKING:
@@ -123,6 +123,8 @@ class IndexParts(Protocol):
     """The parts of a library the sync reads and writes (knowledge.py's KnowledgeBase has them).
     Properties, since each is built on first use: the encoder loads only when a text file needs it,
     the parse worker starts with the first file, the dense index opens only where it fits."""
+
+    knowledge_dir: Path  # no file outside it is ever read, whatever link leads there
 
     @property
     def config(self) -> Config: ...  # [index]: chunking, batches, the reader's limits
@@ -293,11 +295,16 @@ def find_changes(
     and list the files to index: new, changed or pending ones (all of them with ``force``). A
     failed file is tried again once it changes, or now with ``retry_failed``."""
     entries = kb.manifest.all()
+    report.skipped.extend(getattr(files, "skipped", ()))  # folder.Scan: second names of a file
+    root = kb.knowledge_dir.resolve()
+    files, outside = _inside_files(files, root)  # a link out of the knowledge folder is never read
     files, stats = _regular_files(files, report)  # a pipe, socket or device is never read
     if prune:
-        gone = sorted(set(entries) - set(files))
+        gone = sorted(set(entries) - set(files) - set(outside))
         drop_documents(kb, gone, entries)
         report.removed.extend(gone)
+    for rel, target in outside.items():
+        _outside(kb, rel, target, entries.get(rel), report)
     reconcile_keyword(kb.keyword, kb.store, kb.manifest.all())
     dense = kb.opened_dense
     if dense is not None:
@@ -319,9 +326,12 @@ def find_changes(
             _unchanged(rel, old, report)
             continue
         try:
-            digest = sha256_file(path)
+            digest = sha256_file(path, inside=root)
         except NotRegularFile as exc:  # swapped for a pipe since the stat
             report.skipped.append((rel, _not_regular(exc.kind)))
+            continue
+        except OutsideFolder as exc:  # a link swapped since the scan: caught on the open file
+            _outside(kb, rel, exc.target, old, report)
             continue
         except OSError as exc:
             _unreadable(kb, rel, st, old, exc, report)
@@ -338,6 +348,50 @@ def _not_regular(kind: str) -> Text:
     from desktop_app.core.library.fileops import not_regular_reason
 
     return not_regular_reason(kind)
+
+
+def _inside_files(files: dict[str, Path], root: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """The files that are inside ``root`` once every link is resolved (chains, ``..``, links to
+    links), and the others with where they lead."""
+    kept: dict[str, Path] = {}
+    outside: dict[str, str] = {}
+    for rel, path in files.items():
+        try:
+            resolve_inside(path, root)
+        except OutsideFolder as exc:
+            outside[rel] = exc.target
+            continue
+        kept[rel] = path
+    return kept, outside
+
+
+def _outside(kb: IndexParts, rel: str, target: str, old: Entry | None, report: SyncReport) -> None:
+    """A link out of the knowledge folder: listed as failed with where it leads, never read; the
+    chunks an older version indexed through it leave every index."""
+    from desktop_app.core.library.names import display_name, escape_name
+
+    why = message(reasons.LINK_OUTSIDE, target=display_name(escape_name(target)))
+    report.failed.append((rel, why))
+    if old is not None and old.chunks:
+        kb.manifest.put(replace(old, status=PENDING))  # pending while its chunks go
+        _delete_chunks(kb, [old], kb.opened_dense)
+    elif old is not None and old.status == FAILED and old.error == why:
+        return  # already said so: nothing to write
+    kb.manifest.put(
+        Entry(
+            name=rel,
+            doc_id=kb.doc_id(rel),
+            sha256="",
+            size=0,
+            mtime_ns=0,
+            chunks=0,
+            status=FAILED,
+            error=why,
+            indexed_at=None,
+            kind=old.kind if old is not None else "text",
+            scope=scope_of(rel),
+        )
+    )
 
 
 def _regular_files(
@@ -477,10 +531,12 @@ def _index(kb: IndexParts, changes: list[Change], task: TaskState, report: SyncR
 
 
 def _index_image(kb: IndexParts, entry: Entry, path: Path) -> int:
+    from desktop_app.core.library.reading import real_path
+
     handler = kb.handler_for(path.suffix.lower())
     if handler is None:
         raise ParseError(reasons.NO_IMAGE_SUPPORT)
-    return handler.index(entry.doc_id, path, entry.name, entry.scope)
+    return handler.index(entry.doc_id, real_path(path, kb.knowledge_dir.resolve()), entry.name, entry.scope)
 
 
 @dataclass

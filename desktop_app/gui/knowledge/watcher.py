@@ -20,17 +20,29 @@ MAX_WATCHED_FILES = 4000  # inotify watches are a limited resource; folders are 
 
 def _scan(root: Path) -> tuple[list[str], list[str]]:
     """The folders and regular files to watch. Nothing is opened; a pipe, socket or device is
-    left to its folder's watch, and so is a name Qt cannot hold (not UTF-8: names.py)."""
+    left to its folder's watch, and so is a name Qt cannot hold (not UTF-8: names.py). Nothing
+    outside the folder is watched: a linked folder is not walked (the sync does not follow it)
+    and a file link is watched only when its target is inside (the sync reads no other)."""
+    real_root = os.path.realpath(root)
     dirs, files = [str(root)], []
     for current, subdirs, names in os.walk(root):
-        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        subdirs[:] = [
+            d for d in subdirs if not d.startswith(".") and not os.path.islink(os.path.join(current, d))
+        ]
         dirs.extend(os.path.join(current, d) for d in subdirs)
         if len(files) < MAX_WATCHED_FILES:
             for n in names:
                 path = os.path.join(current, n)
-                if not n.startswith(".") and is_utf8(escape_name(path)) and os.path.isfile(path):
-                    files.append(path)
+                if n.startswith(".") or not is_utf8(escape_name(path)) or not os.path.isfile(path):
+                    continue
+                if os.path.islink(path) and not _inside(os.path.realpath(path), real_root):
+                    continue  # a change there is no change of the library: its sync reads nothing
+                files.append(path)
     return dirs, files[:MAX_WATCHED_FILES]
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 class KnowledgeWatcher(QObject):

@@ -187,6 +187,20 @@ def test_a_gallery_of_an_older_feature_version_is_dropped_and_rebuilt(photo_kb):
     assert handler.label_scores(query)[0][0].label == "African Grey"
 
 
+def test_a_rebuilt_gallery_never_reads_a_photo_through_a_link_out(photo_kb, tmp_path):
+    import os
+
+    kb, _src = photo_kb
+    kb.sync()
+    macaw, grey = "parrots/photos/Scarlet Macaw/1.jpg", "parrots/photos/African Grey/1.jpg"
+    outside = tmp_path / "outside.jpg"  # swapped for a link out after it was indexed, before a sync
+    shutil.move(kb.knowledge_dir / grey, outside)
+    os.symlink(outside, kb.knowledge_dir / grey)
+    kb.chroma_client.delete_collection(COLLECTION)  # a gallery rebuilt from the manifest's photos
+    handler = GalleryHandler(kb)
+    assert handler.count() == 1 and handler.stored_doc_ids() == {kb.doc_id(macaw)}
+
+
 def test_a_gallery_of_a_newer_feature_version_is_kept_for_the_newer_app(photo_kb):
     kb, _src = photo_kb
     kb.sync()
