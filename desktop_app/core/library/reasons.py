@@ -404,3 +404,9 @@ SWITCH_STOPPED = define(
     "library.switch.stopped", "stopped at {done} of {total} documents: run `kdesk reindex` to continue"
 )
 SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")
+
+# -- issue 44: small fixes (a reader killed by signal 9; who holds the writer lock)
+READER_KILLED_TWICE = define(
+    "doc.reader_killed_twice",
+    "the file reader process was killed (signal 9, probably out of memory) twice",
+)

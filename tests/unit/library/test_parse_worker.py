@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -288,3 +290,49 @@ def test_a_bug_in_the_worker_fails_the_file_with_its_type(make_kb):
     [(name, error)] = report.failed
     assert name == "kea.md"
     assert str(error).startswith("could not read: ValueError: unknown chunking strategy 'no-such-chunker'")
+
+
+class Killer(SimpleTask):
+    """Sends SIGKILL to the reader process, from outside, once it reads page 10 of ``name``, as
+    the kernel's OOM killer does: each of the first ``times`` workers that get that far dies."""
+
+    def __init__(self, kb: KnowledgeBase, name: str, times: int) -> None:
+        super().__init__()
+        self.kb, self.times = kb, times
+        self.killed: list[int] = []
+        self.page = re.compile(re.escape(name) + r": reading page (\d+) of")
+
+    def progress(self, done: int, total: int, message: object = "") -> None:
+        super().progress(done, total, message)
+        m = self.page.search(str(message))
+        pid = self.kb.parse_worker.pid
+        fresh = pid is not None and pid not in self.killed
+        if m and int(m[1]) >= 10 and fresh and len(self.killed) < self.times:
+            self.killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_reader_killed_by_signal_9_reads_the_file_again_once_and_a_second_kill_fails_it(make_kb):
+    """Only a kill from outside is retried: the deadline, the memory cap and a cancel kill the
+    worker too, and keep their own reasons (the tests above count the workers they start)."""
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    kb = make_kb()
+    _pdf(kb.knowledge_dir / "long.pdf", 120)
+    once = Killer(kb, "long.pdf", times=1)
+    report = kb.sync(once)
+    assert len(once.killed) == 1 and report.added == ["long.pdf"] and not report.failed
+    assert kb.parse_worker.starts == 2  # a new worker read it whole
+    doc = kb.manifest.all()["long.pdf"]
+    assert doc.status == INDEXED and {h.page for h in kb.store.chunks_of([doc.doc_id])} == set(range(1, 121))
+
+    _pdf(kb.knowledge_dir / "again.pdf", 120)
+    (kb.knowledge_dir / "kea.md").write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
+    always = Killer(kb, "again.pdf", times=99)
+    report = kb.sync(always)
+    assert len(always.killed) == 2  # read twice, not a third time
+    assert [(n, str(why)) for n, why in report.failed] == [
+        ("again.pdf", "the file reader process was killed (signal 9, probably out of memory) twice")
+    ]
+    rows = kb.manifest.all()
+    assert rows["again.pdf"].status == FAILED and rows["kea.md"].status == INDEXED  # the batch went on
+    assert kb.search("alpine parrot")[0].source == "kea.md"
