@@ -405,8 +405,13 @@ SWITCH_STOPPED = define(
 )
 SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")
 
-# -- issue 44: small fixes (a reader killed by signal 9; who holds the writer lock)
+# -- issue 44: small fixes (a reader killed by signal 9, chunks of no document, who holds the writer lock)
 READER_KILLED_TWICE = define(
     "doc.reader_killed_twice",
     "the file reader process was killed (signal 9, probably out of memory) twice",
+)
+FOREIGN_CHUNKS_NO_FILE = define(
+    "store.foreign_chunks_no_file",
+    "{count} chunks read from {location} were left out: they are not what this library wrote (changed "
+    "outside the app) and belong to none of its files; the next sync deletes them",
 )
