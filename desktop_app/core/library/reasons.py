@@ -415,3 +415,7 @@ FOREIGN_CHUNKS_NO_FILE = define(
     "{count} chunks read from {location} were left out: they are not what this library wrote (changed "
     "outside the app) and belong to none of its files; the next sync deletes them",
 )
+HOLDER = define("library.holder", "{what} (process {pid}, since {since})")
+HOLDER_ON_HOST = define("library.holder_on_host", "{what} (process {pid} on {host}, since {since})")
+HOLDER_WINDOW = define("library.holder.window", "the Knowledge Desk window")
+HOLDER_UNKNOWN = define("library.holder.unknown", "another Knowledge Desk process")
