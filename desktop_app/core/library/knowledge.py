@@ -649,9 +649,10 @@ class KnowledgeBase:
                 targets[self.folder.relative(dest)] = dest
             try:
                 report = self._sync(targets, task or NullTask(), prune=False)
-            except Cancelled:
+            except (Cancelled, KeyboardInterrupt):
                 # Left in the folder, the next sync (the window's watcher, at once) would index
-                # what the user just cancelled: this add's new copies not fully indexed go.
+                # what the user just cancelled: this add's new copies not fully indexed go. Ctrl-C
+                # in `kdesk add` is the same: the add did not happen.
                 self._drop_unindexed_copies([self.folder.relative(d) for d in copied.copied], known)
                 raise
         report.failed[:0] = placed.refused + list(copied.failed)
