@@ -226,7 +226,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     with open_desk(args) as desk:
         empty = desk.kb.is_empty()  # then search loads nothing and finds nothing: say why
         hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
-        warnings = desk.kb.search_warnings()  # tampered chunks left out (also logged), failed models
+        warnings = desk.kb.search_warnings()  # tampered chunks left out, failed models
         failed = [str(w) for w in desk.kb.model_failures()]  # search went on without them
     if args.json:
         emit_json(
@@ -235,7 +235,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             | ({"warnings": warnings} if warnings else {})
         )
         return 0
-    for w in failed:
+    for w in warnings + [f for f in failed if f not in warnings]:
         eprint(f"warning: {w}")
     if empty:
         print(EMPTY_LIBRARY)

@@ -145,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     from desktop_app.core.secrets import install_log_redaction
 
     install_log_redaction()  # API keys never reach a log line, whatever logs them
+    if getattr(args, "command", None):  # what another writer waiting for this one is told
+        from desktop_app.core.library.datafolder import name_this_process
+
+        name_this_process(f"kdesk {args.command}")
     if getattr(args, "self_test", False):
         from desktop_app.selftest import run_self_test
 

@@ -13,6 +13,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.core.config import Config
+from desktop_app.core.library.datafolder import WINDOW, name_this_process
 from desktop_app.core.messages import UserError
 from desktop_app.core.paths import log_file
 from desktop_app.gui.context import AppContext
@@ -115,6 +116,7 @@ def run(data_dir: Path, config: Config) -> int:
     from desktop_app.core.secrets import install_log_redaction
 
     install_log_redaction()  # also when run() is called without the CLI in front (idempotent)
+    name_this_process(WINDOW)  # a `kdesk add` waiting for the window's indexing says so
     log_to_file(Path(data_dir))
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Knowledge Desk")

@@ -6,7 +6,11 @@ a slow local hashing server (so the writes overlap)."""
 from __future__ import annotations
 
 import json
+import re
 import signal
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -119,3 +123,61 @@ def test_an_open_library_sees_another_processs_writes_before_it_answers(
         reader.close()
     docs = kd.run("list", "--json", timeout=120).json()["documents"]
     assert len(docs) == 7 and all(d["status"] == "indexed" for d in docs)
+
+
+def test_a_waiting_writer_names_the_command_it_waits_for_and_the_window_is_the_window(
+    tmp_path, kdesk_cls, slow_embeddings_server, capsys
+):
+    """`kdesk --data-dir D add` (its argv names the folder before the command) held the lock;
+    the writer after it said `waiting for kdesk D (...)`."""
+    from desktop_app.cli.main import main
+    from desktop_app.core.library import datafolder
+
+    kd = kdesk_cls(tmp_path / "data", slow_embeddings_server.url, index={"batch_size": 4})
+    holder = kd.popen("add", str(_corpus(tmp_path / "alpha", "alpha", 20)))
+    deadline = time.monotonic() + 120
+    while _holder(kd.data_dir).get("pid") != holder.pid:
+        assert time.monotonic() < deadline and holder.poll() is None, "the writer never took the lock"
+        time.sleep(0.02)
+    holder.send_signal(signal.SIGSTOP)  # it holds the lock until it goes on
+    resume = threading.Timer(1.0, holder.send_signal, (signal.SIGCONT,))
+    resume.start()
+    try:  # this process is the second writer: the real CLI, waiting for the real first one
+        assert main(["--data-dir", str(kd.data_dir), "add", str(_corpus(tmp_path / "beta", "beta", 2))]) == 0
+    finally:
+        resume.cancel()
+        holder.send_signal(signal.SIGCONT)
+        datafolder.name_this_process("")  # this test process is no `kdesk add` for the next test
+    assert holder.wait(timeout=300) == 0, holder.stderr.read()
+    [line] = [t for t in capsys.readouterr().err.splitlines() if "waiting for" in t]
+    assert re.fullmatch(
+        rf"waiting for kdesk add \(process {holder.pid}, since \d\d:\d\d:\d\d\) to finish writing to the"
+        r" data folder\.\.\.",
+        line,
+    ), line
+    assert len(kd.run("list", "--json", timeout=120).json()["documents"]) == 22
+
+    # The window records itself as such; a writer that cannot wait says who is busy in those words.
+    window = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from desktop_app.core.library import datafolder as d; d.name_this_process(d.WINDOW);"
+            " lock = d.WriterLock(sys.argv[1]); lock.acquire(); print('held', flush=True); sys.stdin.read()",
+            str(kd.data_dir / "index"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert window.stdout.readline() == "held\n"
+        with pytest.raises(datafolder.DataFolderBusy) as busy:
+            datafolder.WriterLock(kd.data_dir / "index").acquire(wait=False)
+        assert re.fullmatch(
+            rf"busy: the Knowledge Desk window \(process {window.pid}, since \d\d:\d\d:\d\d\) to finish"
+            r" writing to the data folder",
+            str(busy.value),
+        ), str(busy.value)
+    finally:
+        window.communicate("", timeout=60)

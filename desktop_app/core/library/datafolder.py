@@ -106,12 +106,33 @@ def _unlock_file(fh) -> None:
         fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def describe_holder(info: dict) -> str:
-    what = info.get("command") or "another Knowledge Desk process"
-    since = info.get("since", "")
-    host = info.get("host", "")
-    where = f" on {host}" if host and host != socket.gethostname() else ""
-    return f"{what} (process {info.get('pid', '?')}{where}, since {since[11:19] or '?'})"
+WINDOW = "window"  # the command the app's window records: named in the waiting reader's language
+_process_name = ""
+
+
+def name_this_process(command: str) -> None:
+    """What this process's writes are called to another process that waits for them: the CLI sets
+    "kdesk add", the app WINDOW. (Its own argv says neither: ``kdesk --data-dir D add``.)"""
+    global _process_name
+    _process_name = command
+
+
+def describe_holder(info: dict) -> messages.Message:
+    """Who holds the lock, from what it wrote: "kdesk add (process 4242, since 10:31:07)"."""
+    command = info.get("command") or ""
+    what: str | messages.Message = (
+        messages.message(reasons.HOLDER_WINDOW)
+        if command == WINDOW
+        else command or messages.message(reasons.HOLDER_UNKNOWN)
+    )
+    try:  # written in UTC: shown in the reader's local time
+        since = datetime.fromisoformat(info.get("since", "")).astimezone().strftime("%H:%M:%S")
+    except (TypeError, ValueError):
+        since = "?"
+    pid, host = info.get("pid", "?"), info.get("host", "")
+    if host and host != socket.gethostname():
+        return messages.message(reasons.HOLDER_ON_HOST, what=what, pid=pid, host=host, since=since)
+    return messages.message(reasons.HOLDER, what=what, pid=pid, since=since)
 
 
 class WriterLock:
@@ -120,7 +141,7 @@ class WriterLock:
 
     def __init__(self, index_dir: Path, command: str = "") -> None:
         self.path = Path(index_dir) / LOCK_NAME
-        self.command = command or _command_line()
+        self.command = command  # else the process's name, when the lock is taken
         self._fh = None
         self._guard = threading.Lock()
 
@@ -165,7 +186,7 @@ class WriterLock:
                 info = {
                     "pid": os.getpid(),
                     "host": socket.gethostname(),
-                    "command": self.command,
+                    "command": self.command or _process_name or _command_line(),
                     "since": datetime.now(UTC).isoformat(timespec="seconds"),
                 }
                 fh.seek(0)
@@ -189,8 +210,6 @@ class WriterLock:
 
 
 def _command_line() -> str:
-    argv0 = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-    args = [a for a in sys.argv[1:3] if not a.startswith("-")]
-    if argv0 in ("kdesk", "kdesk.exe", "__main__.py") and not args:
-        return "the Knowledge Desk app"
-    return " ".join(["kdesk" if argv0.startswith("kdesk") else argv0, *args])
+    """A process that did not name itself (a script using the core): its program."""
+    argv0 = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "kdesk" if argv0.startswith("kdesk") else argv0 or "python"

@@ -127,6 +127,7 @@ class KnowledgeBase:
         # What was found damaged in index/ and rebuilt (damage.py), told once as it happens.
         self.notices: list[Text] = []
         self._search_notes = threading.local()  # warnings of each thread's last search
+        self._foreign_told: dict[str, None] = {}  # foreign chunks logged outside a search since the last sync
         self.failed_models: list[Text] = []  # models that failed at search time this session
         self._parse_worker: ParseWorker | None = None  # the file reader process, kept across syncs
 
@@ -291,15 +292,17 @@ class KnowledgeBase:
         self._pointer_damage = None
 
     def _notice(self, note: Text) -> None:
-        """Tell the user what was found damaged and rebuilt: logged (the CLI prints it), kept in
-        ``notices`` (the window shows them) and added to this thread's search warnings."""
-        self.on_notice(note)
+        """Tell the user what was found damaged and rebuilt: inside a search, among its warnings
+        (its caller shows them: the CLI's `warning:` line, the answer's note); elsewhere through
+        ``on_notice``. Kept in ``notices`` too, for the window's knowledge panel."""
         self.notices.append(note)
-        warnings = getattr(self._search_notes, "warnings", None)
-        if warnings is not None:
-            warnings.append(note)
+        notes = self._search_notes
+        if getattr(notes, "searching", False):
+            log.info("%s", note)
+            notes.warnings.append(note)
+        else:
+            self.on_notice(note)
 
-    @property
     def _chunks_collection(self) -> str:
         generation = self.generation
         return f"{self._base_collection}__{generation}" if generation else self._base_collection
@@ -396,18 +399,40 @@ class KnowledgeBase:
 
     def _foreign_chunks(self, chunk_ids: list[str]) -> None:
         """Chunks read back that this library did not write (integrity.py) were left out: say so,
-        and send their documents back to pending, so the next sync re-embeds them."""
-        indexed = {e.doc_id: e for e in self.manifest.all().values() if e.status == INDEXED}
-        rows = {d: indexed[d] for d in {integrity.doc_of_chunk(c) for c in chunk_ids} if d in indexed}
-        self.manifest.put_many([replace(e, status=PENDING) for e in rows.values()])
-        names = ", ".join(sorted(display_name(e.name) for e in rows.values())) or ", ".join(chunk_ids)
-        note = str(
-            message(reasons.FOREIGN_CHUNKS, count=len(chunk_ids), location=self.store.location, names=names)
+        once per search (one note naming the files, however many reads of it met them) or once per
+        sync elsewhere, and send their documents back to pending, so the next sync re-embeds them."""
+        notes = self._search_notes
+        searching = getattr(notes, "searching", False)
+        if searching:  # one note covers every chunk this search left out
+            notes.foreign.update(dict.fromkeys(chunk_ids))
+            about = list(notes.foreign)
+        else:
+            about = [c for c in dict.fromkeys(chunk_ids) if c not in self._foreign_told]
+            if not about:
+                return
+            self._foreign_told.update(dict.fromkeys(about))
+        by_doc = {e.doc_id: e for e in self.manifest.all().values()}
+        docs = {integrity.doc_of_chunk(c) for c in about}
+        back = [replace(e, status=PENDING) for d, e in by_doc.items() if d in docs and e.status == INDEXED]
+        if back:
+            self.manifest.put_many(back)
+        # Named by file whatever its row says now (an earlier read may have sent it to pending).
+        names = ", ".join(sorted(display_name(by_doc[d].name) for d in docs if d in by_doc))
+        where = self.store.location
+        note = (
+            message(reasons.FOREIGN_CHUNKS, count=len(about), location=where, names=names)
+            if names
+            else message(reasons.FOREIGN_CHUNKS_NO_FILE, count=len(about), location=where)
         )
-        log.warning("%s", note)
-        warnings = getattr(self._search_notes, "warnings", None)
-        if warnings is not None:
-            warnings.append(note)
+        if not searching:
+            log.warning("%s", note)
+            return
+        # The search's callers show its notes (the CLI's `warning:` line, the chat's note): logged
+        # as a warning too, the CLI would print it twice.
+        log.info("%s", note)
+        previous = getattr(notes, "foreign_note", None)
+        notes.warnings[:] = [w for w in notes.warnings if w is not previous] + [note]
+        notes.foreign_note = note
 
     def search_warnings(self) -> list[str]:
         """What this thread's last search left out and why (tampered chunks, a model that failed),
@@ -861,9 +886,10 @@ class KnowledgeBase:
                 targets[self.folder.relative(dest)] = dest
             try:
                 report = self._repairing(lambda: self._sync(targets, task or NullTask(), prune=False))
-            except Cancelled:
+            except (Cancelled, KeyboardInterrupt):
                 # Left in the folder, the next sync (the window's watcher, at once) would index
-                # what the user just cancelled: this add's new copies not fully indexed go.
+                # what the user just cancelled: this add's new copies not fully indexed go. Ctrl-C
+                # in `kdesk add` is the same: the add did not happen.
                 self._drop_unindexed_copies([self.folder.relative(d) for d in copied.copied], known)
                 raise
         report.failed[:0] = placed.refused + list(copied.failed)
@@ -900,6 +926,7 @@ class KnowledgeBase:
         retry_failed: bool = False,
     ) -> SyncReport:
         report = SyncReport()
+        self._foreign_told.clear()  # this sync re-embeds them: a new change is told again
         if prune:  # missing or altered chunks go back to pending: re-embedded below
             report.repaired = integrity.check_store(self.store, self.manifest, self.collection_dir)
         changes = syncing.find_changes(
@@ -926,18 +953,23 @@ class KnowledgeBase:
     ) -> list[Hit]:
         """Several queries, one batched embedding call, merged and deduplicated (best score kept).
         An empty library answers at once: no model is loaded, no index opened, to find nothing."""
-        self._search_notes.warnings = []
+        notes = self._search_notes
+        notes.warnings, notes.foreign = [], {}  # foreign: chunk ids this search left out
         if self.is_empty():
             return []
-        if self._writes == 0:
-            self._follow_generation()  # another process's `reindex` switched to its new build
-        retriever = self.retriever
-        if self._writes == 0:  # a reader: another process may have written since the last search
-            self._take_others_writes()
-        hits = retriever.search_many(queries, top_k=top_k, scope=scope)
-        if not hits:
-            self._check_store_holds_chunks()
-        return hits
+        notes.searching = True
+        try:
+            if self._writes == 0:
+                self._follow_generation()  # another process's `reindex` switched to its new build
+            retriever = self.retriever
+            if self._writes == 0:  # a reader: another process may have written since the last search
+                self._take_others_writes()
+            hits = retriever.search_many(queries, top_k=top_k, scope=scope)
+            if not hits:
+                self._check_store_holds_chunks()
+            return hits
+        finally:
+            notes.searching = False
 
     def _check_store_holds_chunks(self) -> None:
         """No hit at all: say so when it is because the vector store lost what the manifest lists

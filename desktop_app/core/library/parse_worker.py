@@ -130,15 +130,24 @@ class ParseWorker:
     ) -> list[Chunk]:
         """The file's chunks, read in the worker. Raises ParseError (the parser's own, or the
         deadline, the memory cap, a dead worker), MissingPackage, ParserBug, or Cancelled as
-        soon as ``stopped()`` (the worker is killed, not waited for)."""
-        for attempt in range(2):
+        soon as ``stopped()`` (the worker is killed, not waited for). A worker killed by signal 9
+        from outside (the kernel's OOM killer) is replaced and the file read once more."""
+        idle = killed = False
+        while True:
             self._start()
             try:
                 return self._run(request, max_seconds, max_mb, on_unit, stopped)
             except _IdleExit:
-                if attempt:
+                if idle:
                     raise ReaderStopped(reasons.READER_NO_START, reason="it exited at once") from None
-        raise AssertionError("unreachable")
+                idle = True
+            except _Killed:
+                # SIGKILL from outside (the kernel's OOM killer, mostly): the memory was maybe the
+                # whole system's, not the file's, so a new worker reads it once more.
+                if killed:
+                    raise ReaderStopped(reasons.READER_KILLED_TWICE) from None
+                killed = True
+                log.info("%s: the file reader was killed (signal 9): reading it again", request.rel)
 
     def _start(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -234,6 +243,8 @@ class ParseWorker:
         self.kill()
         if started is None and code == 0:
             raise _IdleExit()
+        if code == -_SIGKILL:  # not ours: the deadline, the memory cap and a cancel raise their own
+            raise _Killed()
         reason = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         raise ReaderStopped(reasons.READER_DIED, reason=reason)
 
@@ -286,6 +297,13 @@ def _receive(pipe: BinaryIO, replies: queue.Queue) -> None:
 
 class _IdleExit(Exception):
     """The worker left (idle) as a file was sent: start another and send it again."""
+
+
+class _Killed(Exception):
+    """The worker died of SIGKILL sent by someone else: read the file again, once."""
+
+
+_SIGKILL = getattr(signal, "SIGKILL", 9)  # Windows has none: no exit code there is -9
 
 
 def _result(reply: tuple[Any, ...]) -> list[Chunk]:

@@ -449,3 +449,18 @@ LINK_OUTSIDE = define(
     "a link to outside the knowledge folder ({target}): never read; copy the file in to index it",
 )
 LINK_DUPLICATE = define("doc.link_duplicate", "a link to {name}, which is indexed under its own name")
+
+# -- issue 44: small fixes (a reader killed by signal 9, chunks of no document, who holds the writer lock)
+READER_KILLED_TWICE = define(
+    "doc.reader_killed_twice",
+    "the file reader process was killed (signal 9, probably out of memory) twice",
+)
+FOREIGN_CHUNKS_NO_FILE = define(
+    "store.foreign_chunks_no_file",
+    "{count} chunks read from {location} were left out: they are not what this library wrote (changed "
+    "outside the app) and belong to none of its files; the next sync deletes them",
+)
+HOLDER = define("library.holder", "{what} (process {pid}, since {since})")
+HOLDER_ON_HOST = define("library.holder_on_host", "{what} (process {pid} on {host}, since {since})")
+HOLDER_WINDOW = define("library.holder.window", "the Knowledge Desk window")
+HOLDER_UNKNOWN = define("library.holder.unknown", "another Knowledge Desk process")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -288,3 +290,47 @@ def test_a_bug_in_the_worker_fails_the_file_with_its_type(make_kb):
     [(name, error)] = report.failed
     assert name == "kea.md"
     assert str(error).startswith("could not read: ValueError: unknown chunking strategy 'no-such-chunker'")
+
+
+class Killer(SimpleTask):
+    """Sends SIGKILL to the reader process, from outside, once it reads page 5 of a file, as the
+    kernel's OOM killer does: ``times[name]`` workers reading ``name`` die."""
+
+    def __init__(self, kb: KnowledgeBase, times: dict[str, int]) -> None:
+        super().__init__()
+        self.kb, self.times = kb, times
+        self.killed: dict[str, list[int]] = {name: [] for name in times}
+
+    def progress(self, done: int, total: int, message: object = "") -> None:
+        super().progress(done, total, message)
+        m = re.match(r"(.+): reading page (\d+) of", str(message))
+        pid = self.kb.parse_worker.pid
+        if m is None or int(m[2]) < 5 or pid is None or m[1] not in self.times:
+            return
+        killed = self.killed[m[1]]
+        if pid not in killed and len(killed) < self.times[m[1]]:
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_reader_killed_by_signal_9_reads_the_file_again_once_and_a_second_kill_fails_it(make_kb):
+    """Only a kill from outside is retried: the deadline, the memory cap and a cancel kill the
+    worker too, and keep their own reasons (the tests above count the workers they start)."""
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    kb = make_kb()
+    _pdf(kb.knowledge_dir / "once.pdf", 40)
+    _pdf(kb.knowledge_dir / "always.pdf", 40)
+    (kb.knowledge_dir / "kea.md").write_text("# Kea\n\nThe kea is an alpine parrot.\n", encoding="utf-8")
+    killer = Killer(kb, {"once.pdf": 1, "always.pdf": 99})
+    report = kb.sync(killer)
+    assert {name: len(pids) for name, pids in killer.killed.items()} == {"once.pdf": 1, "always.pdf": 2}
+    assert kb.parse_worker.starts == 4  # the first, one after once.pdf's kill, two after always.pdf's
+    assert {"kea.md", "once.pdf"} <= set(report.added)  # a new worker read it whole
+    assert [(n, str(why)) for n, why in report.failed] == [
+        ("always.pdf", "the file reader process was killed (signal 9, probably out of memory) twice")
+    ]
+    rows = kb.manifest.all()
+    assert rows["always.pdf"].status == FAILED and rows["kea.md"].status == INDEXED  # the batch went on
+    once = rows["once.pdf"]
+    assert once.status == INDEXED and {h.page for h in kb.store.chunks_of([once.doc_id])} == set(range(1, 41))
+    assert kb.search("alpine parrot")[0].source == "kea.md"
