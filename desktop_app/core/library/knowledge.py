@@ -303,6 +303,7 @@ class KnowledgeBase:
         else:
             self.on_notice(note)
 
+    @property
     def _chunks_collection(self) -> str:
         generation = self.generation
         return f"{self._base_collection}__{generation}" if generation else self._base_collection
