@@ -213,7 +213,9 @@ EPUB_MISSING = {
     "its package document": define(
         "doc.epub_missing.package", "corrupt EPUB: its package document {part} is not in the archive"
     ),
-    "the chapter": define("doc.epub_missing.chapter", "corrupt EPUB: the chapter {part} is not in the archive"),
+    "the chapter": define(
+        "doc.epub_missing.chapter", "corrupt EPUB: the chapter {part} is not in the archive"
+    ),
 }
 EPUB_PART_TOO_LARGE = define(
     "doc.epub_part_too_large",
@@ -404,3 +406,13 @@ SWITCH_STOPPED = define(
     "library.switch.stopped", "stopped at {done} of {total} documents: run `kdesk reindex` to continue"
 )
 SWITCH_DONE = define("library.switch.done", "{model} now answers searches ({total} documents)")
+
+# -- issue 44: a full disk (diskspace.py)
+DISK_FULL = define(
+    "library.disk_full", "the disk holding {folder} is full: {free_mb} MB free, about {needed_mb} MB needed"
+)
+DISK_FULL_SEARCH = define(
+    "library.disk_full_search",
+    "the disk holding {folder} is full ({free_mb} MB free): search answers from the documents indexed "
+    "before; free some space and run `kdesk sync` to finish indexing",
+)
