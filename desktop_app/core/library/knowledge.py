@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.formats import FormatUnknown
-from desktop_app.core.library import integrity, reasons, seals
+from desktop_app.core.library import diskspace, integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import (
     library_id_of,
@@ -227,7 +227,11 @@ class KnowledgeBase:
                 location=self.config.index.chroma_url or str(self.index_dir),
                 upsert_slice=UPSERT_SLICE_INTERACTIVE if interactive else UPSERT_SLICE,
                 sealer=seals.Sealer(seals.chunk_key_of(self.data_dir)),
+                chroma_sqlite=None
+                if self.config.index.chroma_url
+                else self.index_dir / "chroma" / "chroma.sqlite3",
             )
+            store.on_disk_full = self._disk_full_search
             store.strict = integrity.is_sealed(store, self.collection_dir)
             store.on_foreign = self._foreign_chunks
             self._store = store
@@ -246,6 +250,18 @@ class KnowledgeBase:
         log.warning("%s", note)
         warnings = getattr(self._search_notes, "warnings", None)
         if warnings is not None:
+            warnings.append(note)
+
+    def _disk_full_search(self, exc: BaseException) -> None:
+        """Chroma could not answer for the full disk: search reads what it had applied (store.py's
+        LastApplied). Said once a search."""
+        free = diskspace.free_bytes(self.index_dir)
+        note = message(
+            reasons.DISK_FULL_SEARCH, folder=str(self.index_dir), free_mb=f"{free / diskspace.MB:.1f}"
+        )
+        warnings = getattr(self._search_notes, "warnings", None)
+        if warnings is not None and note not in warnings:
+            log.info("%s (%s)", note, exc)
             warnings.append(note)
 
     def search_warnings(self) -> list[str]:
@@ -447,6 +463,11 @@ class KnowledgeBase:
             self._writes += 1
             try:
                 yield
+            except Exception as exc:  # ENOSPC, SQLite's or Chroma's words for it: the full disk, said so
+                full = diskspace.as_disk_full(exc, self.index_dir)
+                if full is None or full is exc:
+                    raise
+                raise full from exc
             finally:
                 self._writes -= 1
                 if self._writes == 0:
@@ -692,10 +713,16 @@ class KnowledgeBase:
             return []
         if self._writes == 0:
             self._follow_generation()  # another process's `reindex` switched to its new build
-        retriever = self.retriever
-        if self._writes == 0:  # a reader: another process may have written since the last search
-            self._take_others_writes()
-        return retriever.search_many(queries, top_k=top_k, scope=scope)
+        try:
+            retriever = self.retriever
+            if self._writes == 0:  # a reader: another process may have written since the last search
+                self._take_others_writes()
+            return retriever.search_many(queries, top_k=top_k, scope=scope)
+        except Exception as exc:  # what the full disk left unanswerable (store.py answers the rest)
+            full = diskspace.as_disk_full(exc, self.index_dir)
+            if full is None or full is exc:
+                raise
+            raise full from exc
 
     def get_chunk(self, chunk_id: str) -> Hit | None:
         got = self.store.get([chunk_id])

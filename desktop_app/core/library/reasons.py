@@ -213,9 +213,7 @@ EPUB_MISSING = {
     "its package document": define(
         "doc.epub_missing.package", "corrupt EPUB: its package document {part} is not in the archive"
     ),
-    "the chapter": define(
-        "doc.epub_missing.chapter", "corrupt EPUB: the chapter {part} is not in the archive"
-    ),
+    "the chapter": define("doc.epub_missing.chapter", "corrupt EPUB: the chapter {part} is not in the archive"),
 }
 EPUB_PART_TOO_LARGE = define(
     "doc.epub_part_too_large",

@@ -388,11 +388,7 @@ def _unreadable(
 def _before_ocr(entry: Entry) -> bool:
     """A PDF refused for its scanned pages before OCR was there: read it again, now by OCR (the
     message without OCR installed is another one, so this never repeats)."""
-    return (
-        entry.status == FAILED
-        and isinstance(entry.error, Message)
-        and entry.error.code == reasons.PDF_NEEDS_OCR
-    )
+    return entry.status == FAILED and isinstance(entry.error, Message) and entry.error.code == reasons.PDF_NEEDS_OCR
 
 
 def _unchanged(rel: str, old: Entry, report: SyncReport) -> None:
@@ -796,9 +792,7 @@ class _Batch:
             raise
         self.entries, self.n = [], 0
 
-    def _complete(
-        self, first: int, last: int, ends: list[int], vectors: np.ndarray, dense: DenseIndex | None
-    ) -> None:
+    def _complete(self, first: int, last: int, ends: list[int], vectors: np.ndarray, dense: DenseIndex | None) -> None:
         """Entries ``first``..``last`` have all their chunks in the vector store: feed the derived
         indexes and mark them indexed."""
         kb = self.kb
