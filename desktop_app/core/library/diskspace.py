@@ -112,6 +112,9 @@ def is_disk_full(exc: BaseException, folder: Path) -> bool:
                 return True
             if any(t in text for t in _CHROMA_STUCK) and free_bytes(folder) < NEARLY_FULL:
                 return True
+            # SQLite in WAL mode (the manifest) cannot map its -shm file with a few KB free.
+            if "disk i/o error" in text and free_bytes(folder) < MB:
+                return True
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     return False
 

@@ -217,7 +217,14 @@ class KnowledgeBase:
     @property
     def store(self) -> ChromaStore:
         if self._store is None:
-            client = self.chroma_client
+            try:
+                client = self.chroma_client
+            except Exception as exc:  # with nothing free, even opening Chroma fails: search reads its file
+                if self.config.index.chroma_url or not diskspace.is_disk_full(exc, self.index_dir):
+                    raise
+                from desktop_app.core.library.store import Unavailable
+
+                client = Unavailable(exc)
             # Embedded inside the GUI (its Chroma process failed to start): small upserts, so the
             # GIL is never held long (see store.UPSERT_SLICE).
             interactive = self.own_process and self._server is None
@@ -723,6 +730,10 @@ class KnowledgeBase:
             if full is None or full is exc:
                 raise
             raise full from exc
+        finally:
+            if self._store is not None and self._store.unavailable:  # opened again next time
+                with self._lock:
+                    self._store = self._retriever = None
 
     def get_chunk(self, chunk_id: str) -> Hit | None:
         got = self.store.get([chunk_id])

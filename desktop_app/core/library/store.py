@@ -182,7 +182,15 @@ class ChromaStore:
                 embedding_function=None,
             )
         except Exception as exc:
+            if self.applied is not None and diskspace.is_disk_full(exc, self.applied.path.parent):
+                self.collection = Unavailable(exc)  # reads answer from LastApplied; writes raise it
+                return
             raise StoreError(message(reasons.STORE_COLLECTION, name=self.name, error=exc)) from exc
+
+    @property
+    def unavailable(self) -> bool:
+        """Chroma could not be opened for the full disk: reads come from LastApplied (open again later)."""
+        return isinstance(self.collection, Unavailable) or isinstance(self.client, Unavailable)
 
     # -- seals ---------------------------------------------------------------------------------
     @property
@@ -419,6 +427,20 @@ class ChromaStore:
             got = {"ids": ids, "documents": docs, "metadatas": metas, "embeddings": embs}
             out.append([hit_from(ids[i], docs[i], metas[i], dists[i]) for i in self._keep(got)])
         return out
+
+
+class Unavailable:
+    """Stands for a Chroma client or collection that could not be opened for the full disk (with
+    nothing free, even opening the embedded client writes): every call raises that error."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def fail(*args: Any, **kwargs: Any) -> Any:
+            raise self.exc
+
+        return fail
 
 
 class LastApplied:
