@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import shutil
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from desktop_app.core.library import reasons
@@ -88,12 +88,12 @@ def reserve_bytes(collection_dir: Path, *, local_chroma: bool = True) -> int:
     return rewritten + (CHROMA_RESERVE if local_chroma else MB)
 
 
-def ensure_room(folder: Path, needed: int, *, report_needed: int | None = None) -> None:
+def ensure_room(folder: Path, needed: int, *, report_needed: Callable[[], int] | None = None) -> None:
     """Raise ``DiskFull`` unless the disk holding ``folder`` has ``needed`` bytes free; the message
-    says ``report_needed`` (what the rest of the work needs) when given."""
+    says ``report_needed()`` (what the rest of the work needs, counted only then) when given."""
     free = free_bytes(folder)
     if free < needed:
-        raise DiskFull(folder, free, max(needed, report_needed or 0))
+        raise DiskFull(folder, free, max(needed, report_needed() if report_needed else 0))
 
 
 def is_disk_full(exc: BaseException, folder: Path) -> bool:

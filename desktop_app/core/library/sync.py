@@ -713,14 +713,16 @@ class _Batch:
         later = sum(_estimate(self.kb, c, dim) for c in self.unread[self.first_unread :])
         return diskspace.texts_bytes(texts, dim, local_chroma=local) + later + reserve
 
-    def _room(self, storing: list[str], rest: list[str]) -> None:
-        """Stop with DiskFull, before anything of ``storing`` is written, when the disk cannot take
-        it and still leave the reserve; the message counts ``rest`` and the files not read yet."""
+    def _room(self, texts: list[str], order: list[int], start: int, stop: int) -> None:
+        """Stop with DiskFull, before anything of the chunks ``order[start:stop]`` is written, when the
+        disk cannot take them and still leave the reserve; the message counts the rest of the batch
+        and the files not read yet."""
         local = not self.kb.config.index.chroma_url
         index_dir = self.kb.manifest.path.parent
-        need = diskspace.texts_bytes(storing, self.dim, local_chroma=local)
+        need = diskspace.texts_bytes([texts[i] for i in order[start:stop]], self.dim, local_chroma=local)
         need += diskspace.reserve_bytes(index_dir, local_chroma=local)
-        diskspace.ensure_room(index_dir.parent, need, report_needed=self.needed(storing + rest))
+        rest = lambda: self.needed([texts[i] for i in order[start:]])  # noqa: E731 - counted only if full
+        diskspace.ensure_room(index_dir.parent, need, report_needed=rest)
 
     def add(self, entry: Entry, read: _Read) -> None:
         self.entries.append((entry, read))
@@ -767,7 +769,7 @@ class _Batch:
                 # every STORE_CHUNKS chunks of a large one.
                 if ends[complete] <= stop or stop - stored >= STORE_CHUNKS:
                     self.dim = int(vectors.shape[1])
-                    self._room([texts[i] for i in order[stored:stop]], [texts[i] for i in order[stop:]])
+                    self._room(texts, order, stored, stop)
                     kb.store.upsert([chunks[i] for i in order[stored:stop]], vectors[order[stored:stop]])
                     stored = stop
                     finished = complete
