@@ -52,7 +52,7 @@ def _can_mount() -> bool:
     return sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("mount") is not None
 
 
-@pytest.mark.slow  # four `kdesk` processes: 25-65 s on a loaded 2-core box
+@pytest.mark.slow  # four `kdesk` processes: 22 s at load 1, up to 64 s at load 6 (2 cores)
 @pytest.mark.skipif(not _can_mount(), reason="mounting a tmpfs needs root on Linux (the injected test runs)")
 def test_full_tmpfs_stops_cleanly_search_answers_and_the_batch_completes(
     tmp_path, kdesk_cls, shared_embeddings_server
