@@ -221,6 +221,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from desktop_app.core.library import reasons
     from desktop_app.core.library.knowledge import EMPTY_LIBRARY
 
     with open_desk(args) as desk:
@@ -228,6 +229,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         hits = desk.kb.search(args.query, top_k=args.top_k, scope=args.scope)
         warnings = desk.kb.search_warnings()  # tampered chunks left out, failed models
         failed = [str(w) for w in desk.kb.model_failures()]  # search went on without them
+        # ... and without Chroma, for a full disk (answered from what it had applied: store.py)
+        failed += [
+            str(w) for w in desk.kb.search_notes() if getattr(w, "code", "") == reasons.DISK_FULL_SEARCH
+        ]
     if args.json:
         emit_json(
             {"query": args.query, "hits": [h.to_dict() | name_fields(h.source, "source") for h in hits]}

@@ -192,11 +192,15 @@ class KeywordIndex:
                 ],
             }
             tmp = self.path.with_name(f"{self.path.name}.tmp{os.getpid()}")
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
+            try:
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:  # a full disk: no half-written copy left to fill it further
+                tmp.unlink(missing_ok=True)
+                raise
             self._seen = file_stamp(self.path)
             self._dirty = False
 

@@ -109,11 +109,15 @@ class DenseIndex:
             self._compact()
             self.directory.mkdir(parents=True, exist_ok=True)
             tmp = self._vec_path.with_name(f"vectors.tmp{os.getpid()}.npy")
-            with open(tmp, "wb") as fh:
-                np.save(fh, self._mat, allow_pickle=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self._vec_path)
+            try:
+                with open(tmp, "wb") as fh:
+                    np.save(fh, self._mat, allow_pickle=False)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self._vec_path)
+            except BaseException:  # a full disk: no half-written copy left to fill it further
+                tmp.unlink(missing_ok=True)
+                raise
             rows = {
                 "format": FORMAT,
                 "dim": self.dim,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_app.core.config import Config, load_config
 from desktop_app.core.formats import FormatUnknown
-from desktop_app.core.library import integrity, reasons, seals
+from desktop_app.core.library import diskspace, integrity, reasons, seals
 from desktop_app.core.library import sync as syncing
 from desktop_app.core.library.chroma_client import (
     forget_embedded,
@@ -380,7 +380,14 @@ class KnowledgeBase:
     @property
     def store(self) -> ChromaStore:
         if self._store is None:
-            client = self.chroma_client
+            try:
+                client = self.chroma_client
+            except Exception as exc:  # with nothing free, even opening Chroma fails: search reads its file
+                if self.config.index.chroma_url or not diskspace.is_disk_full(exc, self.index_dir):
+                    raise
+                from desktop_app.core.library.store import Unavailable
+
+                client = Unavailable(exc)
             # Embedded inside the GUI (its Chroma process failed to start): small upserts, so the
             # GIL is never held long (see store.UPSERT_SLICE).
             interactive = self.own_process and self._server is None
@@ -392,7 +399,11 @@ class KnowledgeBase:
                 sealer=seals.Sealer(seals.chunk_key_of(self.data_dir)),
                 # this folder's own files: damage there is named as such (StoreDamaged)
                 damaged_file=None if self.library_id else self._store_file,
+                chroma_sqlite=None
+                if self.config.index.chroma_url
+                else self.index_dir / "chroma" / "chroma.sqlite3",
             )
+            store.on_disk_full = self._disk_full_search
             store.strict = integrity.is_sealed(store, self.collection_dir)
             store.on_foreign = self._foreign_chunks
             self._store = store
@@ -434,6 +445,18 @@ class KnowledgeBase:
         previous = getattr(notes, "foreign_note", None)
         notes.warnings[:] = [w for w in notes.warnings if w is not previous] + [note]
         notes.foreign_note = note
+
+    def _disk_full_search(self, exc: BaseException) -> None:
+        """Chroma could not answer for the full disk: search reads what it had applied (store.py's
+        LastApplied). Said once a search."""
+        free = diskspace.free_bytes(self.index_dir)
+        note = message(
+            reasons.DISK_FULL_SEARCH, folder=str(self.index_dir), free_mb=f"{free / diskspace.MB:.1f}"
+        )
+        warnings = getattr(self._search_notes, "warnings", None)
+        if warnings is not None and note not in warnings:
+            log.info("%s (%s)", note, exc)
+            warnings.append(note)
 
     def search_warnings(self) -> list[str]:
         """What this thread's last search left out and why (tampered chunks, a model that failed),
@@ -701,6 +724,11 @@ class KnowledgeBase:
             self._writes += 1
             try:
                 yield
+            except Exception as exc:  # ENOSPC, SQLite's or Chroma's words for it: the full disk, said so
+                full = diskspace.as_disk_full(exc, self.index_dir)
+                if full is None or full is exc:
+                    raise
+                raise full from exc
             finally:
                 self._writes -= 1
                 if self._writes == 0:
@@ -969,8 +997,16 @@ class KnowledgeBase:
             if not hits:
                 self._check_store_holds_chunks()
             return hits
+        except Exception as exc:  # what the full disk left unanswerable (store.py answers the rest)
+            full = diskspace.as_disk_full(exc, self.index_dir)
+            if full is None or full is exc:
+                raise
+            raise full from exc
         finally:
             notes.searching = False
+            if self._store is not None and self._store.unavailable:  # opened again next time
+                with self._lock:
+                    self._store = self._retriever = None
 
     def _check_store_holds_chunks(self) -> None:
         """No hit at all: say so when it is because the vector store lost what the manifest lists

@@ -464,3 +464,13 @@ HOLDER = define("library.holder", "{what} (process {pid}, since {since})")
 HOLDER_ON_HOST = define("library.holder_on_host", "{what} (process {pid} on {host}, since {since})")
 HOLDER_WINDOW = define("library.holder.window", "the Knowledge Desk window")
 HOLDER_UNKNOWN = define("library.holder.unknown", "another Knowledge Desk process")
+
+# -- issue 44: a full disk (diskspace.py)
+DISK_FULL = define(
+    "library.disk_full", "the disk holding {folder} is full: {free_mb} MB free, about {needed_mb} MB needed"
+)
+DISK_FULL_SEARCH = define(
+    "library.disk_full_search",
+    "the disk holding {folder} is full ({free_mb} MB free): search answers from the documents indexed "
+    "before; free some space and run `kdesk sync` to finish indexing",
+)

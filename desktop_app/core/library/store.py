@@ -8,6 +8,8 @@ namespace on a shared server) is chroma_client.py's business.
 from __future__ import annotations
 
 import functools
+import logging
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -16,12 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from desktop_app.core.library import reasons
+from desktop_app.core.library import diskspace, reasons
 from desktop_app.core.library.chroma_client import LibraryClient, StoreError, refresh_embedded
 from desktop_app.core.library.damage import StoreDamaged, damage_of
 from desktop_app.core.library.documents import Chunk, Hit
 from desktop_app.core.library.seals import Sealer
 from desktop_app.core.messages import message
+
+log = logging.getLogger(__name__)
 
 # Chunks per upsert call. Chroma costs less per chunk in larger calls (embedded, 13k-chunk
 # collection: 1.6 ms a chunk in 256-chunk calls, 2.7 ms in 32-chunk calls), but its embedded Rust
@@ -115,10 +119,9 @@ def _guarded(method):
             except StoreError:
                 raise
             except Exception as exc:
+                # SQLite's "malformed" under Chroma: said as damage (a writer sets the store aside)
                 why = damage_of(exc) if self.damaged_file is not None else None
-                if (
-                    why is not None
-                ):  # SQLite's "malformed" under Chroma: said as damage, set aside by a writer
+                if why is not None:
                     raise StoreDamaged(self.damaged_file, why) from exc
                 if delays and _transient(exc):
                     time.sleep(delays.pop(0))
@@ -128,6 +131,10 @@ def _guarded(method):
                     reopened = True
                     self._open()
                     continue
+                if reads and self.applied is not None and hasattr(self.applied, method.__name__):
+                    if diskspace.is_disk_full(exc, self.applied.path.parent):
+                        self.on_disk_full(exc)
+                        return getattr(self.applied, method.__name__)(self, *args, **kwargs)
                 if _unreachable(exc):
                     raise StoreError(
                         message(reasons.STORE_UNREACHABLE, location=self.location, error=exc)
@@ -154,6 +161,7 @@ class ChromaStore:
         upsert_slice: int = UPSERT_SLICE,
         sealer: Sealer | None = None,
         damaged_file: Path | None = None,
+        chroma_sqlite: Path | None = None,
     ) -> None:
         self.client = client
         self.name = name
@@ -165,6 +173,9 @@ class ChromaStore:
         # Chunks without a seal pass until the collection is sealed (written by an older release).
         self.strict = False
         self.on_foreign: Callable[[list[str]], None] = lambda chunk_ids: None
+        # The embedded index's sqlite file: read directly when the disk is full (LastApplied).
+        self.applied = LastApplied(chroma_sqlite, name) if chroma_sqlite is not None else None
+        self.on_disk_full: Callable[[BaseException], None] = lambda exc: None
         self._open()
         try:
             self.max_batch = int(client.get_max_batch_size())
@@ -182,7 +193,15 @@ class ChromaStore:
             why = damage_of(exc) if self.damaged_file is not None else None
             if why is not None:
                 raise StoreDamaged(self.damaged_file, why) from exc
+            if self.applied is not None and diskspace.is_disk_full(exc, self.applied.path.parent):
+                self.collection = Unavailable(exc)  # reads answer from LastApplied; writes raise it
+                return
             raise StoreError(message(reasons.STORE_COLLECTION, name=self.name, error=exc)) from exc
+
+    @property
+    def unavailable(self) -> bool:
+        """Chroma could not be opened for the full disk: reads come from LastApplied (open again later)."""
+        return isinstance(self.collection, Unavailable) or isinstance(self.client, Unavailable)
 
     # -- seals ---------------------------------------------------------------------------------
     @property
@@ -439,3 +458,100 @@ class ChromaStore:
             got = {"ids": ids, "documents": docs, "metadatas": metas, "embeddings": embs}
             out.append([hit_from(ids[i], docs[i], metas[i], dists[i]) for i in self._keep(got)])
         return out
+
+
+class Unavailable:
+    """Stands for a Chroma client or collection that could not be opened for the full disk (with
+    nothing free, even opening the embedded client writes): every call raises that error."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def fail(*args: Any, **kwargs: Any) -> Any:
+            raise self.exc
+
+        return fail
+
+
+class LastApplied:
+    """The chunks as Chroma last applied them, read from its sqlite file read-only: what search
+    answers from while the disk is full. Chroma itself then answers nothing (a read first applies its
+    log, which needs room: "Error sending backfill request to compactor"; with under ~32 KB free,
+    "database or disk is full"), but its metadata segment holds every chunk indexed before, text and
+    metadata; the vectors are the dense index's (dense.py), so search still ranks and checks seals.
+    Only the reads search needs are here; the schema is chromadb 1.x's (``segments``, ``embeddings``,
+    ``embedding_metadata``)."""
+
+    DOCUMENT = "chroma:document"
+
+    def __init__(self, path: Path, collection: str) -> None:
+        self.path = Path(path)
+        self.collection = collection
+
+    def _rows(self, where: str, params: Sequence[Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
+        try:
+            segment = conn.execute(
+                "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
+                "WHERE c.name = ? AND s.scope = 'METADATA'",
+                (self.collection,),
+            ).fetchone()
+            if segment is None:
+                return {}
+            got: dict[str, tuple[str, dict[str, Any]]] = {}
+            for cid, key, text, number, real, flag in conn.execute(
+                "SELECT e.embedding_id, m.key, m.string_value, m.int_value, m.float_value, m.bool_value "
+                "FROM embeddings e JOIN embedding_metadata m ON m.id = e.id "
+                f"WHERE e.segment_id = ? AND {where}",
+                (segment[0], *params),
+            ):
+                doc, meta = got.setdefault(cid, ("", {}))
+                if key == self.DOCUMENT:
+                    got[cid] = (text or "", meta)
+                elif flag is not None:
+                    meta[key] = bool(flag)
+                elif number is not None:
+                    meta[key] = int(number)
+                elif real is not None:
+                    meta[key] = float(real)
+                else:
+                    meta[key] = text
+            return got
+        finally:
+            conn.close()
+
+    def count(self, store: ChromaStore) -> int:
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute(
+                "SELECT count(*) FROM embeddings e JOIN segments s ON e.segment_id = s.id "
+                "JOIN collections c ON s.collection = c.id WHERE c.name = ? AND s.scope = 'METADATA'",
+                (self.collection,),
+            ).fetchone()
+            return int(row[0])
+        finally:
+            conn.close()
+
+    def get(
+        self, store: ChromaStore, chunk_ids: Sequence[str], vectors: dict[str, np.ndarray] | None = None
+    ) -> list[Hit]:
+        """Chunks by id; with a sealer, only those whose seal holds with ``vectors`` (search's own,
+        from the dense index): the others are left out, and not reported (nothing is written now)."""
+        hits: list[Hit] = []
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self._rows(f"e.embedding_id IN ({','.join('?' * len(part))})", part)
+            for cid in part:
+                if cid not in rows:
+                    continue
+                text, meta = rows[cid]
+                vector = (vectors or {}).get(cid)
+                if store.sealer is not None and not (
+                    vector is not None and store.genuine(cid, text, meta, vector)
+                ):
+                    log.warning("chunk %s left out: its seal cannot be checked while the disk is full", cid)
+                    continue
+                hits.append(hit_from(cid, text, meta))
+        return hits

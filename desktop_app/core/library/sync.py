@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from desktop_app.core.library import reasons
+from desktop_app.core.library import diskspace, reasons
 from desktop_app.core.library.datafolder import DataFolderBusy, WriterLock
 from desktop_app.core.library.documents import Chunk, Hit, ParseError
 from desktop_app.core.library.languages import text_lang
@@ -461,6 +461,14 @@ def index_changes(kb: IndexParts, changes: list[Change], task: TaskState, report
     total = len(changes)
     try:
         _index(kb, changes, task, report, batch)
+    except diskspace.DiskFull:
+        raise
+    except Exception as exc:  # a full disk met anyway (another program filled it): said in words
+        index_dir = kb.manifest.path.parent.parent
+        full = diskspace.as_disk_full(exc, index_dir, batch.needed())
+        if full is None:
+            raise
+        raise full from exc
     except (Cancelled, KeyboardInterrupt):
         # The files whose chunks were not all stored stay pending, their partial chunks deleted
         # (_Batch.flush), and are not reported as indexed.
@@ -522,6 +530,7 @@ def _index(kb: IndexParts, changes: list[Change], task: TaskState, report: SyncR
                 report.failed.append((rel, msg))
                 continue
             batch.add(entry, read)
+            batch.unread, batch.first_unread = changes, i + 1  # counted only if the disk fills
             ocr_pages = {c.page if c.page is not None else 0 for c in read.chunks if c.ocr}
             report.outcomes[rel] = {"chunks": len(read.chunks), "ocr_pages": len(ocr_pages)}
             if batch.full():
@@ -718,6 +727,25 @@ def _delete_chunks(kb: IndexParts, rows: list[Entry], dense: DenseIndex | None) 
                 handler.delete([e.doc_id])
 
 
+def _estimate(kb: IndexParts, change: Change, dim: int) -> int:
+    """Bytes a file not read yet will take once indexed, roughly: its size as text for plain-text
+    formats, a quarter of it for the others (compressed, or pictures); a photo nothing here."""
+    from desktop_app.core.library.parsers import IMAGE_SUFFIXES
+
+    suffix = change.path.suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        return 0
+    cfg = kb.config.index
+    text = change.stat.st_size if suffix in _PLAIN_TEXT else change.stat.st_size // 4
+    if cfg.max_document_mb > 0:
+        text = min(text, int(cfg.max_document_mb * diskspace.MB))
+    chunks = text // max(cfg.chunk_size - cfg.chunk_overlap, 100) + 1
+    return chunks * diskspace.chunk_bytes(min(text, cfg.chunk_size), dim, local_chroma=not cfg.chroma_url)
+
+
+_PLAIN_TEXT = {".txt", ".md", ".markdown", ".rst", ".csv", ".tsv", ".json", ".html", ".htm", ".xml", ".log"}
+
+
 class _Batch:
     """Chunks of several documents embedded together (the encoder is fastest in large batches);
     documents are marked indexed only after their chunks are stored."""
@@ -727,6 +755,30 @@ class _Batch:
         self.target = max(BATCH_CHUNKS, kb.config.index.batch_size)
         self.entries: list[tuple[Entry, list[Chunk]]] = []
         self.n = 0
+        self.unread: list[Change] = []  # the changed files after this batch's (their _estimate)
+        self.first_unread = 0
+        self.dim = 0  # the encoder's, once it has encoded
+
+    def needed(self, texts: list[str] | None = None) -> int:
+        """Bytes to finish the batch and the files after it, with the reserve (diskspace.py)."""
+        local = not self.kb.config.index.chroma_url
+        if texts is None:
+            texts = [t for _, r in self.entries for t in r.texts]
+        dim = self.dim or 384
+        reserve = diskspace.reserve_bytes(self.kb.manifest.path.parent, local_chroma=local)
+        later = sum(_estimate(self.kb, c, dim) for c in self.unread[self.first_unread :])
+        return diskspace.texts_bytes(texts, dim, local_chroma=local) + later + reserve
+
+    def _room(self, texts: list[str], order: list[int], start: int, stop: int) -> None:
+        """Stop with DiskFull, before anything of the chunks ``order[start:stop]`` is written, when the
+        disk cannot take them and still leave the reserve; the message counts the rest of the batch
+        and the files not read yet."""
+        local = not self.kb.config.index.chroma_url
+        index_dir = self.kb.manifest.path.parent
+        need = diskspace.texts_bytes([texts[i] for i in order[start:stop]], self.dim, local_chroma=local)
+        need += diskspace.reserve_bytes(index_dir, local_chroma=local)
+        rest = lambda: self.needed([texts[i] for i in order[start:]])  # noqa: E731 - counted only if full
+        diskspace.ensure_room(index_dir.parent, need, report_needed=rest)
 
     def add(self, entry: Entry, read: _Read) -> None:
         self.entries.append((entry, read))
@@ -772,6 +824,8 @@ class _Batch:
                 # Stored when a file is wholly encoded (it is kept even if a cancel comes next), or
                 # every STORE_CHUNKS chunks of a large one.
                 if ends[complete] <= stop or stop - stored >= STORE_CHUNKS:
+                    self.dim = int(vectors.shape[1])
+                    self._room(texts, order, stored, stop)
                     kb.store.upsert([chunks[i] for i in order[stored:stop]], vectors[order[stored:stop]])
                     stored = stop
                     finished = complete
