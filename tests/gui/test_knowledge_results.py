@@ -116,3 +116,30 @@ def test_remove_asks_first_in_both_languages(make_window, qtbot, drop, tmp_path,
     assert not (window.ctx.knowledge_dir / "kea.md").exists()
     assert {d.name for d in window.ctx.kb.list_documents()} == {"galah.md"}
     QApplication.processEvents()
+
+
+def test_a_damaged_manifest_is_said_first_among_the_outcomes_in_the_window_language(make_window, qtbot, tmp_path):
+    """The library opens on a damaged index manifest: the window lists what was set aside and
+    rebuilt (in Chinese here), and the documents are still listed and searchable."""
+    from desktop_app.core.library.knowledge import KnowledgeBase
+
+    data = tmp_path / "data"
+    kb = KnowledgeBase(data, config=Config(), embedder=None)
+    (kb.knowledge_dir / "kea.md").write_text("# Kea\nThe kea is an alpine parrot.\n", encoding="utf-8")
+    manifest = kb.collection_dir / "manifest.sqlite3"
+    kb.close()
+    window = make_window(Config())  # indexes kea.md (the watcher's first sync)
+    qtbot.waitUntil(lambda: [d.status for d in window.knowledge.model.rows] == ["indexed"], timeout=BATCH_MS)
+    window.ctx.close()
+    with open(manifest, "r+b") as f:  # SQLite's own kind of damage: the schema page overwritten
+        f.seek(100)
+        f.write(b"\xab" * 6000)
+
+    chinese = Config()
+    chinese.ui.language = "zh_CN"
+    window = make_window(chinese)
+    qtbot.waitUntil(lambda: any("索引清单" in line for line in _outcomes(window)), timeout=BATCH_MS)
+    line = _outcomes(window)[0]
+    assert str(manifest) in line and ".damaged-" in line, line
+    assert [d.name for d in window.knowledge.model.rows] == ["kea.md"]
+    assert window.ctx.kb.search("alpine parrot")[0].source == "kea.md"

@@ -99,7 +99,8 @@ class KnowledgePanel(QWidget):
         self._scopes: list[str] = ["shared"]
         self.last_report: Any = None
         self._known_failures: dict[str, str] = {}  # name -> reason, as last listed or reported
-        self._notices_shown: tuple[object, int] = (None, 0)  # the knowledge base, and how many of its notices
+        # The knowledge base whose notices are counted, how many the list shows, how many a batch's report showed.
+        self._notices: tuple[object, int, int] = (None, 0, 0)
 
         self.title = QLabel(objectName="panelTitle")
         self.scope_label = QLabel()
@@ -509,20 +510,21 @@ class KnowledgePanel(QWidget):
                     pages = trn("{n} page read by OCR", "{n} pages read by OCR", got["ocr_pages"])
                     what += ", " + pages.format(n=got["ocr_pages"])
                 self._add_outcome(f"{display_name(name)}: {what}")
-        self._show_notices()
+        self._show_notices(report=True)
         self.errors.setVisible(self.errors.count() > 0)
         busy = any(self.ctx.runner.is_busy(k) for k in INDEXING)
         self.retry_button.setVisible(bool(report.failed) and not busy)
 
-    def _show_notices(self) -> None:
+    def _show_notices(self, report: bool = False) -> None:
         """What the library found damaged in its index and rebuilt (a manifest, the vector store:
-        ``KnowledgeBase.notices``), each once, first in the outcomes list."""
+        ``KnowledgeBase.notices``), first in the outcomes list: as soon as the documents are listed,
+        and again in the next batch's report (the sync that rebuilds it), which replaces the list."""
         kb = self.ctx.kb
         if kb is None:
             return
-        seen = self._notices_shown[1] if self._notices_shown[0] is kb else 0
-        fresh = kb.notices[seen:]
-        self._notices_shown = (kb, seen + len(fresh))
+        listed, reported = self._notices[1:] if self._notices[0] is kb else (0, 0)
+        fresh = kb.notices[reported if report else listed :]
+        self._notices = (kb, len(kb.notices), len(kb.notices) if report else reported)
         for i, note in enumerate(fresh):
             self.errors.insertItem(i, self._outcome(tr_core(note), FAILED_COLOUR))
         if fresh:
