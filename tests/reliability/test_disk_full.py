@@ -8,6 +8,7 @@ boundary (the free space the check reads, and the keyword index's write).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -117,6 +118,11 @@ def test_full_tmpfs_stops_cleanly_search_answers_and_the_batch_completes(
         found = kd.run("search", "alpine parrot kea2")
         assert found.rc == 0 and "old/old2.md" in found.stdout, found.stderr
         assert f"warning: the disk holding {index} is full" in found.stderr
+        with contextlib.suppress(OSError):  # another program took the last byte: not even the manifest opens
+            leave_free(0)
+        listed = kd.run("list")
+        assert f"error: the disk holding {index} is full: " in listed.stderr, listed.stderr
+        assert "OperationalError" not in listed.stderr and "Traceback" not in listed.stderr
 
         # 3. Room again: one sync completes the batch, the next has nothing to do.
         filler.unlink()

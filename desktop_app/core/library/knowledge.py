@@ -506,7 +506,10 @@ class KnowledgeBase:
                 return Manifest(path)
             except sqlite3.DatabaseError as exc:
                 why = damage_of(exc)
-                if why is None:
+                if why is None:  # no damage; with a few KB free, WAL's files cannot even be made
+                    full = diskspace.as_disk_full(exc, self.index_dir)
+                    if full is not None:
+                        raise full from exc
                     raise
         with self._writing():  # one process rebuilds it; another waits, then opens the new one
             if self._manifest_damage(path) is None:
