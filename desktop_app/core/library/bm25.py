@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.library.bilingual import translated_terms
-from desktop_app.core.library.datafolder import file_stamp
+from desktop_app.core.library.datafolder import file_stamp, write_whole
 from desktop_app.core.library.documents import Chunk
 from desktop_app.core.library.languages import text_lang
 from desktop_app.core.library.text_analysis import (
@@ -191,16 +191,11 @@ class KeywordIndex:
                     for cid, e in self._entries.items()
                 ],
             }
-            tmp = self.path.with_name(f"{self.path.name}.tmp{os.getpid()}")
-            try:
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:  # a full disk: no half-written copy left to fill it further
-                tmp.unlink(missing_ok=True)
-                raise
+            write_whole(
+                self.path,
+                self.path.with_name(f"{self.path.name}.tmp{os.getpid()}"),
+                lambda fh: json.dump(data, fh, ensure_ascii=False, separators=(",", ":")),
+            )
             self._seen = file_stamp(self.path)
             self._dirty = False
 

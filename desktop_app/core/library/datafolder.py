@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from desktop_app.core import messages
 from desktop_app.core.library import reasons
@@ -54,6 +55,21 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
 def inside(path: Path, folder: Path) -> bool:
     """Is `path` `folder` or anything under it (both resolved by the caller)?"""
     return path == folder or folder in path.parents
+
+
+def write_whole(path: Path, tmp: Path, write: Callable[[Any], None], *, binary: bool = False) -> None:
+    """Write ``path`` through ``tmp``: ``write`` fills it, it is synced to disk and renamed over
+    ``path`` (a reader sees the old file or the new one). A failed write (a full disk) leaves no
+    half-written copy behind to take more room."""
+    try:
+        with open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def place_once(tmp: Path, path: Path) -> bool:

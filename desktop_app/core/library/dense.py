@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.core.library.datafolder import file_stamp
+from desktop_app.core.library.datafolder import file_stamp, write_whole
 from desktop_app.core.sqlite_repair import set_aside
 
 log = logging.getLogger(__name__)
@@ -108,16 +108,12 @@ class DenseIndex:
                 return
             self._compact()
             self.directory.mkdir(parents=True, exist_ok=True)
-            tmp = self._vec_path.with_name(f"vectors.tmp{os.getpid()}.npy")
-            try:
-                with open(tmp, "wb") as fh:
-                    np.save(fh, self._mat, allow_pickle=False)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, self._vec_path)
-            except BaseException:  # a full disk: no half-written copy left to fill it further
-                tmp.unlink(missing_ok=True)
-                raise
+            write_whole(
+                self._vec_path,
+                self._vec_path.with_name(f"vectors.tmp{os.getpid()}.npy"),
+                lambda fh: np.save(fh, self._mat, allow_pickle=False),
+                binary=True,
+            )
             rows = {
                 "format": FORMAT,
                 "dim": self.dim,
