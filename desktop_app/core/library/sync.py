@@ -377,21 +377,7 @@ def _outside(kb: IndexParts, rel: str, target: str, old: Entry | None, report: S
         _delete_chunks(kb, [old], kb.opened_dense)
     elif old is not None and old.status == FAILED and old.error == why:
         return  # already said so: nothing to write
-    kb.manifest.put(
-        Entry(
-            name=rel,
-            doc_id=kb.doc_id(rel),
-            sha256="",
-            size=0,
-            mtime_ns=0,
-            chunks=0,
-            status=FAILED,
-            error=why,
-            indexed_at=None,
-            kind=old.kind if old is not None else "text",
-            scope=scope_of(rel),
-        )
-    )
+    kb.manifest.put(_failed_entry(kb, rel, why, old, None))
 
 
 def _regular_files(
@@ -420,7 +406,16 @@ def _unreadable(
     old chunks dropped; without a hash, the next sync looks at it again."""
     why = message(reasons.CANNOT_READ, reason=exc.strerror or exc)
     report.failed.append((rel, why))
-    entry = Entry(
+    entry = _failed_entry(kb, rel, why, old, st)
+    if old is not None and old.chunks:
+        kb.manifest.put(replace(old, status=PENDING))  # pending while its chunks go
+        _delete_chunks(kb, [old], kb.opened_dense)
+    kb.manifest.put(entry)
+
+
+def _failed_entry(kb: IndexParts, rel: str, why: Text, old: Entry | None, st: os.stat_result | None) -> Entry:
+    """A failed row without a hash (the next sync looks at the file again), with the stat it had."""
+    return Entry(
         name=rel,
         doc_id=kb.doc_id(rel),
         sha256="",
@@ -433,10 +428,6 @@ def _unreadable(
         kind=old.kind if old is not None else "text",
         scope=scope_of(rel),
     )
-    if old is not None and old.chunks:
-        kb.manifest.put(replace(old, status=PENDING))  # pending while its chunks go
-        _delete_chunks(kb, [old], kb.opened_dense)
-    kb.manifest.put(entry)
 
 
 def _before_ocr(entry: Entry) -> bool:
