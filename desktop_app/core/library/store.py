@@ -12,7 +12,7 @@ import logging
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -268,44 +268,41 @@ class ChromaStore:
         for start in range(0, len(chunk_ids), 500):
             self.collection.delete(ids=list(chunk_ids[start : start + 500]))
 
-    @_guarded
-    def doc_counts(self) -> tuple[Counter[str], list[str]]:
-        """Chunks per doc_id, and the ids of chunks without one (paging through the metadata only)."""
-        found: Counter[str] = Counter()
-        undocumented: list[str] = []
-        offset, page = 0, 5000
+    def _metadatas(self, page: int = 5000) -> Iterator[tuple[str, dict[str, Any] | None]]:
+        """(id, metadata) of every chunk, paging through the metadata only (callers are guarded)."""
+        offset = 0
         while True:
             got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
             metas = got.get("metadatas") or []
-            for cid, meta in zip(got["ids"], metas):
-                doc = str((meta or {}).get("doc_id", "") or "")
-                if doc:
-                    found[doc] += 1
-                else:
-                    undocumented.append(cid)
+            yield from zip(got["ids"], metas)
             if len(metas) < page:
-                return found, undocumented
+                return
             offset += page
+
+    @_guarded
+    def doc_counts(self) -> tuple[Counter[str], list[str]]:
+        """Chunks per doc_id, and the ids of chunks without one."""
+        found: Counter[str] = Counter()
+        undocumented: list[str] = []
+        for cid, meta in self._metadatas():
+            doc = str((meta or {}).get("doc_id", "") or "")
+            if doc:
+                found[doc] += 1
+            else:
+                undocumented.append(cid)
+        return found, undocumented
 
     @_guarded
     def documents(self) -> dict[str, tuple[str, str, int]]:
         """Each stored document: its file's name, scope and chunk count, read from the chunks'
         metadata (what rebuilds the rows of a lost manifest)."""
         found: dict[str, tuple[str, str, int]] = {}
-        offset, page = 0, 5000
-        while True:
-            got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
-            metas = got.get("metadatas") or []
-            for meta in metas:
-                doc = str((meta or {}).get("doc_id", "") or "")
-                if doc:
-                    source, scope, n = found.get(
-                        doc, (str(meta.get("source", "")), str(meta.get("scope", "shared")), 0)
-                    )
-                    found[doc] = (source, scope, n + 1)
-            if len(metas) < page:
-                return found
-            offset += page
+        for _, meta in self._metadatas():
+            doc = str((meta or {}).get("doc_id", "") or "")
+            if doc:
+                source, scope, n = found.get(doc, (str(meta.get("source", "")), str(meta.get("scope", "shared")), 0))
+                found[doc] = (source, scope, n + 1)
+        return found
 
     @_guarded
     def page(self, offset: int, limit: int) -> list[tuple[str, Any, dict[str, Any], Any]]:
@@ -329,15 +326,7 @@ class ChromaStore:
     @_guarded
     def doc_ids(self) -> set[str]:
         """Every doc_id with at least one stored chunk (pages through the collection)."""
-        found: set[str] = set()
-        offset, page = 0, 5000
-        while True:
-            got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
-            metas = got.get("metadatas") or []
-            found.update(str(m.get("doc_id", "")) for m in metas if m)
-            if len(metas) < page:
-                return found
-            offset += page
+        return {str(m.get("doc_id", "")) for _, m in self._metadatas() if m}
 
     @_guarded
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Hit]:
@@ -489,8 +478,11 @@ class LastApplied:
         self.path = Path(path)
         self.collection = collection
 
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
+
     def _rows(self, where: str, params: Sequence[Any]) -> dict[str, tuple[str, dict[str, Any]]]:
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
+        conn = self._connect()
         try:
             segment = conn.execute(
                 "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
@@ -522,7 +514,7 @@ class LastApplied:
             conn.close()
 
     def count(self, store: ChromaStore) -> int:
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
+        conn = self._connect()
         try:
             row = conn.execute(
                 "SELECT count(*) FROM embeddings e JOIN segments s ON e.segment_id = s.id "
