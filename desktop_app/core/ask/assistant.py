@@ -271,7 +271,7 @@ class Assistant:
         """The library's own answer (which files, how many, what is new, a collection's): from the
         index, no passages and no model."""
         try:
-            answer = library_answer(self.kb, q, conv.scope)
+            answer = library_answer(self.kb, q, conv.scope, floor=self._cosine_floor(), meaning=self.meaning())
         except Exception as exc:  # noqa: BLE001 - an unreadable index is a note, never a traceback
             log.warning("library answer failed: %s", exc)
             yield Warning(message(notes.SEARCH_FAILED, error=exc))
@@ -614,18 +614,23 @@ class Assistant:
             return True
         if cfg.max_absent > 0 and found.absent >= cfg.max_absent and found.coverage < cfg.covered:
             return True  # what it asks about is named nowhere in the library ("calories")
-        # The similarity floor was calibrated on MiniLM's cosines, and means nothing for a
-        # language it cannot read.
-        minilm = name in (MINILM_FP32, MINILM_INT8)
+        # The similarity floor means nothing for a language MiniLM cannot read.
         top = hits[: max(1, cfg.judge_passages)]
         return (
-            minilm
+            self._cosine_floor() is not None
             and not has_cjk(query)  # MiniLM reads no Chinese: its cosine says nothing of a name in it
             # nor of a Chinese page an English question found by its words' translations
             and not any(has_cjk(h.text) for h in top)
             and found.vector is not None
             and found.vector < cfg.min_similarity
         )
+
+    def _cosine_floor(self) -> float | None:
+        """The cosine under which a passage is far from a question (``answer.min_similarity``):
+        calibrated on MiniLM's cosines only, so None for any other encoder (or none set)."""
+        if self.kb is None or self.kb.embedder_name not in (MINILM_FP32, MINILM_INT8):
+            return None
+        return self.config.answer.min_similarity or None
 
     def meaning(self) -> Meaning | None:
         """The library's encoder as a judge of how close sentences are to a question by meaning

@@ -10,16 +10,19 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from desktop_app.core.ask import notes
 from desktop_app.core.ask.holdings import Holding, find_named, read_holdings
 from desktop_app.core.ask.question import Question
-from desktop_app.core.events import Answer
+from desktop_app.core.ask.sentences import split_sentences
+from desktop_app.core.events import Answer, Citation
 from desktop_app.core.identify.names import name_key
+from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.scopes import SHARED, chroma_where
+from desktop_app.core.library.text_analysis import match_keys, query_terms, tokenize
 from desktop_app.core.messages import Message, Text, message, render_lines, translations
 
 log = logging.getLogger(__name__)
@@ -34,7 +37,11 @@ _NEW = re.compile(
     re.I,
 )
 _PLACE_NEW = re.compile(r"\bNew\s+[A-Z]\w+")  # "New Zealand", "New Guinea": places, not news
-_COUNT = re.compile(r"\bhow many\b|\bcount\b|\bnumber of\b|多少|几[个篇份本]|数量|总数|一共|总共|统计", re.I)
+# 多少 counts documents only beside one ("能拿多少奖金" in a question about which files to read is not).
+_COUNT = re.compile(
+    r"\bhow many\b|\bcount\b|\bnumber of\b|多少[个篇份本]?(?:文档|文件|笔记|资料)|几[个篇份本]|数量|总数|一共|总共|统计",
+    re.I,
+)
 # "Show me my PDFs": the list of one format only.
 _FORMATS = {
     ".pdf": r"pdfs?",
@@ -52,7 +59,28 @@ _ABOUT_EN = re.compile(
     r"(?:the\s+)?(.+?)\s*[?.!]*$",
     re.I,
 )
-_ABOUT_ZH = re.compile(r"(?:关于|提到了?|提及|讲到了?|说到了?|涉及|有关)(.+?)(?:的)?(?:文档|文件|笔记|资料)?[吗呢？?。!！]*$")
+_ABOUT_ZH = re.compile(
+    r"(?:关于|提到了?|提及|讲到了?|说到了?|涉及|有关)([^？?。!！]+?)(?:的)?(?:文档|文件|笔记|资料)?[吗呢？?。!！]*$|"
+    r"[跟和与]([^，,？?。]{1,16}?)(?:有关|相关)"  # 跟永乐皇帝有关
+)
+
+# What a library question asks about once its framing is gone ("Which of my documents help me work
+# out what I owe the taxman?" -> "work out what owe the taxman"): the search for documents by meaning.
+_FRAME_EN = re.compile(
+    r"\b(?:which|what|of|my|the|your|a|an|any|some|all|do|does|did|i|me|have|has|are|is|there|in|on|"
+    r"about|mentions?|mentioning|covers?|covering|talks?|regarding|concerning|specifically|help|helps|"
+    r"should|read|look|at|list|show|display|find|give|tell|every|each|please|documents?|files?|notes?|docs?|"
+    r"texts?|papers?|reports?|articles?|collections?)\b",
+    re.I,
+)
+_FRAME_ZH = re.compile(
+    r"(?:文档|文件|笔记|资料|材料)(?:里|中|里面|当中)?|我想知道|我想|我的|我有|应该看|应该|哪些|哪几个|哪个|什么|"
+    r"关于|有关|相关|都|吗|呢|[跟和与](?=[^，。？?]{1,16}(?:有关|相关))"
+)
+# A document is listed when its best passage scores this share of the best one's, at most
+# MAX_CLOSEST of them: the ranking is fused from ranks, so a long tail is noise.
+CLOSEST_SHARE = 0.5
+MAX_CLOSEST = 5
 
 
 @dataclass
@@ -110,7 +138,7 @@ def _subject(q: Question, holdings: Sequence[Holding]) -> _Subject | None:
     found = _ABOUT_ZH.search(q.text) or _ABOUT_EN.search(q.text)
     if not found:
         return None
-    label = found.group(1).strip(" \"'“”‘’")
+    label = next((g for g in found.groups() if g), "").strip(" \"'“”‘’")
     label = re.sub(r"^(?:my|the|your)\s+", "", label, flags=re.I)
     if not label or len(label) > 60:
         return None
@@ -119,9 +147,17 @@ def _subject(q: Question, holdings: Sequence[Holding]) -> _Subject | None:
     return _Subject(label, about, [label, name_key(label)])
 
 
-def library_answer(kb: Any, q: Question, scope: str | None) -> Answer:
+# The library's encoder as a judge of a sentence's closeness to a question (extractive.Meaning).
+Meaning = Callable[[str, Sequence[str]], Sequence[float | None]]
+
+
+def library_answer(
+    kb: Any, q: Question, scope: str | None, floor: float | None = None, meaning: Meaning | None = None
+) -> Answer:
     """The library's own answer to ``q`` (no model): about a subject, what is new, a collection,
-    or the whole list, each with counts."""
+    the documents closest to what it asks, or the whole list, each with counts. ``floor``: the
+    encoder's cosine under which a passage is far from a question (None: words alone judge);
+    ``meaning`` picks the sentence quoted for a document found by meaning."""
     holdings = sorted(read_holdings(kb, scope), key=lambda h: h.source)
     lang = q.language
     text = q.text
@@ -140,8 +176,16 @@ def library_answer(kb: Any, q: Question, scope: str | None) -> Answer:
         members = [h for h in holdings if collection_of(h) == coll]
         lines = [message(notes.LIBRARY_COLLECTION, name=coll.lstrip("@"), count=len(members))]
         lines += _listed(members, lang)
-    elif subject is not None:
-        lines = _about(kb, scope, subject, holdings, lang)
+    elif subject is not None and (about := _about(kb, scope, subject, holdings, lang)):
+        lines = about
+    elif subject is not None or ((topic := topic_of(text)) and match_keys(topic) and not _COUNT.search(text)):
+        if closest := _closest(kb, q, scope, holdings, floor, meaning):
+            return closest
+        lines = [
+            message(notes.LIBRARY_NONE_ABOUT, subject=subject.label)
+            if subject is not None
+            else message(notes.LIBRARY_NONE_CLOSE)
+        ]
     elif _COUNT.search(text) or not _COLLECTION.search(text):
         lines = _whole(holdings, lang, names=not _COUNT.search(text))
     else:
@@ -195,13 +239,14 @@ def _collection_named(text: str, holdings: Sequence[Holding]) -> str | None:
 
 
 def _about(kb: Any, scope: str | None, subject: _Subject, holdings: Sequence[Holding], lang: str) -> list[Text]:
-    """Documents whose subject it is first, then those that only mention it, each with a count."""
+    """Documents whose subject it is first, then those that only mention it, each with a count;
+    empty when none is titled so or says it (the search by meaning answers then)."""
     about_sources = {h.source for h in subject.about}
     mentioned = mentioning(kb, scope, subject.terms) - about_sources
     others = [h for h in holdings if h.source in mentioned]
     label = subject.label
     if not subject.about and not others:
-        return [message(notes.LIBRARY_NONE_ABOUT, subject=label)]
+        return []
     lines: list[Text] = []
     if subject.about:
         lines.append(message(notes.LIBRARY_ABOUT, count=len(subject.about), subject=label))
@@ -213,3 +258,81 @@ def _about(kb: Any, scope: str | None, subject: _Subject, holdings: Sequence[Hol
         lines.append(message(notes.LIBRARY_ONLY_MENTION, count=len(others), subject=label))
         lines += _listed(others, lang)
     return lines
+
+
+def topic_of(text: str) -> str:
+    """What a library question asks the documents to be about, its framing words dropped."""
+    rest = _FRAME_ZH.sub(" ", text)
+    for rx in _FORMATS.values():  # "my PDFs about tax": the format is a filter, not the topic
+        rest = re.sub(rf"(?<![\w]){rx}(?![\w])", " ", rest, flags=re.I)
+    rest = _FRAME_EN.sub(" ", rest)
+    return re.sub(r"[\s?？!！。，,、:：]+", " ", rest).strip()
+
+
+def _closest(
+    kb: Any,
+    q: Question,
+    scope: str | None,
+    holdings: Sequence[Holding],
+    floor: float | None,
+    meaning: Meaning | None,
+) -> Answer | None:
+    """The documents whose text is closest to what ``q`` asks about (its framing dropped), found by
+    the library's own search (meaning, words and their translations), closest first, each cited at
+    the passage that makes it so; None when the question asks about nothing or nothing is close.
+    A passage is close when it holds a word of the topic (or a translation) or its cosine reaches
+    ``floor``: the search ranks every passage, and a ranking alone lists football for a recipe."""
+    topic = topic_of(q.text)
+    if not match_keys(topic):
+        return None
+    listed = {h.source: h for h in holdings}
+    best: dict[str, Hit] = {}
+    for hit in kb.search(topic, top_k=30, scope=scope):
+        close = bool(hit.keyword_score) or (
+            floor is not None and hit.vector_score is not None and hit.vector_score >= floor
+        )
+        if hit.source in listed and hit.score > 0 and close:
+            best.setdefault(hit.source, hit)
+    if not best:
+        return None
+    top = next(iter(best.values())).score
+    chosen = [h for h in best.values() if h.score >= CLOSEST_SHARE * top][:MAX_CLOSEST]
+    lang = q.language
+    lines: list[Text] = [message(notes.LIBRARY_CLOSEST, count=len(chosen))]
+    citations = []
+    try:
+        terms, weights = kb.keyword.query_terms(topic)  # with the words' translations
+    except Exception as exc:  # noqa: BLE001 - the topic's own words still pick a sentence
+        log.warning("query terms not read: %s", exc)
+        terms, weights = query_terms(topic)
+    weight = dict(zip(terms, weights, strict=False))
+    for n, hit in enumerate(chosen, 1):
+        quote = _closest_sentence(hit.text, topic, weight, meaning)
+        lines.append(f"- {listed[hit.source].label(lang)} ({hit.source}): “{quote}” [{n}]")
+        citations.append(Citation(n, hit.source, hit.page, hit.chunk_id, hit.text[:500]))
+    tr = translations("zh_CN") if lang == "zh" else None
+    return Answer(render_lines(lines, tr), citations, by="library", lines=lines)
+
+
+def _closest_sentence(text: str, topic: str, weight: dict[str, float], meaning: Meaning | None) -> str:
+    """The passage's sentence closest to the topic: the weight of its words (and their translations)
+    plus its cosine where the encoder reads it; the first on a tie; cut short."""
+    # Line by line: a sentence ending in ":" takes in its list, and the item that says it is wanted.
+    sentences = [
+        s.strip()
+        for line in text.splitlines()
+        for s in split_sentences(line)
+        if s.strip() and not s.lstrip().startswith("#")
+    ] or [text.strip()]
+    scores = [sum(weight.get(t, 0.0) for t in set(tokenize(s))) for s in sentences]
+    if meaning is not None and len(sentences) > 1:
+        try:
+            cosines = meaning(topic, sentences)
+        except Exception as exc:  # noqa: BLE001 - the words alone still pick one
+            log.warning("sentence cosines failed: %s", exc)
+            cosines = []
+        top = max(scores) or 1.0
+        scores = [sc + top * (c or 0.0) for sc, c in zip(scores, [*cosines] or [None] * len(scores), strict=False)]
+    best = sentences[max(range(len(sentences)), key=lambda i: (scores[i], -i))]
+    most = 160
+    return best if len(best) <= most else best[: most - 1].rstrip() + "…"

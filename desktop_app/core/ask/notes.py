@@ -54,6 +54,14 @@ LIBRARY_ONLY_MENTION = define_plural(
     "No document is about {subject}; {count} mention it:",
 )
 LIBRARY_NONE_ABOUT = define("ask.library.none_about", "No document in your library is about or mentions {subject}.")
+# "Which of my recipes call for an alcoholic drink?": no title names it, so the documents are
+# ranked by a search of what the question asks, each with the passage that makes it close.
+LIBRARY_CLOSEST = define_plural(
+    "ask.library.closest",
+    "By its text, this document is closest to what you ask:",
+    "By their text, these {count} documents are closest to what you ask, closest first:",
+)
+LIBRARY_NONE_CLOSE = define("ask.library.none_close", "No document in your library is about what you ask.")
 LIBRARY_NEW = define_plural(
     "ask.library.new",
     "Added or changed most recently ({date}): {count} document",

@@ -128,6 +128,8 @@ _DOCS_ZH = r"(?:文档|文件|笔记|资料|论文|报告|notes?|files?|document
 LIBRARY = _rx(
     rf"\b(?:what|which|wich|whcih)\s+(?:(?!(?:do|does|did)\b)\w+\s+){{0,2}}{_DOCS_PL}\b(?!\s+formats?)",
     rf"\b(?:what|which|wich)\s+of\s+(?:my|the|your)\s+(?:\w+\s+)?{_DOCS_PL}\b",
+    # "Which of my recipes call for wine?": the user's own things are their documents.
+    r"\bwhich\s+of\s+my\s+(?:\w+\s+)?\w+s\b",
     rf"\bhow\s+many\b(?:\s+[\w'-]+){{0,3}}?\s+{_DOCS_PL}\b|\bhow\s+many\s*{_DOCS_ZH}",
     r"\bhow\s+many\b.{0,30}\b(?:are about|are on|mention|talk about|cover|do i have|have i got)\b",
     rf"\b(?:list|show|display|count|enumerate|find)\b(?:\s+me)?(?:\s+(?:all|every|each))?(?:\s+of)?"
@@ -146,6 +148,7 @@ LIBRARY = _rx(
     r"\bcollections?\b.{0,40}\b(?:hold|holds|contain|contains|have|has|include|includes)\b|"
     r"\b(?:my|what|which)\s+collections\b|\bin\s+(?:my|the)\s+\w+\s+(?:folder|collection)\b",
     rf"(?:哪些|什么|几[个篇份本]|多少[个篇份本]?)\s*[\w\s]{{0,12}}?{_DOCS_ZH}(?!格式|类型|种类)",
+    rf"我的.{{0,8}}?{_DOCS_ZH}(?:里|中|里面|当中)[，,\s]*.{{0,6}}?哪(?:些|几)|"
     rf"{_DOCS_ZH}(?:都|一共|总共)?有(?:哪些|什么|几[个篇份本]|多少)|有没有.{{0,20}}{_DOCS_ZH}|我有.{{0,20}}{_DOCS_ZH}吗|{_DOCS_ZH}.{{0,6}}(?:数量|总数|个数|一共|总共)",
     # A list verb, a change or a collection only with the documents it is about ("列出金刚鹦鹉的特征"
     # lists a note's facts; "鹦鹉集合成群" is a flock gathering).

@@ -12,7 +12,7 @@ import pytest
 from desktop_app.cli.main import main
 from desktop_app.core.ask import whole
 from desktop_app.core.ask.assistant import Assistant, Conversation
-from desktop_app.core.ask.router import Router, heuristic_route, parse_route
+from desktop_app.core.ask.router import Router, heuristic_route, parse_route, reading_kind
 from desktop_app.core.config import Config, RouterConfig
 from desktop_app.core.events import Answer, Citation, RouteDecided
 from desktop_app.core.library.knowledge import KnowledgeBase
@@ -173,6 +173,45 @@ def test_a_chinese_library_question_is_answered_in_chinese(kb):
     assert "粉红凤头鹦鹉 Galah (Eolophus roseicapilla) (parrots/galah.md)" in answer.text
     _, count = ask(kb, "我有多少个文档？")
     assert count.text.splitlines()[0] == "你的资料库里有 9 个文档。"
+
+
+def test_a_topic_no_title_names_lists_the_closest_documents_with_the_passage_that_says_it(kb):
+    # "New Zealand" is no note's title, and "about" finds no document titled so: the search of
+    # the topic finds the notes that say it, each cited at its passage.
+    route, answer = ask(kb, "Which of my notes talk about birds that live in New Zealand?")
+    assert route.kind == "library" and answer.by == "library"
+    assert answer.text.startswith("By their text, these ") and "closest first:" in answer.text
+    cited = [c.source for c in answer.citations]
+    assert cited[:2] and set(cited[:2]) <= {"parrots/kea.md", "parrots/kakapo.md"}
+    assert "[1]" in answer.text and "New Zealand" in answer.text.splitlines()[1]
+
+
+def test_a_topic_nothing_is_close_to_is_said_not_ranked(kb):
+    # Every passage has some rank in a search; none is close to football, so none is listed.
+    _, answer = ask(kb, "Which of my notes cover football?")
+    assert answer.text == "No document in your library is about or mentions football." and not answer.citations
+    _, other = ask(kb, "Which of my documents help me fix a diesel engine?")
+    assert other.text == "No document in your library is about what you ask."
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which of my recipes call for wine?", "library"),
+        ("我的资料里哪些跟新西兰有关？", "library"),
+        ("我的药品资料里，哪些药是按体重给药的？", "library"),
+        ("Which of the two macaws is bigger?", "passages"),
+    ],
+)
+def test_which_of_my_things_asks_for_documents(question, kind):
+    assert reading_kind(question) == ((kind, "asks about the library's files") if kind == "library" else None)
+
+
+def test_a_chinese_topic_is_read_from_its_framing():
+    from desktop_app.core.ask.library_answers import topic_of
+
+    assert topic_of("我的资料里哪些跟永乐皇帝有关？") == "永乐皇帝"
+    assert topic_of("Which of my PDFs help me work out what I owe the taxman?") == "work out owe taxman"
 
 
 def test_a_collection_shows_its_own_documents_only_in_its_conversations(kb):
