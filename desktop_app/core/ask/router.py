@@ -117,6 +117,25 @@ FOLLOWUP_ZH = re.compile(
     r"它们|它|牠|他们|她们|(?<![其吉])他|她|这种|那种|这个|那个|这只|那只|这类|该物种|此物种|^\s*那"
 )
 FOLLOWUP_END_ZH = re.compile(r"呢[？?]?\s*$")
+# Chinese drops a subject the conversation already holds: "要炖多久？", "有什么副作用？", "可以给孩子吃吗？"
+# after a question about a dish or a drug. A short question that opens on its verb or question word
+# names nothing of its own; "怎么/如何" open new questions too ("怎么做卡邦尼？"), so they count only
+# in the shortest ("怎么保存？").
+_ZERO_SUBJECT_ZH = re.compile(
+    r"^\s*(?:请问)?(?:那)?(?:要|需要|得|可以|能|能不能|会|会不会|该|应该|用|放|加|适合|还|一般|大概|最好|每天|每次|"
+    r"多少|多久|多长|多大|几|有没有|有什么|有哪些|是不是|是什么|是哪|哪里|在哪|为什么)"
+)
+_ZERO_SUBJECT_HOW_ZH = re.compile(r"^\s*(?:请问)?(?:那)?(?:怎么|怎样|如何)")
+
+
+def _zero_subject_zh(message: str) -> bool:
+    """A short Chinese question with its subject left out (the conversation's)."""
+    if re.search(r"[A-Za-z]", message):
+        return False
+    chars = len(_CJK.findall(message))
+    if _ZERO_SUBJECT_HOW_ZH.search(message):
+        return chars <= 4
+    return chars <= 8 and bool(_ZERO_SUBJECT_ZH.search(message))
 
 # Kinds of reading (issue 37). A library question asks about the files themselves (which, how
 # many, what is new, what a collection holds); a document question asks for a whole document read
@@ -244,6 +263,7 @@ def is_followup_message(message: str) -> bool:
         or FOLLOWUP_START_EN.search(message)
         or FOLLOWUP_ZH.search(message)
         or FOLLOWUP_END_ZH.search(message)
+        or _zero_subject_zh(message)
     )
 
 

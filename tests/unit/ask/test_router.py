@@ -87,6 +87,25 @@ def test_his_and_her_and_chinese_he_she_mark_followups():
     assert not heuristic_route("其他鹦鹉吃什么？", last_subject="金刚鹦鹉").is_followup
 
 
+@pytest.mark.parametrize(
+    ("message", "followup"),
+    [
+        ("要泡多久？", True),  # the subject left out, as Chinese does: the conversation's
+        ("有什么副作用？", True),
+        ("可以给孩子吃吗？", True),
+        ("怎么保存？", True),
+        ("怎么做卡邦尼意面？", False),  # a new question opens on 怎么 too, and names its subject
+        ("龙井茶要泡多久？", False),
+        ("要泡多久 for green tea?", False),
+    ],
+)
+def test_a_short_chinese_question_without_a_subject_follows_the_last(message, followup):
+    route = heuristic_route(message, last_subject="龙井茶")
+    assert route.is_followup is followup
+    if followup:
+        assert route.search_query.startswith("龙井茶")
+
+
 def test_pronoun_without_a_subject_is_not_a_followup():
     route = heuristic_route("What does it eat?")
     assert route.use_rag and not route.is_followup
