@@ -20,7 +20,7 @@ from desktop_app.core.ask.question import Question
 from desktop_app.core.events import Answer
 from desktop_app.core.identify.names import name_key
 from desktop_app.core.library.scopes import SHARED, chroma_where
-from desktop_app.core.messages import Message, Text, message, render_lines, translations
+from desktop_app.core.messages import Message, Text, message, render_lines
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +148,7 @@ def library_answer(kb: Any, q: Question, scope: str | None) -> Answer:
         lines = _whole(holdings, lang, names=False)
     if suffixes and lines and isinstance(lines[0], Message) and lines[0].code == notes.LIBRARY_TOTAL:
         lines[0] = message(notes.LIBRARY_OF_FORMAT, count=len(holdings), format=" / ".join(suffixes))
-    tr = translations("zh_CN") if lang == "zh" else None
-    return Answer(render_lines(lines, tr), [], by="library", lines=lines)
+    return Answer(render_lines(lines, notes.answer_language(lang)), [], by="library", lines=lines)
 
 
 def _whole(holdings: Sequence[Holding], lang: str, names: bool) -> list[Text]:
