@@ -9,7 +9,6 @@ import pytest
 
 from desktop_app.core import events as ev
 from desktop_app.core.ask import notes
-from desktop_app.core.ask.prompts import NO_LLM_NOTE
 from desktop_app.core.config import Config
 from desktop_app.core.messages import message
 from desktop_app.core.models import reasons as model_reasons
@@ -100,18 +99,30 @@ def test_an_answers_notes_follow_the_language(qtbot):
 def test_the_note_before_an_extractive_answer_follows_the_language(qtbot):
     # An English question without a language model: the core writes its note in English; a Chinese
     # window shows the note in Chinese and the quoted passage as written.
-    text = f"{NO_LLM_NOTE['en']}\n\nParrots crack seeds with their beaks. [1]"
+    note = "No language model is configured; these are the most relevant passages."
+    text = f"{note}\n\nParrots crack seeds with their beaks. [1]"
     answer = AnswerMessage(question="what do parrots eat?")
     qtbot.addWidget(answer)
     try:
         set_language("zh_CN")
         answer.handle_event(ev.Answer(text, [], by="extractive"))
         shown = answer.body.toPlainText()
-        assert shown.startswith(NO_LLM_NOTE["zh"]), shown
+        assert shown.startswith("未配置语言模型；以下是最相关的段落。"), shown
         assert "Parrots crack seeds with their beaks." in shown
         assert "No language model" not in shown
-        assert answer.copy_text().startswith(NO_LLM_NOTE["en"])  # the answer itself is unchanged
+        assert answer.copy_text().startswith(note)  # the answer itself is unchanged
         set_language("en")
-        assert answer.body.toPlainText().startswith(NO_LLM_NOTE["en"])
+        assert answer.body.toPlainText().startswith(note)
     finally:
         set_language("en")
+
+
+def test_a_refusal_written_in_chinese_is_shown_in_an_english_window(qtbot):
+    # A Chinese question's refusal (a saved conversation holds it as text): the window finds the
+    # catalogue message by its Chinese rendering and shows it in its own language.
+    text = "你的文档似乎没有回答这个问题。下面列出的是最接近的相关段落。"
+    answer = AnswerMessage(question="北京明天的天气怎么样？")
+    qtbot.addWidget(answer)
+    answer.handle_event(ev.Answer(text, [], by="evidence", refused=True))
+    assert answer.body.toPlainText() == str(message(notes.NOT_ANSWERED))
+    assert answer.copy_text() == text

@@ -40,22 +40,7 @@ from desktop_app.core.ask.extractive import (
 )
 from desktop_app.core.ask.holdings import Holding, read_holdings, resolve
 from desktop_app.core.ask.library_answers import library_answer
-from desktop_app.core.ask.prompts import (
-    CHAT_SYSTEM,
-    COULD_BE,
-    IF_IT_IS,
-    LLM_FAILED_NOTE,
-    NO_LLM_CHAT,
-    NO_LLM_NOTE_OTHER_LANGUAGE,
-    NO_NOTE_FOUND,
-    NOT_ANSWERED,
-    NOTE_DOES_NOT_ANSWER,
-    WHICH_ONE,
-    WHICH_SUBJECT,
-    answer_system,
-    has_cjk,
-    says_not_in_context,
-)
+from desktop_app.core.ask.prompts import CHAT_SYSTEM, answer_system, has_cjk, says_not_in_context
 from desktop_app.core.ask.question import Question, as_question
 from desktop_app.core.ask.router import COMPARE, Route, Router, is_followup_message, rewrite_followup
 from desktop_app.core.config import Config
@@ -74,7 +59,7 @@ from desktop_app.core.events import (
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
 from desktop_app.core.library.languages import is_multilingual, multilingual_family, reads, text_lang
-from desktop_app.core.messages import Text, message, render_lines, translations
+from desktop_app.core.messages import Text, message, render_lines
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message, ToolChatModel
@@ -325,9 +310,9 @@ class Assistant:
         if sources:
             lines.append(message(notes.DOCUMENT_CLOSEST, names=", ".join(sources)))
             lines.append(message(notes.DOCUMENT_NAME_IT, example=PurePosixPath(sources[0]).name))
-        tr = translations("zh_CN") if q.language == "zh" else None
         related = [Citation(i, s, None) for i, s in enumerate(sources, 1)]
-        answer = Answer(render_lines(lines, tr), [], by="extractive", refused=True, related=related, lines=lines)
+        text = render_lines(lines, notes.answer_language(q.language))
+        answer = Answer(text, [], by="extractive", refused=True, related=related, lines=lines)
         conv.add_turn(q.text, answer.text)
         return answer
 
@@ -340,7 +325,8 @@ class Assistant:
         options = conv.subject_options[:MAX_SUBJECT_OPTIONS]
         if self.kb is None or not options:
             yield RouteDecided(False, "", True, "heuristic", reason="the photo's species is not settled")
-            answer = Answer(WHICH_SUBJECT[lang].format(names=names), [], by="extractive")
+            text = notes.written(message(notes.WHICH_SUBJECT, names=names), lang)
+            answer = Answer(text, [], by="extractive")
             conv.add_turn(q.text, answer.text)
             yield answer
             return
@@ -360,8 +346,9 @@ class Assistant:
                 if n > len(quoted):
                     quoted.append(replace(block, n=n))
                 text = f"{text} [{n}]"
-            parts.append("- " + IF_IT_IS[lang].format(name=name, answer=text))
-        text = "\n\n".join([COULD_BE[lang].format(names=names), "\n".join(parts), WHICH_ONE[lang]])
+            parts.append("- " + notes.written(message(notes.IF_IT_IS, name=name, answer=text), lang))
+        could_be = notes.written(message(notes.COULD_BE, names=names), lang)
+        text = "\n\n".join([could_be, "\n".join(parts), notes.written(message(notes.WHICH_ONE), lang)])
         # No candidate's note answers: a refusal, as for one subject.
         answer = Answer(
             text, citations_for([b.n for b in quoted], quoted), by="extractive", refused=not quoted
@@ -381,10 +368,10 @@ class Assistant:
             return fact.short or fact.lead, next(b for b in blocks if b.n == fact.cited[0])
         own = [blocks[i] for i in subject_blocks(blocks, q.subject)]
         if not own:
-            return NO_NOTE_FOUND[q.language], None
+            return notes.written(message(notes.NO_NOTE_FOUND), q.language), None
         ex = extractive_answer(q, own, note="", max_sentences=1, about=query)
         if ex.coverage < CANDIDATE_COVERAGE:  # its best line is about the candidate, not what is asked
-            return NOTE_DOES_NOT_ANSWER[q.language], None
+            return notes.written(message(notes.NOTE_DOES_NOT_ANSWER), q.language), None
         block = next((b for b in own if ex.cited and b.n == ex.cited[0]), None)
         return ex.lead, block
 
@@ -489,7 +476,7 @@ class Assistant:
                 answer = self._extractive(q, blocks, None, route.search_query if route else "")
                 answer.refused = answer.refused or not blocks  # "no relevant passages were found"
             else:
-                answer = Answer(NO_LLM_CHAT[lang], [], by="extractive")
+                answer = Answer(notes.written(message(notes.NO_MODEL_CHAT), lang), [], by="extractive")
             conv.add_turn(question, answer.text)
             yield answer
             return
@@ -578,13 +565,10 @@ class Assistant:
         if not blocks:
             blocks = fit_blocks(hits, self.config.llm.context_window)
         if not blocks:
-            text = {
-                "en": "The language model is unavailable and no relevant passages were found.",
-                "zh": "语言模型不可用，文档中也没有找到相关段落。",
-            }[lang]
+            text = notes.written(message(notes.MODEL_FAILED_NOTHING_FOUND), lang)
             answer = Answer(text, [], by="extractive")
         else:
-            answer = self._extractive(q, blocks, LLM_FAILED_NOTE[lang])
+            answer = self._extractive(q, blocks, message(notes.MODEL_FAILED_PASSAGES))
         conv.add_turn(question, answer.text)
         yield answer
 
@@ -675,7 +659,8 @@ class Assistant:
     def _refusal(self, lang: str, blocks: Sequence[ContextBlock]) -> Answer:
         """Refuse: "your documents do not seem to answer this", the nearest passages as related."""
         by = "extractive" if self.chat_model is None else "evidence"
-        return Answer(NOT_ANSWERED[lang], [], by=by, refused=True, related=self._related(blocks))
+        text = notes.written(message(notes.NOT_ANSWERED), lang)
+        return Answer(text, [], by=by, refused=True, related=self._related(blocks))
 
     def _judge(
         self, query: str, hits: Sequence[Hit], with_vectors: bool = False, cross_lingual: bool = False
@@ -710,7 +695,7 @@ class Assistant:
         return max((evidence_score(h) for h in hits), default=0.0)
 
     def _extractive(
-        self, q: Question, blocks: Sequence[ContextBlock], note: str | None, about: str = ""
+        self, q: Question, blocks: Sequence[ContextBlock], note: Text | None, about: str = ""
     ) -> Answer:
         meaning = self.meaning()
         translate = self.config.retrieval.translate
@@ -719,7 +704,7 @@ class Assistant:
         quoted = [b for b in blocks if b.n in ex.cited]
         if note is None and quoted and all(_other_language(lang, b.hit.text) for b in quoted):
             # Say why the answer is not in the user's language.
-            note = NO_LLM_NOTE_OTHER_LANGUAGE[lang]
+            note = message(notes.NO_MODEL_OTHER_LANGUAGE)
             ex = extractive_answer(q, blocks, note=note, about=about, meaning=meaning, translate=translate)
         return Answer(ex.text, citations_for(ex.cited, blocks), by="extractive", refused=ex.refused)
 
@@ -729,7 +714,7 @@ class Assistant:
         kept: list[Message] = []
         # A refused turn tells the model nothing, and a small one copies it: after two refusals
         # SmolLM2 refused an answerable question in the same words. Drop the question with it.
-        refused = tuple(NOT_ANSWERED.values())
+        refused = notes.written_forms(notes.NOT_ANSWERED)
         drop = {
             j
             for i, m in enumerate(history)

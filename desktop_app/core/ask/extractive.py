@@ -24,8 +24,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from desktop_app.core.ask import notes
 from desktop_app.core.ask.budget import ContextBlock
-from desktop_app.core.ask.prompts import NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, lang_of
+from desktop_app.core.ask.prompts import lang_of
 from desktop_app.core.ask.question import FACT_KINDS, Question, as_question, asked_words
 from desktop_app.core.ask.question import question_type as question_type  # its old home, still imported
 from desktop_app.core.ask.sentences import clauses, split_sentences
@@ -41,6 +42,7 @@ from desktop_app.core.library.text_analysis import ZH_STOP_CHARS as _ZH_STOP
 from desktop_app.core.library.text_analysis import answer_stemmer as _stemmer
 from desktop_app.core.library.text_analysis import jieba_module as _jieba
 from desktop_app.core.library.text_analysis import match_keys as _keys
+from desktop_app.core.messages import Text, message
 
 log = logging.getLogger(__name__)
 
@@ -728,20 +730,6 @@ def key_sentences(
 # ------------------------------------------------------------------------------ the subject's note
 _SCRIPT_EDGE = re.compile(r"(?<=[A-Za-z])(?=[\u3400-\u9fff])|(?<=[\u3400-\u9fff])(?=[A-Za-z])")
 _LATIN_NAME = re.compile(r"\b[A-Z][a-z]{2,} [a-z]{3,}\b")
-# "the notes about the kea do not say what it eats": what each kind of fact is, in words.
-_WHAT = {
-    "range": ("where it lives", "它分布在哪里"),
-    "size": ("how big it is", "它有多大"),
-    "diet": ("what it eats", "它吃什么"),
-    "colour": ("what colour it is", "它是什么颜色"),
-    "latin": ("its scientific name", "它的学名"),
-    "name": ("its name", "它的名字"),
-}
-NOT_SAID = {
-    "en": "The notes about the {subject} do not say {what}.",
-    "zh": "关于{subject}的笔记没有提到{what}。",
-}
-NOT_SAID_OWN = {"en": "its note does not say {what}.", "zh": "它的笔记没有提到{what}。"}  # one of several
 
 
 def note_title(block: ContextBlock) -> str:
@@ -848,8 +836,8 @@ def _fact_answer(
         # it comes from in other words ("Origin: Burgundy"), which the general answer finds.
         if not _whole_note(kept, subject) or not _is_note(block):
             return None
-        what = _WHAT[kind][0 if lang == "en" else 1]
-        text = NOT_SAID[lang].format(subject=title, what=what)
+        what = message(notes.FACT_WHAT[kind])
+        text = notes.written(message(notes.NOT_SAID, subject=title, what=what), lang)
         return Extract(f"{head}\n\n{text} [{n}]", [n], text, [], 0.0, refused=True)
     best = giving[0]
     lead = value = fact_clause(kind, best.text)
@@ -890,7 +878,8 @@ def subject_fact(question: str | Question, blocks: Sequence[ContextBlock]) -> Ex
     subject = subject_blocks(kept, q.subject)
     fact = _fact_answer(q, "", kept, found, subject, 1) if subject else None
     if fact is not None and not fact.short:  # the note lacks it: say so without naming it again
-        fact.lead = NOT_SAID_OWN[q.language].format(what=_WHAT[q.kind][q.language == "zh"])
+        what = message(notes.FACT_WHAT[q.kind])
+        fact.lead = notes.written(message(notes.NOT_SAID_OWN, what=what), q.language)
     return fact
 
 
@@ -932,7 +921,7 @@ def fact_answerable(question: str | Question, blocks: Sequence[ContextBlock], ab
 def extractive_answer(
     question: str | Question,
     blocks: Sequence[ContextBlock],
-    note: str | None = None,
+    note: Text | None = None,
     max_sentences: int = 3,
     max_blocks: int = 5,
     about: str = "",
@@ -940,16 +929,17 @@ def extractive_answer(
     translate: bool = True,
 ) -> Extract:
     """The answering sentence of the top blocks, then up to ``max_sentences - 1`` supporting
-    ones, each cited; the note goes first (default: "No language model is configured; ..." in
-    the question's language). ``about``: the query searched (a follow-up's names its subject).
-    A question for one kind of fact about a note's subject (where it lives, its size, diet,
+    ones, each cited; the note goes first, written in the question's language (default: "No
+    language model is configured; ..."). ``about``: the query searched (a follow-up's names its
+    subject). A question for one kind of fact about a note's subject (where it lives, its size, diet,
     colours, names) is answered from that note's line of that kind, or says the note lacks it;
     a line quoted from another note says whose it is."""
     q = as_question(question)
     question, lang = q.text, q.language
     if not blocks:
-        return Extract(NO_LLM_NOTHING_FOUND[lang] if note is None else note, [])
-    head = NO_LLM_NOTE[lang] if note is None else note
+        nothing = message(notes.NO_MODEL_NOTHING_FOUND) if note is None else note
+        return Extract(notes.written(nothing, lang), [])
+    head = notes.written(message(notes.NO_MODEL_PASSAGES) if note is None else note, lang)
     kept, sentences, found, kind, units = _rank(q, blocks[:max_blocks], meaning, translate)
     if kind in FACT_KINDS:
         subject = subject_note(kept, q, about)

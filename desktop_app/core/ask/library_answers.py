@@ -23,7 +23,7 @@ from desktop_app.core.identify.names import name_key
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.scopes import SHARED, chroma_where
 from desktop_app.core.library.text_analysis import match_keys, query_terms, tokenize
-from desktop_app.core.messages import Message, Text, message, render_lines, translations
+from desktop_app.core.messages import Message, Text, message, render_lines
 
 log = logging.getLogger(__name__)
 
@@ -192,8 +192,7 @@ def library_answer(
         lines = _whole(holdings, lang, names=False)
     if suffixes and lines and isinstance(lines[0], Message) and lines[0].code == notes.LIBRARY_TOTAL:
         lines[0] = message(notes.LIBRARY_OF_FORMAT, count=len(holdings), format=" / ".join(suffixes))
-    tr = translations("zh_CN") if lang == "zh" else None
-    return Answer(render_lines(lines, tr), [], by="library", lines=lines)
+    return Answer(render_lines(lines, notes.answer_language(lang)), [], by="library", lines=lines)
 
 
 def _whole(holdings: Sequence[Holding], lang: str, names: bool) -> list[Text]:
@@ -310,7 +309,7 @@ def _closest(
         quote = _closest_sentence(hit.text, topic, weight, meaning)
         lines.append(f"- {listed[hit.source].label(lang)} ({hit.source}): “{quote}” [{n}]")
         citations.append(Citation(n, hit.source, hit.page, hit.chunk_id, hit.text[:500]))
-    tr = translations("zh_CN") if lang == "zh" else None
+    tr = notes.answer_language(lang)
     return Answer(render_lines(lines, tr), citations, by="library", lines=lines)
 
 

@@ -1,13 +1,25 @@
-"""The assistant's notes beside an answer (``Warning`` and ``Error`` events) as catalogue messages.
+"""The assistant's texts as catalogue messages: its notes beside an answer (``Warning`` and
+``Error`` events) and the answer's own words (the note an answer without a model opens with, a
+refusal, a whole document's outline).
 
 The events carry the messages; the CLI prints their English, saved conversations store them as
 {code, params}, and the window renders them in its language (``core/messages.py``). The stop note
-is ``tasks.STOPPED``, shared with the photo flow.
+is ``tasks.STOPPED``, shared with the photo flow. An answer's own words are rendered into its text
+in the question's language (``written``).
 """
 
 from __future__ import annotations
 
-from desktop_app.core.messages import define, define_plural
+from desktop_app.core.messages import (
+    ENGLISH,
+    Text,
+    Translator,
+    define,
+    define_plural,
+    message,
+    render,
+    translations,
+)
 
 EMPTY_QUESTION = define("ask.empty_question", "the question is empty")
 SEARCH_FAILED = define("ask.search_failed", "search failed: {error}")
@@ -101,3 +113,105 @@ STORE_DAMAGED = define(
     "chats.store_damaged",
     "The conversation store {path} is damaged and could not be repaired: {error}. Nothing was deleted.",
 )
+
+# -- issue 43 item 5 / issue 45 item 1: the answer's own words. An answer is written in the
+# question's language, not the window's (``written``): it is stored, copied and given to the model as
+# it reads. The window shows a few of these in its own language where an answer opens with one
+# (gui/chat/messages.py ``shown_answer_text``); prompts to a model stay in prompts.py and whole.py.
+NO_MODEL_PASSAGES = define(
+    "ask.no_model.passages", "No language model is configured; these are the most relevant passages."
+)
+# The passages are in the other language and there is no model to translate them.
+NO_MODEL_OTHER_LANGUAGE = define(
+    "ask.no_model.other_language",
+    "No language model is configured; these are the most relevant passages, quoted in their own"
+    " language (translating them needs a language model).",
+)
+NO_MODEL_NOTHING_FOUND = define(
+    "ask.no_model.nothing_found",
+    "No language model is configured, and no relevant passages were found in your documents.",
+)
+NO_MODEL_CHAT = define(
+    "ask.no_model.chat",
+    "No language model is configured, so I can only answer from your documents. Ask about something"
+    " in them, or set up a model in Settings.",
+)
+MODEL_FAILED_PASSAGES = define(
+    "ask.model_failed.passages", "The language model failed; these are the most relevant passages."
+)
+MODEL_FAILED_NOTHING_FOUND = define(
+    "ask.model_failed.nothing_found", "The language model is unavailable and no relevant passages were found."
+)
+NOT_ANSWERED = define(
+    "ask.not_answered",
+    "Your documents do not seem to answer this. The nearest passages are listed as related.",
+)
+
+# A follow-up to a photo whose class several notes fit equally (identify/specific.py): with no
+# library it asks which; else each candidate's own note answers first (a list item each).
+WHICH_SUBJECT = define(
+    "ask.photo.which_subject",
+    "The photo could be any of these in your notes: {names}. Which one do you mean?",
+)
+COULD_BE = define("ask.photo.could_be", "The photo could be any of these in your notes: {names}.")
+IF_IT_IS = define("ask.photo.if_it_is", "If it is the {name}: {answer}")
+NO_NOTE_FOUND = define("ask.photo.no_note", "no note about it was found.")
+NOTE_DOES_NOT_ANSWER = define("ask.photo.note_does_not_answer", "its note does not seem to answer this.")
+WHICH_ONE = define("ask.photo.which_one", "Which one is it?")
+
+# A species note, there whole, that lacks the kind of fact asked (extractive.py); ``what`` is the
+# kind in words (FACT_WHAT).
+NOT_SAID = define("ask.fact.not_said", "The notes about the {subject} do not say {what}.")
+NOT_SAID_OWN = define("ask.fact.not_said_own", "its note does not say {what}.")  # one of several candidates
+FACT_WHAT = {
+    "range": define("ask.fact.range", "where it lives"),
+    "size": define("ask.fact.size", "how big it is"),
+    "diet": define("ask.fact.diet", "what it eats"),
+    "colour": define("ask.fact.colour", "what colour it is"),
+    "latin": define("ask.fact.latin", "its scientific name"),
+    "name": define("ask.fact.name", "its name"),
+}
+
+# A whole document read without a model (whole.py).
+WHOLE_SUMMARY = define(
+    "ask.whole.summary",
+    "No language model is configured; this summary quotes the document's own most central sentences,"
+    " section by section.",
+)
+WHOLE_ABOUT = define(
+    "ask.whole.about",
+    "No language model is configured; these are the sentences of {name} closest to the question.",
+)
+WHOLE_OUTLINE = define("ask.whole.outline", "The outline of {name}:")
+WHOLE_NO_HEADINGS = define("ask.whole.no_headings", "{name} has no headings; its sections are its pages.")
+WHOLE_PAGE = define("ask.whole.page", "p. {page}")  # a section of a document without headings
+WHOLE_COMPARE_FIELDS = define(
+    "ask.whole.compare_fields",
+    "No language model is configured; these are the notes' own lines, side by side.",
+)
+WHOLE_COMPARE_SECTIONS = define(
+    "ask.whole.compare_sections",
+    "No language model is configured; these are each document's most central sentences, side by side.",
+)
+WHOLE_MORE_NOTES = define_plural("ask.whole.more_notes", "and {count} more note", "and {count} more notes")
+WHOLE_NOTHING_READ = define("ask.whole.nothing_read", "{name} has no indexed text to read.")
+
+
+ANSWER_LANGUAGES = ("en", "zh")  # what Question.language reads
+
+
+def answer_language(lang: str) -> Translator:
+    """The catalogue an answer to a question in ``lang`` ("en" or "zh", ``Question.language``) is
+    written with."""
+    return translations("zh_CN") if lang == "zh" else ENGLISH
+
+
+def written(text: Text, lang: str) -> str:
+    """``text`` as an answer to a question in ``lang`` writes it."""
+    return render(text, answer_language(lang))
+
+
+def written_forms(code: str) -> tuple[str, ...]:
+    """The message ``code`` (one without parameters) as an answer in each language writes it: what
+    an answer stored as text opens with."""
+    return tuple(written(message(code), lang) for lang in ANSWER_LANGUAGES)

@@ -222,60 +222,8 @@ SEARCH_TOOL = {
     },
 }
 
-NO_LLM_NOTE = {
-    "en": "No language model is configured; these are the most relevant passages.",
-    "zh": "未配置语言模型；以下是最相关的段落。",
-}
-
-# The passages are in the other language and there is no model to translate them.
-NO_LLM_NOTE_OTHER_LANGUAGE = {
-    "en": "No language model is configured; these are the most relevant passages, quoted in their "
-    "own language (translating them needs a language model).",
-    "zh": "未配置语言模型；以下是最相关的段落，按原文（英文）引用，翻译需要语言模型。",
-}
-
-NO_LLM_NOTHING_FOUND = {
-    "en": "No language model is configured, and no relevant passages were found in your documents.",
-    "zh": "未配置语言模型，文档中也没有找到相关段落。",
-}
-
-NO_LLM_CHAT = {
-    "en": (
-        "No language model is configured, so I can only answer from your documents. "
-        "Ask about something in them, or set up a model in Settings."
-    ),
-    "zh": "未配置语言模型，只能根据文档回答。请询问文档中的内容，或在设置中配置模型。",
-}
-
-LLM_FAILED_NOTE = {
-    "en": "The language model failed; these are the most relevant passages.",
-    "zh": "语言模型出错；以下是最相关的段落。",
-}
-
-
-# A follow-up to a photo whose class several notes fit equally (identify/specific.py): ask which.
-WHICH_SUBJECT = {
-    "en": "The photo could be any of these in your notes: {names}. Which one do you mean?",
-    "zh": "照片可能是你笔记中的以下任何一种：{names}。你指的是哪一种？",
-}
-# ... answered from each candidate's own note first (a list item each), then asked which.
-# Answer texts, like the others here, are in the question's language, not the window's.
-COULD_BE = {
-    "en": "The photo could be any of these in your notes: {names}.",
-    "zh": "照片可能是你笔记中的以下任何一种：{names}。",
-}
-IF_IT_IS = {"en": "If it is the {name}: {answer}", "zh": "如果是{name}：{answer}"}
-NO_NOTE_FOUND = {"en": "no note about it was found.", "zh": "没有找到关于它的笔记。"}
-NOTE_DOES_NOT_ANSWER = {
-    "en": "its note does not seem to answer this.",
-    "zh": "它的笔记似乎没有回答这个问题。",
-}
-WHICH_ONE = {"en": "Which one is it?", "zh": "是哪一种？"}
-
-NOT_ANSWERED = {
-    "en": "Your documents do not seem to answer this. The nearest passages are listed as related.",
-    "zh": "你的文档似乎没有回答这个问题。下面列出的是最接近的相关段落。",
-}
+# The answer's own words (the note an answer without a model opens with, a refusal) are no prompts:
+# catalogue messages in ask/notes.py.
 
 # An LLM answer that only says the context lacks the answer (and cites nothing) is a refusal.
 _SAYS_NOT_IN_CONTEXT = re.compile(

@@ -289,43 +289,12 @@ def extractive_summary(parts: Sequence[Part], most: int | None = None, about: st
     return pick_sentences(sentences, n, per_part=max(2, math.ceil(2 * n / max(1, len(parts)))))
 
 
-# ------------------------------------------------------------------------------ answer texts
-# Answer texts, like prompts.py's, are in the question's language.
-EXTRACTIVE_NOTE = {
-    "en": "No language model is configured; this summary quotes the document's own most central "
-    "sentences, section by section.",
-    "zh": "未配置语言模型；以下摘要按章节引用文档中最核心的原句。",
-}
-OUTLINE_INTRO = {"en": "The outline of {name}:", "zh": "{name}的大纲："}
-NO_HEADINGS = {
-    "en": "{name} has no headings; its sections are its pages.",
-    "zh": "{name}没有标题；以下按页列出。",
-}
-COMPARE_NOTE = {
-    "en": "No language model is configured; these are the notes' own lines, side by side.",
-    "zh": "未配置语言模型；以下并列引用各笔记的原文。",
-}
-COMPARE_SECTIONS_NOTE = {
-    "en": "No language model is configured; these are each document's most central sentences, side by side.",
-    "zh": "未配置语言模型；以下并列引用各文档中最核心的原句。",
-}
-NOTHING_READ = {
-    "en": "{name} has no indexed text to read.",
-    "zh": "{name}没有可读取的已索引文本。",
-}
-ABOUT_NOTE = {
-    "en": "No language model is configured; these are the sentences of {name} closest to the question.",
-    "zh": "未配置语言模型；以下是{name}中与问题最相关的原句。",
-}
-MORE_NOTES = {"en": "and {n} more notes", "zh": "另有{n}篇笔记"}
-
-
 def _name(side: Side) -> str:
     return side.label or ", ".join(side.sources)
 
 
 def _page_label(page: int | None, lang: str) -> str:
-    return f"第 {page} 页" if lang == "zh" else f"p. {page}"
+    return notes.written(message(notes.WHOLE_PAGE, page=page), lang)
 
 
 def _heading_line(part: Part, lang: str) -> str:
@@ -335,7 +304,7 @@ def _heading_line(part: Part, lang: str) -> str:
     page = part.page
     if page is None:
         return ""
-    return f"**第 {page} 页**" if lang == "zh" else f"**p. {page}**"
+    return f"**{_page_label(page, lang)}**"
 
 
 class _Cites:
@@ -374,10 +343,10 @@ def extractive_reading(
 def _one_extractive(q: Question, kind: str, name: str, parts: list[Part], cites: _Cites) -> str:
     lang = q.language
     if kind == "outline":
-        lines = [OUTLINE_INTRO[lang].format(name=name)]
+        lines = [notes.written(message(notes.WHOLE_OUTLINE, name=name), lang)]
         headed = [p for p in parts if p.heading]
         if not headed:  # its pages, each with its first sentence
-            lines.append(NO_HEADINGS[lang].format(name=name))
+            lines.append(notes.written(message(notes.WHOLE_NO_HEADINGS, name=name), lang))
             pages: dict[int | None, Sentence] = {}
             for s in sentences_of(parts):
                 pages.setdefault(s.piece.hit.page, s)
@@ -395,11 +364,12 @@ def _one_extractive(q: Question, kind: str, name: str, parts: list[Part], cites:
         return "\n".join(lines)
     about = q.text if kind == "about" else ""
     picked = extractive_summary(parts, about=about, most=None if kind == "summary" else 5)
-    note = ABOUT_NOTE[lang].format(name=name) if kind == "about" else EXTRACTIVE_NOTE[lang]
-    blocks = [note]
+    note = message(notes.WHOLE_ABOUT, name=name) if kind == "about" else message(notes.WHOLE_SUMMARY)
+    blocks = [notes.written(note, lang)]
     outline = [" › ".join(p.heading) for p in parts if p.heading]
     if kind == "summary" and len(dict.fromkeys(outline)) > 1:
-        blocks.append(OUTLINE_INTRO[lang].format(name=name) + " " + " · ".join(dict.fromkeys(outline)))
+        intro = notes.written(message(notes.WHOLE_OUTLINE, name=name), lang)
+        blocks.append(intro + " " + " · ".join(dict.fromkeys(outline)))
     by_part: dict[int, list[Sentence]] = {}
     for s in picked:
         by_part.setdefault(s.part, []).append(s)
@@ -456,7 +426,7 @@ def _compare_extractive(
         held.append(keys)
     shared = [k for k in labels if sum(k in h for h in held) >= 2]
     if shared:
-        blocks = [COMPARE_NOTE[lang]]
+        blocks = [notes.written(message(notes.WHOLE_COMPARE_FIELDS), lang)]
         for key in shared:
             lines = [f"**{labels[key]}**"]
             for side, side_fields in zip(sides, fields, strict=True):
@@ -469,15 +439,14 @@ def _compare_extractive(
                     who = f"{_name(side)} ({f.note})" if several else _name(side)
                     lines.append(f"- {who}: {f.value} {cites.mark(f.piece)}")
                 if len(notes_seen) > _NOTES_PER_SIDE:
-                    lines.append(
-                        f"- {_name(side)}: " + MORE_NOTES[lang].format(n=len(notes_seen) - _NOTES_PER_SIDE)
-                    )
+                    more = message(notes.WHOLE_MORE_NOTES, count=len(notes_seen) - _NOTES_PER_SIDE)
+                    lines.append(f"- {_name(side)}: " + notes.written(more, lang))
                 if not mine:
                     lines.append(f"- {_name(side)}: —")
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
     # No shared fields: each side's most central sentences, one block per side.
-    blocks = [COMPARE_SECTIONS_NOTE[lang]]
+    blocks = [notes.written(message(notes.WHOLE_COMPARE_SECTIONS), lang)]
     for side, parts in zip(sides, parts_by_side, strict=True):
         picked = extractive_summary(parts, most=4)
         blocks.append(f"**{_name(side)}**\n" + "\n".join(f"- {_quote(s, cites)}" for s in picked))
@@ -702,7 +671,8 @@ def model_reading(
         system = REDUCE_SYSTEM[what][lang].format(name=names, n=3, question=q.text)
         texts = _reduce_rounds(assistant, system, texts, max_tokens, cancel)
     if not texts:
-        yield Answer(NOTHING_READ[lang].format(name=names), [], by="llm", refused=True)
+        text = notes.written(message(notes.WHOLE_NOTHING_READ, name=names), lang)
+        yield Answer(text, [], by="llm", refused=True)
         return
     parts: list[str] = []
     messages: list[Message] = [
@@ -792,7 +762,8 @@ def read_whole(
     empty = [s for s, parts in zip(sides, parts_by_side, strict=True) if not parts]
     if empty or not sides:
         names = ", ".join(_name(s) for s in empty) or "—"
-        answer = Answer(NOTHING_READ[lang].format(name=names), [], by="extractive", refused=True)
+        text = notes.written(message(notes.WHOLE_NOTHING_READ, name=names), lang)
+        answer = Answer(text, [], by="extractive", refused=True)
         conv.add_turn(q.text, answer.text)
         yield answer
         return

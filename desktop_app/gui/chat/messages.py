@@ -15,14 +15,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.core import events as ev
-from desktop_app.core.ask.prompts import (
-    LLM_FAILED_NOTE,
-    NO_LLM_CHAT,
-    NO_LLM_NOTE,
-    NO_LLM_NOTHING_FOUND,
-    NOT_ANSWERED,
-)
-from desktop_app.core.messages import N_
+from desktop_app.core.ask import notes
+from desktop_app.core.messages import N_, message
 from desktop_app.gui.i18n import current_language, on_language_changed, tr, tr_core
 from desktop_app.gui.widgets import (
     AutoHeightBrowser,
@@ -34,11 +28,19 @@ from desktop_app.gui.widgets import (
 )
 
 RENDER_INTERVAL_MS = 60  # re-render streamed Markdown at most this often
-# The app's own words in an answer (the note an answer without a language model opens with, the
+# The app's own words an answer opens with (the note of an answer without a language model, the
 # refusal when the documents hold no answer), written in the question's language: shown in the
-# window's. (Not the note about passages in the other language: which language the passages are
+# window's. Messages without parameters, so the text an answer is stored as is found by their
+# renderings. (Not the note about passages in the other language: which language the passages are
 # in depends on the question.)
-_ANSWER_NOTES = (NO_LLM_NOTE, NO_LLM_NOTHING_FOUND, NO_LLM_CHAT, LLM_FAILED_NOTE, NOT_ANSWERED)
+_ANSWER_NOTES = (
+    notes.NO_MODEL_PASSAGES,
+    notes.NO_MODEL_NOTHING_FOUND,
+    notes.NO_MODEL_CHAT,
+    notes.MODEL_FAILED_PASSAGES,
+    notes.MODEL_FAILED_NOTHING_FOUND,
+    notes.NOT_ANSWERED,
+)
 
 # The router's kinds of reading (router.py), as a window in another language names them.
 KIND_NAMES = {
@@ -51,11 +53,10 @@ KIND_NAMES = {
 
 def shown_answer_text(text: str) -> str:
     """The answer's text with its leading note in the UI language; the rest as written."""
-    lang = "zh" if current_language() == "zh_CN" else "en"
-    for note in _ANSWER_NOTES:
-        for written in note.values():
+    for code in _ANSWER_NOTES:
+        for written in notes.written_forms(code):
             if text == written or text.startswith(written + "\n\n"):
-                return note[lang] + text[len(written) :]
+                return tr_core(message(code)) + text[len(written) :]
     return text
 
 
