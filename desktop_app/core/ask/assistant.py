@@ -53,7 +53,6 @@ from desktop_app.core.ask.prompts import (
     WHICH_ONE,
     WHICH_SUBJECT,
     answer_system,
-    has_cjk,
     says_not_in_context,
 )
 from desktop_app.core.ask.question import Question, as_question
@@ -73,7 +72,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
-from desktop_app.core.library.languages import is_multilingual, multilingual_family, reads, text_lang
+from desktop_app.core.library.languages import has_cjk, is_multilingual, multilingual_family, reads, text_lang
 from desktop_app.core.messages import Text, message, render_lines, translations
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8
