@@ -40,7 +40,7 @@ from desktop_app.core.ask.extractive import (
 )
 from desktop_app.core.ask.holdings import Holding, read_holdings, resolve
 from desktop_app.core.ask.library_answers import library_answer
-from desktop_app.core.ask.prompts import CHAT_SYSTEM, answer_system, has_cjk, says_not_in_context
+from desktop_app.core.ask.prompts import CHAT_SYSTEM, answer_system, says_not_in_context
 from desktop_app.core.ask.question import Question, as_question
 from desktop_app.core.ask.router import COMPARE, Route, Router, is_followup_message, rewrite_followup
 from desktop_app.core.config import Config
@@ -58,7 +58,7 @@ from desktop_app.core.events import (
 )
 from desktop_app.core.library.documents import Hit
 from desktop_app.core.library.knowledge import EMPTY_LIBRARY
-from desktop_app.core.library.languages import is_multilingual, multilingual_family, reads, text_lang
+from desktop_app.core.library.languages import has_cjk, is_multilingual, multilingual_family, reads, text_lang
 from desktop_app.core.messages import Text, message, render_lines
 from desktop_app.core.models.embeddings.default import FP32_MODEL_ID as MINILM_FP32
 from desktop_app.core.models.embeddings.minilm_onnx import MODEL_ID as MINILM_INT8

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from desktop_app.core.ask.prompts import block_header
 from desktop_app.core.library.documents import Hit
 
+# Wider than languages.CJK on purpose: CJK punctuation and full-width forms are a token each too.
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 TokenCounter = Callable[[str], "int | None"]

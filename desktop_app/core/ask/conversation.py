@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from desktop_app.core.ask.evidence import DocFreq, is_question_word
+from desktop_app.core.library.languages import has_cjk
 from desktop_app.core.library.text_analysis import idf, surface_words
 from desktop_app.core.models.llm.base import Message
 
@@ -16,7 +17,6 @@ _LEAD_WORDS = re.compile(
     r"more|about|describe|explain|give|show|list|please|the|a|an)\b[\s,]*",
     re.I,
 )
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _ZH_DROP = re.compile(r"请问|请|介绍一下|介绍|什么是|是什么|什么|怎么样|吗|呢")
 
 
@@ -73,7 +73,7 @@ def key_terms(query: str, doc_freq: DocFreq, most: int = 6) -> str:
             picked.append(word)
     if not picked:
         return topic_of(query)
-    return ("" if all(_CJK.search(w) for w in picked) else " ").join(picked)
+    return ("" if all(has_cjk(w) for w in picked) else " ").join(picked)
 
 
 def topic_of(query: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from desktop_app.core.ask.question import asked_words
 from desktop_app.core.library.bilingual import WEIGHT, translations
+from desktop_app.core.library.languages import CJK_RE, has_cjk
 from desktop_app.core.library.text_analysis import UNIT_SYMBOLS, idf, query_terms, tokenize
 
 # Question words are rare in documents (documents rarely ask), so their IDF is high although
@@ -28,7 +29,6 @@ _QUESTION_WORDS = frozenset(
     "tell name explain describe list give show know".split()
 )
 _NAME = re.compile(r"^_")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 DocFreq = Callable[[Iterable[str]], tuple[int, dict[str, int]]]  # KeywordIndex.doc_freq
 
@@ -174,7 +174,7 @@ def _translated(
     def present(term: str) -> bool:
         if term not in present_cache:
             present_cache[term] = doc_freq([term])[1].get(term, 0)
-            if not present_cache[term] and len(term) > 2 and _CJK.match(term):
+            if not present_cache[term] and len(term) > 2 and CJK_RE.match(term):
                 # a word jieba split otherwise in the pages: held when all of its bigrams are
                 pairs = [term[i : i + 2] for i in range(len(term) - 1)]
                 present_cache[term] = min(doc_freq(pairs)[1].values())
@@ -191,6 +191,6 @@ def _translated(
 
 def _script(text: str) -> str:
     """"cjk", "latin" or "both" (by the characters present; "latin" for digits alone)."""
-    cjk = bool(_CJK.search(text))
+    cjk = has_cjk(text)
     latin = bool(_LATIN.search(text))
     return "both" if cjk and latin else "cjk" if cjk else "latin"

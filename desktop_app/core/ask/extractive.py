@@ -26,11 +26,11 @@ from pathlib import PurePosixPath
 
 from desktop_app.core.ask import notes
 from desktop_app.core.ask.budget import ContextBlock
-from desktop_app.core.ask.prompts import lang_of
 from desktop_app.core.ask.question import FACT_KINDS, Question, as_question, asked_words
 from desktop_app.core.ask.question import question_type as question_type  # its old home, still imported
 from desktop_app.core.ask.sentences import clauses, split_sentences
 from desktop_app.core.library.bilingual import translations
+from desktop_app.core.library.languages import question_lang
 
 # The one text analyzer (library/text_analysis.py), under the names this module has used.
 from desktop_app.core.library.text_analysis import ANSWER_STOPWORDS_EN as _STOP
@@ -722,7 +722,8 @@ def key_sentences(
     for rank, block in enumerate(kept):
         picked = sorted((c for c in best if c.rank == rank), key=lambda c: c.pos)
         if picked:
-            glue = "" if lang_of(block.text) == "zh" else " "
+            # The passage's language, not the question's: Chinese sentences join without a space.
+            glue = "" if question_lang(block.text) == "zh" else " "
             out.append(replace(block, text=glue.join(c.text for c in picked), truncated=True))
     return out
 

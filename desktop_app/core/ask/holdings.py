@@ -15,13 +15,13 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from desktop_app.core.identify.names import chinese_of, name_key, note_names
+from desktop_app.core.library.languages import CJK, has_cjk
 from desktop_app.core.library.manifest import INDEXED
 from desktop_app.core.library.scopes import chroma_where, visible_scopes
 
 log = logging.getLogger(__name__)
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+_CJK_RUN = re.compile(f"[{CJK}]+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’.-]*")
 _FILE = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,5}\b")
 # Words that name the kind of thing, never which one: "the kea note", "the guide document".
@@ -134,7 +134,7 @@ _SENTENCE_ENDS = (".", "。", "!", "！", "?", "？", ":", "：", ";", "；", ",
 
 # ---------------------------------------------------------------------------- finding names
 def _title_words(h: Holding) -> list[str]:
-    return [n for n in h.names if not _CJK.search(n)]
+    return [n for n in h.names if not has_cjk(n)]
 
 
 def _group_keys(holdings: Sequence[Holding]) -> dict[str, list[Holding]]:
@@ -144,7 +144,7 @@ def _group_keys(holdings: Sequence[Holding]) -> dict[str, list[Holding]]:
     by_source = {h.source: h for h in holdings}
     for h in holdings:
         for n in h.names:
-            if _CJK.search(n):
+            if has_cjk(n):
                 for i in range(1, len(n) - _MIN_GROUP_CJK + 1):
                     groups.setdefault(n[i:], set()).add(h.source)
                 continue
@@ -158,7 +158,7 @@ def _group_keys(holdings: Sequence[Holding]) -> dict[str, list[Holding]]:
     return {
         k: sorted((by_source[s] for s in v), key=lambda h: h.source)
         for k, v in groups.items()
-        if k not in _NOT_NAMES and len(k) >= 3 and (len(v) >= 2 or len(k) >= (4 if _CJK.search(k) else 5))
+        if k not in _NOT_NAMES and len(k) >= 3 and (len(v) >= 2 or len(k) >= (4 if has_cjk(k) else 5))
     }
 
 
@@ -201,7 +201,7 @@ def find_named(question: str, holdings: Sequence[Holding]) -> list[Match]:
             by_name.setdefault(n, []).append(h)
     groups = _group_keys(holdings)
     # Chinese names: the longest first, a document's own name before a group's ending.
-    cjk_keys = sorted({k for k in [*by_name, *groups] if _CJK.search(k)}, key=len, reverse=True)
+    cjk_keys = sorted({k for k in [*by_name, *groups] if has_cjk(k)}, key=len, reverse=True)
     for key in cjk_keys:
         for m in re.finditer(re.escape(key), question):
             if not free(m.start(), m.end()):
@@ -225,7 +225,7 @@ def find_named(question: str, holdings: Sequence[Holding]) -> list[Match]:
 
 def close_to(question: str, holdings: Sequence[Holding], most: int = 3) -> list[Holding]:
     """Documents whose names look like a word of ``question`` (a typo: "kakpo"), closest first."""
-    names = {n: h for h in holdings for n in h.names if not _CJK.search(n)}
+    names = {n: h for h in holdings for n in h.names if not has_cjk(n)}
     scored: dict[str, tuple[float, Holding]] = {}
     words = [w.lower() for w in _WORD.findall(question) if w.lower() not in _NOT_NAMES and len(w) > 2]
     for w in words:
@@ -241,7 +241,7 @@ def resolve(question: str, holdings: Sequence[Holding]) -> Resolved:
     """The documents a question names, or (naming none) the ones whose names come close. A word
     no name matches but one document's name nearly spells ("kakpo") names that document."""
     found = find_named(question, holdings)
-    names = {n: h for h in holdings for n in h.names if not _CJK.search(n) and " " not in n}
+    names = {n: h for h in holdings for n in h.names if not has_cjk(n) and " " not in n}
     for m in _WORD.finditer(question):
         w = m.group(0).lower()
         if len(w) < 4 or w in _NOT_NAMES or any(x.start <= m.start() < x.start + len(x.label) for x in found):

@@ -1,5 +1,5 @@
 """Every prompt the assistant sends, in English and Chinese. Pick by the question's ``language``
-(question.py reads it once, with ``lang_of(text)``)."""
+(question.py reads it once, with ``languages.question_lang(text)``)."""
 
 from __future__ import annotations
 
@@ -8,36 +8,6 @@ import re
 
 from desktop_app.core.library.documents import page_label
 from desktop_app.core.models.llm.base import Message
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-# The grammar words of a question: a sentence built of one language's naming things in the other
-# ("What is 五羊新城?", "Abraham Lincoln 是哪一年出生的？") is in the language of its grammar.
-_EN_GRAMMAR = re.compile(
-    r"\b(?:what|who|whom|whose|when|where|why|how|which|is|are|was|were|do|does|did|the|a|an|of|in|on|"
-    r"at|to|for|with|from|by|and|or|not|can|could|would|should|will|has|have|had|it|its|this|that)\b",
-    re.I,
-)
-_ZH_GRAMMAR = re.compile(r"[的是吗呢哪谁怎请了吧么]|什么|多少|为什么|如何|几[个年次位种]")
-
-
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
-
-
-def lang_of(text: str) -> str:
-    """'zh' or 'en': the language of the text's grammar words when only one language has any,
-    else the script of most of it (Chinese characters against Latin words)."""
-    cjk = len(_CJK.findall(text))
-    latin = len(re.findall(r"[A-Za-z]+", text))
-    if not cjk or not latin:
-        return "zh" if cjk else "en"
-    en, zh = bool(_EN_GRAMMAR.search(text)), bool(_ZH_GRAMMAR.search(text))
-    if en != zh:
-        return "en" if en else "zh"
-    return "zh" if cjk >= latin else "en"
-
 
 # ---------------------------------------------------------------------------- router
 ROUTE_SCHEMA = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from desktop_app.core.ask.prompts import lang_of
+from desktop_app.core.library.languages import question_lang
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Question:
     @classmethod
     def read(cls, text: str, subject: str = "") -> Question:
         """Read ``text`` once: its language and kind."""
-        return cls(text, lang_of(text), question_type(text), subject)
+        return cls(text, question_lang(text), question_type(text), subject)
 
     def __str__(self) -> str:
         return self.text

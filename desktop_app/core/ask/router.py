@@ -23,6 +23,7 @@ from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
 from desktop_app.core.ask.question import Question, as_question
 from desktop_app.core.config import RouterConfig
 from desktop_app.core.events import RouteDecided
+from desktop_app.core.library.languages import CJK_RE
 from desktop_app.core.models import reasons as model_reasons
 from desktop_app.core.models.llm.base import ChatModel, LLMError, complete
 from desktop_app.core.models.llm.jsonx import as_bool, extract_json
@@ -132,7 +133,7 @@ def _zero_subject_zh(message: str) -> bool:
     """A short Chinese question with its subject left out (the conversation's)."""
     if re.search(r"[A-Za-z]", message):
         return False
-    chars = len(_CJK.findall(message))
+    chars = len(CJK_RE.findall(message))
     if _ZERO_SUBJECT_HOW_ZH.search(message):
         return chars <= 4
     return chars <= 8 and bool(_ZERO_SUBJECT_ZH.search(message))
@@ -233,12 +234,11 @@ _PLEASANTRY_START = re.compile(
     r"got it|sure|alright|good (morning|afternoon|evening|night))\b|^\s*(好的|好|谢谢|多谢|感谢|再见|拜拜|嗯|行|没问题|明白)",
     re.I,
 )
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def _short_pleasantry(text: str) -> bool:
     """'Thanks, that helps.', 'bye for now', '好的，谢谢': opens with a pleasantry, short, asks nothing."""
-    short = len(re.findall(r"[A-Za-z]+", text)) <= 5 and len(_CJK.findall(text)) <= 8
+    short = len(re.findall(r"[A-Za-z]+", text)) <= 5 and len(CJK_RE.findall(text)) <= 8
     return short and bool(_PLEASANTRY_START.search(text)) and not QUESTION.search(text)
 
 
@@ -302,7 +302,7 @@ def heuristic_route(
             use = score >= min_hit_score
             return Route(use, query if use else "", False, "heuristic", f"retrieval evidence {score:.2f}")
     # No markers and no evidence to judge by: a few content words are most likely a search.
-    use = len(re.findall(r"[A-Za-z0-9]+", text)) >= 2 or len(_CJK.findall(text)) >= 4
+    use = len(re.findall(r"[A-Za-z0-9]+", text)) >= 2 or len(CJK_RE.findall(text)) >= 4
     return Route(use, query if use else "", False, "heuristic", "no markers")
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+from desktop_app.core.library.languages import CJK_RE
+
 _STRUCTURAL = re.compile(r"^\s*([-*+•]\s|\d+[.)]\s|#|\||>)")
 # A labelled field on a line of its own ("**Origin:** Burgundy", "Capacity: 1.7 L", "用法用量：..."): a
 # record's lines, never a wrapped sentence, so each keeps its break.
@@ -54,7 +55,7 @@ def unwrap(text: str) -> str:
         # A field's line keeps its break; a long one may be a wrapped paragraph ("Abstract: ...").
         field = _FIELD.match(line) or (_FIELD.match(prev) and len(prev) <= _FIELD_CHARS)
         if prev.strip() and line.strip() and not _STRUCTURAL.match(line) and not _STRUCTURAL.match(prev) and not field:
-            glue = "" if _HAN.search(prev[-1:]) and _HAN.search(line.lstrip()[:1]) else " "
+            glue = "" if CJK_RE.search(prev[-1:]) and CJK_RE.search(line.lstrip()[:1]) else " "
             out[-1] = prev.rstrip() + glue + line.lstrip()
         else:
             out.append(line)
@@ -72,7 +73,7 @@ def _is_end(text: str, start: int, end: int) -> bool:
         return bool(rest[:1].isspace() and nxt and not nxt.group(1).isdigit())
     if rest and not rest[0].isspace():
         # "3.5", "U.S.", "e.g.," go on; Chinese text after "!" or "." needs no space.
-        return mark in "!?" and bool(_HAN.match(rest)) or mark == "." and bool(_HAN.match(rest))
+        return mark in "!?" and bool(CJK_RE.match(rest)) or mark == "." and bool(CJK_RE.match(rest))
     if not rest.strip():
         return True
     nxt = _OPENING_NEXT.match(rest)
@@ -145,7 +146,7 @@ def split_sentences(text: str) -> list[str]:
             continue
         for piece in pieces:
             if out and _LEAD_PUNCT.match(piece):
-                out[-1] += piece if _HAN.search(piece[:3]) else " " + piece
+                out[-1] += piece if CJK_RE.search(piece[:3]) else " " + piece
             else:
                 out.append(piece)
         open_list = bool(out) and out[-1].rstrip().endswith((":", "："))

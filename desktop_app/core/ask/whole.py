@@ -32,6 +32,7 @@ from desktop_app.core.ask.question import Question
 from desktop_app.core.ask.sentences import split_sentences
 from desktop_app.core.events import Answer, Progress, Token, Warning
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.languages import CJK_RE
 from desktop_app.core.library.text_analysis import match_keys
 from desktop_app.core.messages import message
 from desktop_app.core.models.llm.base import ChatModel, LLMError, Message
@@ -153,8 +154,6 @@ class Sentence:
     score: float = 0.0
 
 
-# Chinese sentences are compared by character bigrams: single characters made every two alike.
-_HAN_CHAR = re.compile(r"[\u3400-\u9fff]")
 _MIN_KEYS = 4  # shorter sentences (a bare heading, "See p. 4.") are not quoted
 _MAX_CHARS = 400  # a "sentence" longer than this is a run-on table or list, not a statement
 # Tuned on `kdesk bench summaries` (its first 40 documents of each set, docs/summaries.md): a walk
@@ -171,7 +170,8 @@ def sentences_of(parts: Sequence[Part]) -> list[Sentence]:
         position = 0
         for piece in part.pieces:
             for s in split_sentences(piece.text):
-                keys = Counter(k for k in match_keys(s) if not _HAN_CHAR.fullmatch(k))
+                # Chinese sentences are compared by character bigrams: single characters made every two alike.
+                keys = Counter(k for k in match_keys(s) if not CJK_RE.fullmatch(k))
                 if sum(keys.values()) < _MIN_KEYS or len(s) > _MAX_CHARS or s.lstrip().startswith("#"):
                     continue
                 if sum(c.isdigit() for c in s) > 0.2 * sum(c.isalpha() for c in s):
@@ -224,7 +224,7 @@ _READING_WORDS = re.compile(
 def on_question(sentences: Sequence[Sentence], about: str) -> list[float]:
     """How much of the question's terms each sentence holds, each term weighted by its rarity in the
     document (a word every sentence has, like "paper", says little)."""
-    asked = {k for k in match_keys(_READING_WORDS.sub(" ", about)) if not _HAN_CHAR.fullmatch(k)}
+    asked = {k for k in match_keys(_READING_WORDS.sub(" ", about)) if not CJK_RE.fullmatch(k)}
     df = Counter(k for s in sentences for k in asked & s.keys.keys())
     weight = {k: math.log((len(sentences) + 1) / (df[k] + 0.5)) for k in asked}
     total = sum(weight.values()) or 1.0

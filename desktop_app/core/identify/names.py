@@ -21,12 +21,13 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.languages import CJK
 
 log = logging.getLogger(__name__)
 
 EXACT, HEADING, GENERIC, MENTION = 4, 3, 2, 1  # link levels, strongest first (0: not linked)
 
-_CJK = re.compile(r"[\u3400-\u9fff]+")
+_CJK = re.compile(f"[{CJK}]+")  # a run of Han characters
 _LATIN = re.compile(r"\b([A-Z][a-z]{2,})\s+(spp?\.|[a-z]{3,})")
 _NAME_LINE = re.compile(
     r"\s*(?:[-*•]\s*)?(?:\*\*)?(chinese|中文名?|english(?: name)?|英文名?|latin|scientific name|学名|also|aliases|"

@@ -29,6 +29,7 @@ from desktop_app.core.events import Candidate
 from desktop_app.core.identify.colours import _NEGATION, _WORD_RE, COLOUR_NAMES, ColourProfile
 from desktop_app.core.identify.names import GENERIC, NAME_LINES, english_title, name_key, notes_about
 from desktop_app.core.library.documents import Hit
+from desktop_app.core.library.languages import has_cjk
 
 if TYPE_CHECKING:
     from desktop_app.core.identify.classifier import LabelScore
@@ -41,7 +42,6 @@ TEMPERATURE = 0.15  # softmax temperature of the fits: the named share then aver
 NEXT_MIN = 0.10
 NEXT_RATIO = 0.25
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _COLOUR_FIELD = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:colou?rs?|plumage|appearance|羽色|颜色|体色|外观)(?:\*\*)?\s*[:：]"
     r"(?:\*\*)?\s*(.+)$",
@@ -120,7 +120,7 @@ def class_notes(label: str, zh: str, notes: Sequence[Hit]) -> list[Hit]:
     for h in notes:
         _title, names = _names(h)
         for n in names:
-            if _CJK.search(n):
+            if has_cjk(n):
                 hit = bool(zh) and n.endswith(zh) and n != zh
             else:
                 key = name_key(n).split()

@@ -27,6 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
+from desktop_app.core.library.languages import CJK, CJK_RE
+
 
 @lru_cache(maxsize=1)
 def jieba_module() -> ModuleType:
@@ -40,9 +42,7 @@ def jieba_module() -> ModuleType:
 # Bump when tokenization changes: a persisted index with another version is rebuilt.
 TOKENIZER_VERSION = "en-snowball-sw2+zh-t2s-jieba-bigram-1+names-2+doc-2+lang-1"
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RE = re.compile(rf"[{_CJK}]")
+_TOKEN_RE = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
 
 # English stopwords (the common NLTK list, minus negations that carry meaning in claims).
 STOPWORDS_EN = frozenset(
@@ -57,7 +57,7 @@ STOPWORDS_EN = frozenset(
 
 
 # A Latin-script piece of CJK text: what lies between CJK characters and punctuation.
-_PIECE_RE = re.compile(rf"[{_CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!#*|`=~\"]+")
+_PIECE_RE = re.compile(rf"[{CJK}\n\t，。；：“”‘’（）【】《》、？！,;:()\[\]<>?!#*|`=~\"]+")
 _LATIN_PIECE_RE = re.compile(r"[a-z0-9][a-z0-9 .\-/+']*", re.ASCII)
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-./][a-z0-9]+)*", re.ASCII)
 NAME_MAX_WORDS = 4
@@ -123,7 +123,7 @@ class Tokenizer:
         weights: list[float] = []
         for match in _TOKEN_RE.finditer(low):
             run = match.group()
-            if _CJK_RE.match(run):
+            if CJK_RE.match(run):
                 if len(run) == 1:
                     tokens.append(run)
                     weights.append(1.0)
@@ -139,7 +139,7 @@ class Tokenizer:
                 tokens.append(self._stem(run))
                 weights.append(1.0)
         if names:
-            found = self._names(low) if _CJK_RE.search(low) else self._query_names(low) if query else []
+            found = self._names(low) if CJK_RE.search(low) else self._query_names(low) if query else []
             tokens.extend(found)
             weights.extend([1.0] * len(found))
         return tokens, weights
@@ -215,7 +215,7 @@ def query_runs(text: str) -> list[tuple[str, bool]]:
     """A question's script runs as the index reads them (lowercase, Traditional folded to
     Simplified), each with whether it is Chinese."""
     low = text.lower().translate(_shared()._t2s)
-    return [(m.group(), bool(_CJK_RE.match(m.group()))) for m in _TOKEN_RE.finditer(low)]
+    return [(m.group(), bool(CJK_RE.match(m.group()))) for m in _TOKEN_RE.finditer(low)]
 
 
 def segment(run: str) -> list[str]:
@@ -236,7 +236,7 @@ def surface_words(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for match in _TOKEN_RE.finditer(text):
         run = match.group()
-        if _CJK_RE.match(run):
+        if CJK_RE.match(run):
             out.extend((w, w.translate(tok._t2s)) for w in tok._segment(run))
         elif run.lower() not in STOPWORDS_EN:
             out.append((run, tok._stem(run.lower())))

@@ -245,9 +245,9 @@ def test_extractive_answers_say_when_the_passages_are_in_the_other_language(kb):
     ],
 )
 def test_a_question_is_in_the_language_of_its_grammar(text, lang):
-    from desktop_app.core.ask.prompts import lang_of
+    from desktop_app.core.library.languages import question_lang
 
-    assert lang_of(text) == lang
+    assert question_lang(text) == lang
 
 
 @pytest.mark.parametrize(

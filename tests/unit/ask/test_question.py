@@ -15,6 +15,7 @@ from desktop_app.core.ask.question import Question
 from desktop_app.core.ask.router import Router
 from desktop_app.core.config import Config
 from desktop_app.core.events import Answer
+from desktop_app.core.library import languages
 from desktop_app.core.library.documents import Hit
 
 KEA = (
@@ -82,8 +83,8 @@ PARROT_HITS = [_hit("kakapo.md", KAKAPO, 0.7), _hit("kea.md", KEA, 0.6)]
 
 
 def _count_language_reads(monkeypatch: pytest.MonkeyPatch, text: str) -> list[str]:
-    """Every call of ``lang_of`` on ``text``, wherever the function was imported to."""
-    real = prompts.lang_of
+    """Every call of ``question_lang`` on ``text``, wherever the function was imported to."""
+    real = languages.question_lang
     calls: list[str] = []
 
     def counting(arg: str) -> str:
@@ -92,8 +93,9 @@ def _count_language_reads(monkeypatch: pytest.MonkeyPatch, text: str) -> list[st
         return real(arg)
 
     for module in list(sys.modules.values()):
-        if (module.__name__ or "").startswith("desktop_app") and getattr(module, "lang_of", None) is real:
-            monkeypatch.setattr(module, "lang_of", counting)
+        ours = (module.__name__ or "").startswith("desktop_app")
+        if ours and getattr(module, "question_lang", None) is real:
+            monkeypatch.setattr(module, "question_lang", counting)
     return calls
 
 
