@@ -70,7 +70,7 @@ LIBRARY_NONE_ABOUT = define("ask.library.none_about", "No document in your libra
 # ranked by a search of what the question asks, each with the passage that makes it close.
 LIBRARY_CLOSEST = define_plural(
     "ask.library.closest",
-    "By its text, this document is closest to what you ask:",
+    "By its text, {count} document is closest to what you ask:",
     "By their text, these {count} documents are closest to what you ask, closest first:",
 )
 LIBRARY_NONE_CLOSE = define("ask.library.none_close", "No document in your library is about what you ask.")
