@@ -121,6 +121,10 @@ class RetrievalConfig:
     # where the library holds them): the keyword search, the evidence check and the extractive
     # answer then read an English question over Chinese pages and the reverse (docs/domains.md).
     translate: bool = True
+    # With a language model configured, the question is searched a second time in the library's
+    # other language, as the model translates it (RAGFlow's cross-language search): one short call
+    # before the search, only where the library holds both languages (docs/domains.md).
+    model_translate: bool = True
     # Exact dense search over an in-memory copy of the chunk vectors while they fit in this many MB
     # (13k chunks x 384-d = 20 MB); above it, or at 0, Chroma's approximate HNSW index answers.
     exact_dense_mb: float = 512.0

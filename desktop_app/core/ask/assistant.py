@@ -42,7 +42,14 @@ from desktop_app.core.ask.holdings import Holding, read_holdings, resolve
 from desktop_app.core.ask.library_answers import library_answer
 from desktop_app.core.ask.prompts import CHAT_SYSTEM, answer_system, says_not_in_context
 from desktop_app.core.ask.question import Question, as_question
-from desktop_app.core.ask.router import COMPARE, Route, Router, is_followup_message, rewrite_followup
+from desktop_app.core.ask.router import (
+    COMPARE,
+    Route,
+    Router,
+    is_followup_message,
+    rewrite_followup,
+    translate_query,
+)
 from desktop_app.core.config import Config
 from desktop_app.core.events import (
     Answer,
@@ -231,7 +238,9 @@ class Assistant:
                 return
             hits: list[Hit] = []
             if route.use_rag:
-                hits, warning = self.retrieve(route.search_query, conv.scope)
+                if translated := self._translated(q, route.search_query, cancel):
+                    route = replace(route, translated=translated)
+                hits, warning = self.retrieve(route.search_query, conv.scope, also=[translated] if translated else [])
                 if warning:
                     yield warning
                 yield Retrieved(hits, route.search_query)
@@ -431,12 +440,20 @@ class Assistant:
             label = getattr(image, "name", None) or "photo"
             conv.add_turn(question or f"[photo: {label}] What is this?", answer)
 
-    def retrieve(self, query: str, scope: str | None = None) -> tuple[list[Hit], Warning | None]:
-        """Hits for ``query``; a search failure becomes a Warning and no hits, never an exception."""
-        if self._probe_cache and self._probe_cache[:2] == (query, scope):
+    def retrieve(
+        self, query: str, scope: str | None = None, also: Sequence[str] = ()
+    ) -> tuple[list[Hit], Warning | None]:
+        """Hits for ``query`` (and the queries ``also``, merged: the question in the library's other
+        language); a search failure becomes a Warning and no hits, never an exception."""
+        if not also and self._probe_cache and self._probe_cache[:2] == (query, scope):
             return list(self._probe_cache[2]), None
         try:
-            hits = list(self.kb.search(query, top_k=self.config.retrieval.top_k, scope=scope))
+            top_k = self.config.retrieval.top_k
+            hits = list(
+                self.kb.search_many([query, *also], top_k=top_k, scope=scope)
+                if also
+                else self.kb.search(query, top_k=top_k, scope=scope)
+            )
             # Chunks that failed their integrity check (a store without seals, as tests' fakes, has none).
             left_out = getattr(self.kb, "search_notes", None) or getattr(self.kb, "search_warnings", list)
             told = left_out()
@@ -464,7 +481,7 @@ class Assistant:
             use_rag
             and hits
             and not fact_answerable(q, fit_blocks(hits, self.config.llm.context_window), about)
-            and self.weak_evidence(route.search_query if route else question, hits)
+            and self.weak_evidence(route.search_query if route else question, hits, route.translated if route else "")
         ):
             answer = self._refusal(lang, fit_blocks(hits, self.config.llm.context_window))
             conv.add_turn(question, answer.text)
@@ -582,25 +599,35 @@ class Assistant:
             log.warning("subject terms failed: %s", exc)
             return topic_of(query)
 
-    def weak_evidence(self, query: str, hits: Sequence[Hit]) -> bool:
-        """True when no top passage holds enough of the query's rare terms to answer it."""
+    def weak_evidence(self, query: str, hits: Sequence[Hit], translated: str = "") -> bool:
+        """True when no top passage holds enough of the query's rare terms to answer it. The
+        model's translation of the query (``translated``) can show a passage holds them, but never
+        outweighs a word named nowhere in the library in either language ("calories")."""
+        why = self._weakness(query, hits)
+        if why is None or why == "absent" or not translated:
+            return why is not None
+        return self._weakness(translated, hits) is not None
+
+    def _weakness(self, query: str, hits: Sequence[Hit]) -> str | None:
+        """Why the passages do not answer ``query``: "coverage" (its rare terms are not in them),
+        "absent" (what it asks about is named nowhere), "far" (MiniLM's cosine); None when they may."""
         cfg = self.config.answer
         if self.kb is None:
-            return False
+            return None
         try:
             name = self.kb.embedder_name
             found = self._judge(query, hits, True, cross_lingual=multilingual_family(name) is not False)
         except Exception as exc:  # a judge failure must not cost the answer
             log.warning("evidence check failed: %s", exc)
-            return False
+            return None
         log.info("evidence for %r: %s", query, found.to_dict())
-        if found.coverage < cfg.min_coverage:
-            return True
         if cfg.max_absent > 0 and found.absent >= cfg.max_absent and found.coverage < cfg.covered:
-            return True  # what it asks about is named nowhere in the library ("calories")
+            return "absent"  # what it asks about is named nowhere in the library ("calories")
+        if found.coverage < cfg.min_coverage:
+            return "coverage"
         # The similarity floor means nothing for a language MiniLM cannot read.
         top = hits[: max(1, cfg.judge_passages)]
-        return (
+        far = (
             self._cosine_floor() is not None
             and not has_cjk(query)  # MiniLM reads no Chinese: its cosine says nothing of a name in it
             # nor of a Chinese page an English question found by its words' translations
@@ -608,6 +635,21 @@ class Assistant:
             and found.vector is not None
             and found.vector < cfg.min_similarity
         )
+        return "far" if far else None
+
+    def _translated(self, q: Question, query: str, cancel: TaskState | None) -> str:
+        """``query`` in the library's other language, written by the model (``retrieval.
+        model_translate``): "" without a model, or where the library holds the question's language
+        only (an English library is never asked about, nor the model called)."""
+        if self.chat_model is None or self.kb is None or not self.config.retrieval.model_translate:
+            return ""
+        try:
+            held = self.kb.keyword.languages()
+        except Exception as exc:  # noqa: BLE001 - an unreadable index searches the question as asked
+            log.warning("library languages not read: %s", exc)
+            return ""
+        target = "zh" if q.language == "en" and "zh" in held else "en" if q.language == "zh" and "latin" in held else ""
+        return translate_query(self.chat_model, query, target, cancel) if target else ""
 
     def _cosine_floor(self) -> float | None:
         """The cosine under which a passage is far from a question (``answer.min_similarity``):

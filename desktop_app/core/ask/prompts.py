@@ -95,6 +95,23 @@ def router_user(message: str, last_subject: str | None, recent: list[str]) -> st
     return "\n".join(lines)
 
 
+# RAGFlow's cross-language search: the question searched again in the library's other language,
+# translated by the configured model (one short call; retrieval.model_translate).
+TRANSLATE_QUERY_SYSTEM = (
+    "Translate the user's search query into {target}. Keep names, numbers and units as they are. "
+    "Reply with the translation only: no quotes, no explanation."
+)
+
+
+def translate_query_messages(query: str, target: str) -> list[Message]:
+    """The prompt that asks for ``query`` in ``target`` ("en" or "zh")."""
+    language = "Simplified Chinese" if target == "zh" else "English"
+    return [
+        {"role": "system", "content": TRANSLATE_QUERY_SYSTEM.format(target=language)},
+        {"role": "user", "content": query},
+    ]
+
+
 def router_messages(message: str, language: str, last_subject: str | None, recent: list[str]) -> list[Message]:
     """The router's prompt in ``language`` (the question's, as read once), with the few-shot turns."""
     msgs: list[Message] = [{"role": "system", "content": ROUTER_SYSTEM[language]}]

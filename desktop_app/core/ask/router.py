@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from desktop_app.core import messages
-from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages
+from desktop_app.core.ask.prompts import ROUTE_SCHEMA, router_messages, translate_query_messages
 from desktop_app.core.ask.question import Question, as_question
 from desktop_app.core.config import RouterConfig
 from desktop_app.core.events import RouteDecided
@@ -44,6 +44,7 @@ class Route:
     by: str  # "llm" | "heuristic" | "mode"
     reason: str = ""  # why the heuristic decided, or why the LLM path was not used
     kind: str = ""  # KINDS; "" is filled from use_rag ("passages" or "none")
+    translated: str = ""  # search_query in the library's other language, as the model wrote it
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -304,6 +305,24 @@ def heuristic_route(
     # No markers and no evidence to judge by: a few content words are most likely a search.
     use = len(re.findall(r"[A-Za-z0-9]+", text)) >= 2 or len(CJK_RE.findall(text)) >= 4
     return Route(use, query if use else "", False, "heuristic", "no markers")
+
+
+def translate_query(
+    model: ChatModel, query: str, target: str, cancel: TaskState | None = None, timeout: float = 20.0
+) -> str:
+    """``query`` in ``target`` ("en" | "zh"), as the model writes it (its first line, unquoted);
+    "" when the model fails or answers with nothing new."""
+    try:
+        text = complete(
+            model, translate_query_messages(query, target), max_tokens=64, temperature=0.0, cancel=cancel,
+            timeout=timeout,
+        )
+    except LLMError as exc:
+        log.warning("query not translated: %s", exc)
+        return ""
+    line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
+    line = _clean_query(line.strip(" \"'“”‘’`"))
+    return "" if line.lower() == query.strip().lower() else line[:300]
 
 
 # ---------------------------------------------------------------------------- router

@@ -140,7 +140,10 @@ class ScriptedModel:
         self.calls = 0
 
     def stream(self, messages, max_tokens=None, cancel=None, **_):
-        self.calls += 1
+        if messages[0]["content"].startswith("Translate the user's search query"):
+            yield "林肯最喜欢的冰淇淋口味"  # the library holds Chinese: the question is searched in it too
+            return
+        self.calls += 1  # the answers it was asked for
         self.messages = messages
         yield self.reply
 
