@@ -418,15 +418,16 @@ class Router:
         if marker.reason != "question or document marker":
             return route
         score = self.probe(marker.search_query)
-        if score is None or score < self.config.min_hit_score:
-            return route
-        return Route(
-            True,
-            marker.search_query,
-            False,
-            "heuristic",
-            f"the model said chat, but the library holds evidence {score:.2f} for this question",
-        )
+        if score is not None and score >= self.config.min_hit_score:
+            why = f"the model said chat, but the library holds evidence {score:.2f} for this question"
+            return Route(True, marker.search_query, False, "heuristic", why)
+        # A question in the other language than its page scores low in the search; the best
+        # passage holding most of its rare words (or their translations) is evidence too.
+        held = self.coverage(marker.search_query) if self.coverage is not None else None
+        if held is not None and held >= self.config.decisive_coverage:
+            why = f"the model said chat, but the best passage holds {held:.2f} of this question's words"
+            return Route(True, marker.search_query, False, "heuristic", why)
+        return route
 
     def decisive(self, message: str, last_subject: str | None = None) -> Route | None:
         """The heuristics' route when asking the model could not change it: a no-documents marker

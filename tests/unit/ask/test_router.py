@@ -268,6 +268,22 @@ def test_a_question_the_library_holds_evidence_for_is_searched_whatever_the_mode
     assert router.route("Thanks!").use_rag is False  # not a question
 
 
+def test_a_question_whose_words_the_best_passage_holds_is_searched_though_the_model_said_chat():
+    # "How much pork belly does the braised pork use?" over a Chinese recipe: its search scores low
+    # (only the words' translations match), but the best passage holds most of them (五花肉, 红烧肉).
+    chat = '{"is_followup": false, "use_rag": false, "search_query": ""}'
+    covered = {"How much pork belly does the braised pork use": 0.75, "What is the capital of France": 0.0}
+    router = Router(
+        ScriptedModel(chat),
+        RouterConfig(decisive_hit_score=0),
+        probe=lambda q: 0.1,
+        coverage=lambda q: covered.get(q),
+    )
+    route = router.route("How much pork belly does the braised pork use?")
+    assert (route.use_rag, route.by) == (True, "heuristic") and "holds 0.75" in str(route.reason)
+    assert router.route("What is the capital of France?").use_rag is False
+
+
 def test_a_question_the_encoder_cannot_read_is_settled_by_its_words_in_the_best_passage():
     """A Chinese question with the English MiniLM: cosines ~0.4 say nothing, but a passage holding
     its rare words does (the model's routing call cost Qwen-1.5B 8 s before the answer began)."""
