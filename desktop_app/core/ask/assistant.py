@@ -107,6 +107,23 @@ def quoted_in(text: str, blocks: Sequence[ContextBlock]) -> int | None:
     return next((b.n for b in blocks if quote in _NON_WORD.sub("", b.text.lower())), None)
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def figures_in(text: str, blocks: Sequence[ContextBlock], most_chars: int = 120) -> int | None:
+    """The number of the first block holding every figure of a short answer ("75毫升" over "use
+    about 75 ml"; "1421" over "moved the capital to Beijing in 1421"): the answer restates it in
+    other words or the other language. None for a long answer, one without figures, or no block."""
+    figures = {f.replace(",", "") for f in _NUMBER.findall(text)}
+    if not figures or len(text) > most_chars:
+        return None
+    for b in blocks:
+        held = {f.replace(",", "") for f in _NUMBER.findall(b.text)}
+        if figures <= held:
+            return b.n
+    return None
+
+
 def subject_options(decision: Decision) -> list[str]:
     """What a photo may be when the decision leaves it open (its class fitted several notes
     equally, or it named nothing and gave its nearest guesses): a follow-up then asks which one
@@ -552,9 +569,10 @@ class Assistant:
             # The model read the passages and found no answer: a refusal, with them as related.
             yield Answer(text, [], by="llm", refused=True, related=self._related(blocks))
             return
-        if use_rag and not citations and (n := quoted_in(text, blocks)) is not None:
+        if use_rag and not citations and (n := quoted_in(text, blocks) or figures_in(text, blocks)) is not None:
             # A short answer copied from a passage but left unmarked (the 1.5B model does so in
-            # most Chinese answers): cite the passage that holds it word for word.
+            # most Chinese answers): cite the passage that holds it word for word, or that holds
+            # its every figure (the answer in other words, or in the question's language).
             text = f"{text} [{n}]"
             citations = citations_for([n], blocks)
         yield Answer(text, citations, by="llm")

@@ -417,3 +417,23 @@ def test_the_conversations_system_prompt_and_temperature_reach_the_language_mode
     assert model.temperatures[-1] == 0.9
     list(Assistant(kb, model, kb.config).ask("What do African grey parrots eat?"))  # a chat without its own
     assert "pirate" not in model.sent[-1][0]["content"] and model.temperatures[-1] is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "cited"),
+    [
+        ("75毫升", 2),  # the passage's "75 ml" in the question's language
+        ("The Ming moved their capital to Beijing in 1421.", 1),
+        ("£12,570", 2),  # "12570" and "12,570" are one figure
+        ("About 80 ml.", None),  # a figure no passage holds: nothing is claimed
+        ("Mostly nuts and fruit.", None),  # no figure
+        ("In 1421 " + "the court moved north " * 10, None),  # long: a model's own account
+    ],
+)
+def test_a_short_answer_is_cited_for_the_passage_holding_its_every_figure(answer, cited):
+    from desktop_app.core.ask.assistant import figures_in
+    from desktop_app.core.ask.budget import ContextBlock
+
+    texts = ["In 1421 the Yongle Emperor moved the capital to Beijing.", "Use about 75 ml; allowance 12570."]
+    blocks = [ContextBlock(i, HITS[0], t) for i, t in enumerate(texts, 1)]
+    assert figures_in(answer, blocks) == cited
