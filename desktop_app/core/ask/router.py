@@ -424,7 +424,7 @@ class Router:
         # A question in the other language than its page scores low in the search; the best
         # passage holding most of its rare words (or their translations) is evidence too.
         held = self.coverage(marker.search_query) if self.coverage is not None else None
-        if held is not None and held >= self.config.decisive_coverage:
+        if held is not None and held >= self.config.evidence_coverage:
             why = f"the model said chat, but the best passage holds {held:.2f} of this question's words"
             return Route(True, marker.search_query, False, "heuristic", why)
         return route
