@@ -1,7 +1,8 @@
 """Answers about the library itself (the router's "library" kind): which documents it holds, how
 many, what is new, what a collection holds, which are about a subject. File-level answers from
-the index (the manifest, each document's title and names, Chroma's text filter for mentions), never
-passages: complete without a language model, in the question's language, within the
+the index (the manifest, each document's title and names, Chroma's text filter for mentions) and,
+for a topic no title names, the library's own search with each document cited at its closest
+sentence: complete without a language model, in the question's language, within the
 conversation's collection (scope).
 """
 
@@ -10,11 +11,12 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from desktop_app.core.ask import notes
+from desktop_app.core.ask.extractive import Meaning
 from desktop_app.core.ask.holdings import Holding, find_named, read_holdings
 from desktop_app.core.ask.question import Question
 from desktop_app.core.ask.sentences import split_sentences
@@ -145,10 +147,6 @@ def _subject(q: Question, holdings: Sequence[Holding]) -> _Subject | None:
     key = label.lower()
     about = [h for h in holdings if key in h.title.lower() or key in h.zh]
     return _Subject(label, about, [label, name_key(label)])
-
-
-# The library's encoder as a judge of a sentence's closeness to a question (extractive.Meaning).
-Meaning = Callable[[str, Sequence[str]], Sequence[float | None]]
 
 
 def library_answer(
