@@ -771,6 +771,32 @@ def subject_blocks(blocks: Sequence[ContextBlock], text: str) -> list[int]:
     return [i for i, b in enumerate(blocks) if best is not None and b.hit.source == best[1]]
 
 
+def _followup_subject(question: str, about: str) -> str:
+    """What a follow-up's searched query adds to the question: the subject the router put in
+    (rewrite_followup: "红烧肉 要炖多久" for "要炖多久？"); "" for a question searched as asked."""
+    asked = question.strip().strip("?？!！。.")
+    if not about or asked not in about:
+        return ""
+    return about.replace(asked, " ").strip()
+
+
+def _titled(blocks: Sequence[ContextBlock], subject: str) -> list[int]:
+    """Positions of the blocks of the one document whose title or file name holds ``subject``;
+    [] when none or several do."""
+    key = subject.casefold()
+    if len(key) < 2:
+        return []
+    sources = {
+        b.hit.source
+        for b in blocks
+        if key in (b.hit.heading_path[0] if b.hit.heading_path else "").casefold()
+        or key in PurePosixPath(b.hit.source).stem.casefold()
+    }
+    if len(sources) != 1:
+        return []
+    return [i for i, b in enumerate(blocks) if b.hit.source in sources]
+
+
 def _shared_han_name(blocks: Sequence[ContextBlock], text: str, least: int = 4) -> tuple[int, str] | None:
     """The note holding the longest run of the text's Chinese characters (``least`` or more, no
     question word in it) that no other note holds."""
@@ -950,6 +976,10 @@ def extractive_answer(
                 return answer
             # The note the question names answers it in its own words, not another note's line.
             found = [c for c in found if c.rank in subject] or found
+    elif titled := _titled(kept, _followup_subject(question, about)):
+        # A follow-up that leaves its subject out ("要炖多久？" after 红烧肉怎么做？) asks about the
+        # document titled so, not a neighbour that says "多久" more often.
+        found = [c for c in found if c.rank in titled] or found
     best = found[0]
     chosen = [best]
     for cand in found[1:]:
