@@ -229,8 +229,8 @@ class _Candidate:
     asked: str = ""  # the question line or heading it answers (an FAQ's Q:, "## How long ...?")
 
 
-_MIN_CHARS = {"en": 12, "zh": 5}
-_LONG = {"en": 45, "zh": 100}  # a lead longer than this (words / characters) is cut to its clauses
+_MIN_CHARS_EN, _MIN_CHARS_ZH = 12, 5
+_LONG_EN, _LONG_ZH = 45, 100  # a lead longer than this (words / characters) is cut to its clauses
 _CHAR = 0.25  # credit for a Chinese word's characters without the word
 _SYNONYM = 0.8  # credit for a synonym of the question's word
 _FOCUS = 2.0  # weight of the words beside a Chinese question word
@@ -395,7 +395,7 @@ def _lead(question: str, kind: str, units: list[_Unit], sentence: str, lang: str
     """The sentence, or for a long one the shortest run of its clauses that keeps most of the
     question's matched words and (for a typed question) an entity of the asked type."""
     parts = clauses(sentence)
-    if _size(sentence) <= _LONG[lang] or len(parts) < 2:
+    if _size(sentence) <= (_LONG_ZH if lang == "zh" else _LONG_EN) or len(parts) < 2:
         return sentence
     glue = " " if lang == "en" else ""
 
@@ -667,7 +667,7 @@ def _candidates(sentences: list[list[str]]) -> list[_Candidate]:
             if s.startswith("#"):
                 continue
             text = _ANSWER_MARK.sub("", s) if asked else s
-            if len(text) >= _MIN_CHARS["zh" if _HAN.search(text) else "en"]:
+            if len(text) >= (_MIN_CHARS_ZH if _HAN.search(text) else _MIN_CHARS_EN):
                 out.append(_Candidate(r, p, text, asked=asked))
             asked = ""
     return out

@@ -244,3 +244,59 @@ def answer_system(blocks_text: str, lang: str, translate: bool = False) -> str:
     body = blocks_text or NO_CONTEXT_NOTE[lang]
     rules = (ANSWER_SYSTEM_TRANSLATE if translate else ANSWER_SYSTEM)[lang]
     return f"{rules}\n\n{CONTEXT_HEADER[lang]}\n{body}"
+
+
+# ---------------------------------------------------------------------------- whole documents
+# Map-then-reduce over a long document (whole.py): each group of passages, then the merge.
+MAP_SYSTEM = {
+    "summary": {
+        "en": "You summarise one part of a longer document ({name}), given as numbered passages. "
+        "Write at most {n} short sentences on its main points, using only the passages. End every "
+        "sentence with the number of the passage it comes from in brackets, like [3].",
+        "zh": "你在为一份较长文档（{name}）的一部分写摘要，这一部分以编号段落给出。只根据这些段落，"
+        "用不超过{n}个短句写出要点。每句末尾用方括号注明出处段落的编号，例如 [3]。",
+    },
+    "about": {
+        "en": "You read one part of a document ({name}), given as numbered passages, for this "
+        "question: {question}\nWrite at most {n} short sentences on what the passages say about it, "
+        "each ending with its passage number like [3]. If they say nothing about it, write only: NOTHING",
+        "zh": "你在阅读文档（{name}）的一部分（编号段落），问题是：{question}\n用不超过{n}个短句写出这些段落"
+        "对此说了什么，每句末尾注明段落编号，例如 [3]。如果完全没有提到，只写：NOTHING",
+    },
+}
+REDUCE_SYSTEM = {
+    "summary": {
+        "en": "Below are summaries of the parts of {name}, in document order. Each sentence ends "
+        "with the number of the passage it came from, like [3]. Write one summary of the whole "
+        "document in {n} short paragraphs. Keep the bracketed numbers of the sentences you use; "
+        "add nothing that is not in them.",
+        "zh": "下面按文档顺序给出{name}各部分的摘要，每句末尾的方括号数字是出处段落编号，例如 [3]。"
+        "请写出整份文档的摘要，分{n}个短段落。保留所用句子的方括号编号，不要添加其中没有的内容。",
+    },
+    "about": {
+        "en": "Below is what the parts of {name} say about this question: {question}\nEach sentence "
+        "ends with its passage number, like [3]. Answer the question from them in one or two short "
+        "paragraphs, keeping the bracketed numbers; add nothing that is not in them.",
+        "zh": "下面是{name}各部分对这个问题的说法：{question}\n每句末尾是段落编号，例如 [3]。请据此用一两个"
+        "短段落回答问题，保留方括号编号，不要添加其中没有的内容。",
+    },
+    "compare": {
+        "en": "Compare {name} side by side, from what is said of each below. Each sentence ends with "
+        "its passage number, like [3]. For each point where they can be compared (for example "
+        "appearance, where they live, size), write one line per side, each ending with its passage "
+        "numbers; then one sentence on how they differ most. Add nothing that is not below.",
+        "zh": "根据下面对各方的描述，并列比较{name}。每句末尾是段落编号，例如 [3]。对每个可比较的方面"
+        "（例如外观、分布、体型），每一方写一行，行末注明段落编号；最后用一句话说明最大的不同。不要添加下面没有的内容。",
+    },
+}
+OUTLINE_SYSTEM = {
+    "en": "Below is the outline of {name} (its headings, each with the number of its first passage "
+    "like [3]). Describe in a few sentences how the document is organised, keeping the numbers.",
+    "zh": "下面是{name}的大纲（各标题及其首段编号，例如 [3]）。用几句话说明文档的结构，保留编号。",
+}
+SIDE_HEADER = {"en": "About {name}:", "zh": "关于{name}："}
+# Repeated after the passages: small models follow the last instruction they read.
+CITE_REMINDER = {
+    "en": "End every sentence with the number of its passage in brackets, like [3].",
+    "zh": "每句末尾用方括号注明段落编号，例如 [3]。",
+}

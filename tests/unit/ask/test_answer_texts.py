@@ -25,8 +25,12 @@ PROMPTS = {
         "NO_CONTEXT_NOTE",
         "CHAT_SYSTEM",
         "AGENT_SYSTEM",
+        "MAP_SYSTEM",
+        "REDUCE_SYSTEM",
+        "OUTLINE_SYSTEM",
+        "SIDE_HEADER",
+        "CITE_REMINDER",
     },
-    "whole.py": {"MAP_SYSTEM", "REDUCE_SYSTEM", "OUTLINE_SYSTEM", "SIDE_HEADER", "CITE_REMINDER"},
 }
 
 
