@@ -164,6 +164,8 @@ def library_answer(
         holdings = [h for h in holdings if h.source.lower().endswith(tuple(suffixes))]
     lines: list[Text]
     subject = _subject(q, holdings)
+    topic = topic_of(text)  # what it asks about, framing dropped: searched when no title names it
+    asks_topic = bool(match_keys(topic))
     collections = {collection_of(h) for h in holdings}
     if _NEW.search(_PLACE_NEW.sub(" ", text)):
         lines = _newest(holdings, lang)
@@ -176,8 +178,8 @@ def library_answer(
         lines += _listed(members, lang)
     elif subject is not None and (about := _about(kb, scope, subject, holdings, lang)):
         lines = about
-    elif subject is not None or ((topic := topic_of(text)) and match_keys(topic) and not _COUNT.search(text)):
-        if closest := _closest(kb, q, scope, holdings, floor, meaning):
+    elif subject is not None or (asks_topic and not _COUNT.search(text)):
+        if asks_topic and (closest := _closest(kb, q, topic, scope, holdings, floor, meaning)):
             return closest
         lines = [
             message(notes.LIBRARY_NONE_ABOUT, subject=subject.label)
@@ -269,19 +271,17 @@ def topic_of(text: str) -> str:
 def _closest(
     kb: Any,
     q: Question,
+    topic: str,
     scope: str | None,
     holdings: Sequence[Holding],
     floor: float | None,
     meaning: Meaning | None,
 ) -> Answer | None:
-    """The documents whose text is closest to what ``q`` asks about (its framing dropped), found by
-    the library's own search (meaning, words and their translations), closest first, each cited at
-    the passage that makes it so; None when the question asks about nothing or nothing is close.
+    """The documents whose text is closest to ``topic`` (what ``q`` asks about, its framing dropped),
+    found by the library's own search (meaning, words and their translations), closest first, each
+    cited at the passage that makes it so; None when nothing is close.
     A passage is close when it holds a word of the topic (or a translation) or its cosine reaches
     ``floor``: the search ranks every passage, and a ranking alone lists football for a recipe."""
-    topic = topic_of(q.text)
-    if not match_keys(topic):
-        return None
     listed = {h.source: h for h in holdings}
     best: dict[str, Hit] = {}
     for hit in kb.search(topic, top_k=30, scope=scope):
